@@ -1,0 +1,15 @@
+// Command hoist-mcp is a recording MCP proxy. It starts an MCP server as a
+// child process, forwards every line between it and the host byte for byte,
+// and with --record writes each line to a session log:
+//
+//	hoist-mcp --record ~/.hoist/logs --domain orders -- npx -y some-mcp-server
+//
+// The log is DIR/<session>.jsonl: a header line, then one line per wire line
+// with its time ({"t_ms":12,"from":"client","message":{…}}), the message
+// exactly as sent, or "raw" text for a line that is not JSON.
+//
+// Exit status: the server's (128+n when signal n ended it); 125 when the
+// proxy itself failed (no log is left); 2 for usage errors.
+//
+// Run hoist-mcp --help for every option.
+package main

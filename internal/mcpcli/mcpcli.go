@@ -1,0 +1,170 @@
+// Package mcpcli is the command line of hoist-mcp: flags, usage and exit
+// codes, in front of package proxy.
+package mcpcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoist-mcp/hoist/internal/buildinfo"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/proxy"
+)
+
+const long = `hoist-mcp sits between an MCP host (Claude Code, VS Code, Cursor, an agent
+framework) and an MCP server. It starts the server as a child process,
+forwards every line in both directions byte for byte, and with --record
+writes each line to a session log that the hoist toolkit learns from.
+
+In the host's configuration, replace the server's command with hoist-mcp
+and put the original command after --:
+
+  {"mcpServers": {"orders": {
+     "command": "hoist-mcp",
+     "args": ["--record", "~/.hoist/logs", "--domain", "orders",
+              "--", "npx", "-y", "some-mcp-server"]}}}
+
+Session logs. --record DIR writes DIR/<session>.jsonl, one per session,
+where <session> is the UTC start time to the millisecond and the proxy's
+process id. DIR is created (0700) when missing, a leading ~ is expanded, and
+logs are created 0600. Use an absolute path: hosts start servers in a
+directory of their choosing. The first line is a header (domain, agent model,
+host session, the server command with credential-looking values replaced by
+<redacted>); each other line is one wire line with its time in ms. The host
+session is $HOIST_SESSION, else host-<parent pid>.
+
+Streams. stdout carries only the protocol. The proxy's own messages go to
+stderr, prefixed "hoist-mcp:"; with --record the first says where the log
+is. The server's stderr reaches stderr unchanged (--inherit-stderr hands it
+the descriptor itself). A line longer than --max-frame-bytes turns its
+stream into a raw pipe: still forwarded, no longer recorded.
+
+Exit status. When the host closes stdin, the server's stdin is closed, its
+remaining output forwarded, and the proxy exits with the server's status
+(128+n if signal n ended it); a server that does not exit within
+--stop-grace gets SIGTERM, then SIGKILL. If the server exits first, the
+same. 125: the proxy itself failed (the log could not be created, the server
+could not be started), and no log is left. 2: a usage error.`
+
+const example = `  # Try it with the demo server:
+  printf '%s\n' \
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"shell","version":"0"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup","arguments":{"text":"hello"}}}' \
+    | hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo
+
+  # Watch the protocol of a real server, one line per frame:
+  hoist-mcp --trace -- npx -y @modelcontextprotocol/server-everything`
+
+// recipe is printed when no server command is given: a working start
+// rather than a synopsis.
+const recipe = `hoist-mcp: no server command; put it after --, for example:
+
+  hoist-mcp --record ~/.hoist/logs --domain orders -- npx -y some-mcp-server
+
+Try it with the demo server:
+
+  echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo
+
+Run 'hoist-mcp --help' for every option.
+`
+
+type options struct {
+	proxy.Options
+	record string
+}
+
+// Main runs hoist-mcp with args (without the program name) and returns the
+// exit code.
+func Main(ctx context.Context, args []string, st iostreams.Streams) int {
+	var opts options
+	var showVersion bool
+	code := -1
+	cmd := &cobra.Command{
+		Use:           "hoist-mcp [flags] -- SERVER_COMMAND [ARGS...]",
+		Short:         "A recording MCP proxy",
+		Long:          long,
+		Example:       example,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if showVersion {
+				fmt.Fprintf(st.Out, "hoist-mcp %s\n", buildinfo.Version())
+				code = 0
+				return nil
+			}
+			if len(args) == 0 {
+				fmt.Fprint(st.Err, recipe)
+				code = proxy.ExitUsage
+				return nil
+			}
+			if err := validate(cmd, &opts); err != nil {
+				return err
+			}
+			opts.Command = args
+			var errFile *os.File
+			if f, ok := st.Err.(*os.File); ok {
+				errFile = f
+			}
+			code = proxy.RunStdio(ctx, opts.Options, proxy.Streams{In: st.In, Out: st.Out, Err: st.Err, ErrFile: errFile})
+			return nil
+		},
+	}
+	cmd.SetArgs(args)
+	cmd.SetIn(st.In)
+	cmd.SetOut(st.Err) // help and usage never go to stdout, which is the wire
+	cmd.SetErr(st.Err)
+	f := cmd.Flags()
+	f.SetInterspersed(false) // everything from the server command on is the server's
+	f.StringVar(&opts.record, "record", "", "write a session log per session to `DIR` (created 0700; ~ expanded)")
+	f.StringVar(&opts.Domain, "domain", "", "domain `NAME` copied into the log header (e.g. orders, retail)")
+	f.StringVar(&opts.AgentModel, "agent-model", "", "`MODEL` that drives the agent, copied into the log header")
+	f.StringVar(&opts.ServerName, "server-name", "", "`NAME` of this server in the log header, for hosts with several servers")
+	f.IntVar(&opts.RetainDays, "retain-days", 0, "at start, delete session files older than `N` days from --record (0 keeps all)")
+	f.BoolVar(&opts.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
+	f.BoolVar(&opts.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
+	f.IntVar(&opts.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
+	f.DurationVar(&opts.StopGrace, "stop-grace", proxy.DefaultStopGrace, "how long to wait for the server after closing its stdin, and again after SIGTERM")
+	f.BoolVar(&showVersion, "version", false, "print the version and exit")
+	cmd.Flags().SortFlags = false
+
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(st.Err, "hoist-mcp: %v\nRun 'hoist-mcp --help' for usage.\n", err)
+		return proxy.ExitUsage
+	}
+	if code < 0 { // --help
+		return 0
+	}
+	return code
+}
+
+func validate(cmd *cobra.Command, o *options) error {
+	if o.RetainDays < 0 {
+		return errors.New("--retain-days: must be 0 or more")
+	}
+	if o.MaxFrameBytes < 1024 {
+		return errors.New("--max-frame-bytes: must be at least 1024")
+	}
+	if o.StopGrace <= 0 || o.StopGrace > time.Hour {
+		return errors.New("--stop-grace: must be between 1ns and 1h")
+	}
+	if cmd.Flags().Changed("record") {
+		if strings.TrimSpace(o.record) == "" {
+			return errors.New("--record: directory is empty")
+		}
+		dir, err := proxy.ExpandHome(o.record)
+		if err != nil {
+			return fmt.Errorf("--record: %w", err)
+		}
+		o.Record = dir
+	} else if o.RetainDays > 0 {
+		return errors.New("--retain-days: needs --record")
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+// Package testbin builds hoist's programs once per test process and finds
+// the real npm peers the end-to-end tests run against, so tests drive real
+// processes.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+var (
+	mu     sync.Mutex
+	dir    string
+	built  = map[string]string{}
+	errs   = map[string]error{}
+	rootMu sync.Once
+	root   string
+)
+
+// Main runs the tests of a package that builds binaries and removes them
+// afterwards: call it from TestMain as os.Exit(testbin.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	mu.Lock()
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+	mu.Unlock()
+	return code
+}
+
+// Root returns the module's root directory.
+func Root() string {
+	rootMu.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		root = filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	})
+	return root
+}
+
+// Build builds ./cmd/<name> (once per test process, with the race detector
+// when the tests run with it) and returns the binary's path.
+func Build(t testing.TB, name string) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := built[name]; ok {
+		return p
+	}
+	if err, ok := errs[name]; ok {
+		t.Fatal(err)
+	}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "hoist-testbin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir = d
+	}
+	out := filepath.Join(dir, name)
+	args := []string{"build", "-o", out}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	args = append(args, "./cmd/"+name)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = Root()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		errs[name] = fmt.Errorf("building %s: %v\n%s", name, err, b)
+		t.Fatal(errs[name])
+	}
+	built[name] = out
+	return out
+}
+
+// Peers returns peers/node_modules, where scripts/peers.sh installs the npm
+// peers. When they are missing the test is skipped, or fails when
+// HOIST_REQUIRE_PEERS is set (as the README's test command sets it).
+func Peers(t testing.TB) string {
+	t.Helper()
+	nm := filepath.Join(Root(), "peers", "node_modules")
+	if _, err := os.Stat(filepath.Join(nm, ".hoist-peers.sha")); err != nil {
+		msg := "npm peers not installed (run scripts/peers.sh, or make test)"
+		if os.Getenv("HOIST_REQUIRE_PEERS") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node not found on PATH")
+	}
+	return nm
+}

@@ -1,0 +1,230 @@
+package mcplog
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hoist-mcp/hoist/jsonrpc"
+)
+
+// Writer appends wire lines to a session log from a goroutine of its own, so
+// that whoever records a line never waits for the disk (manual, "Log
+// format": "A writer thread writes each line out as soon as it gets it, off
+// the forwarding path"). Lines reach the file whole and in the order they
+// were recorded, so a process killed at any moment leaves a log whose every
+// complete line parses.
+//
+// Record may be called from several goroutines at once. Close must be called
+// once recording is over; it waits for the queue to drain.
+type Writer struct {
+	path  string
+	f     *os.File
+	start time.Time
+
+	mu     sync.Mutex
+	queue  []entry
+	lastMS int64
+	closed bool
+	err    error // first write error, reported once by Close
+
+	wake chan struct{} // buffered(1): the queue has something
+	done chan struct{} // closed when the writer goroutine has returned
+}
+
+type entry struct {
+	tMS  int64
+	from string
+	line []byte // without terminator; owned by the Writer
+}
+
+// Create creates the log at path (it must not exist; mode 0600), writes the
+// header synchronously and starts the writer goroutine. t_ms of each line is
+// counted from start.
+func Create(path string, h Header, start time.Time) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating session log: %w", err)
+	}
+	hb, err := json.Marshal(h)
+	if err == nil {
+		_, err = f.Write(append(hb, '\n'))
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("writing session log header: %w", err)
+	}
+	w := &Writer{
+		path:  path,
+		f:     f,
+		start: start,
+		wake:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+	go w.loop()
+	return w, nil
+}
+
+// Path returns the log's file name.
+func (w *Writer) Path() string { return w.path }
+
+// Record queues one wire line (without its terminator) and returns at once.
+// The Writer takes ownership of line: the caller must not change it after.
+// Whether the line is stored as "message" or "raw" is decided by the writer
+// goroutine, off the caller's path.
+func (w *Writer) Record(from string, line []byte) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	// Times never decrease down the log: the time is taken under the lock
+	// that orders the queue.
+	ms := time.Since(w.start).Milliseconds()
+	if ms < w.lastMS {
+		ms = w.lastMS
+	}
+	w.lastMS = ms
+	w.queue = append(w.queue, entry{tMS: ms, from: from, line: line})
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops recording, writes what is queued, syncs and closes the file.
+// It is safe to call more than once; later calls return nil.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	<-w.done
+	err := w.err
+	if serr := w.f.Sync(); serr != nil && err == nil {
+		err = serr
+	}
+	if cerr := w.f.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing session log %s: %w", w.path, err)
+	}
+	return nil
+}
+
+func (w *Writer) loop() {
+	defer close(w.done)
+	bw := bufio.NewWriterSize(w.f, 256<<10)
+	var batch []entry
+	var buf []byte
+	for range w.wake {
+		w.mu.Lock()
+		batch, w.queue = w.queue, batch[:0]
+		closed := w.closed
+		w.mu.Unlock()
+		for i := range batch {
+			if w.err == nil {
+				e := &batch[i]
+				buf = AppendLine(buf[:0], e.tMS, e.from, e.line, jsonrpc.Valid(e.line))
+				_, w.err = bw.Write(buf)
+			}
+			batch[i] = entry{} // let the line go
+		}
+		if w.err == nil {
+			w.err = bw.Flush()
+		}
+		if cap(buf) > 1<<20 {
+			buf = nil // don't keep a huge line's buffer alive
+		}
+		if closed {
+			return
+		}
+	}
+}
+
+// AppendLine appends one log line for a wire line (without terminator) to
+// dst: {"t_ms":…,"from":…,"message":<line>} when isJSON says line is one
+// valid JSON value (see jsonrpc.Valid), else {"t_ms":…,"from":…,"raw":"<line
+// as text>"}. The log line ends in "\n".
+func AppendLine(dst []byte, tMS int64, from string, line []byte, isJSON bool) []byte {
+	dst = append(dst, `{"t_ms":`...)
+	dst = strconv.AppendInt(dst, tMS, 10)
+	dst = append(dst, `,"from":`...)
+	dst = AppendString(dst, from)
+	if isJSON {
+		dst = append(dst, `,"message":`...)
+		dst = append(dst, line...)
+	} else {
+		dst = append(dst, `,"raw":`...)
+		dst = AppendString(dst, string(line))
+	}
+	return append(dst, "}\n"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// unlike encoding/json, <, > and & are left alone, so text stays readable.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		// U+2028 and U+2029 are valid JSON but break JavaScript readers.
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

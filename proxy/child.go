@@ -1,0 +1,142 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// child is the MCP server process with the proxy's ends of its pipes.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // write end
+	stdout *os.File // read end
+	stderr *os.File // read end; nil with InheritStderr
+
+	exited  chan struct{} // closed when the process has been reaped
+	state   *os.ProcessState
+	waitErr error
+}
+
+// startChild starts argv with pipes for its standard streams. Its stderr is
+// the proxy's own descriptor errFile when errFile is non-nil.
+func startChild(argv []string, errFile *os.File) (*child, error) {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return nil, startError(argv[0], err)
+	}
+	c := &child{exited: make(chan struct{})}
+	c.cmd = exec.Command(path, argv[1:]...)
+	c.cmd.Args[0] = argv[0]
+
+	var closeAfter []*os.File
+	fail := func(err error) (*child, error) {
+		for _, f := range closeAfter {
+			f.Close()
+		}
+		for _, f := range []*os.File{c.stdin, c.stdout, c.stderr} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		return nil, err
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return fail(fmt.Errorf("creating pipe: %w", err))
+	}
+	c.stdin, closeAfter = inW, append(closeAfter, inR)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fail(fmt.Errorf("creating pipe: %w", err))
+	}
+	c.stdout, closeAfter = outR, append(closeAfter, outW)
+	c.cmd.Stdin, c.cmd.Stdout = inR, outW
+	if errFile != nil {
+		c.cmd.Stderr = errFile
+	} else {
+		errR, errW, err := os.Pipe()
+		if err != nil {
+			return fail(fmt.Errorf("creating pipe: %w", err))
+		}
+		c.stderr, closeAfter = errR, append(closeAfter, errW)
+		c.cmd.Stderr = errW
+	}
+	if err := c.cmd.Start(); err != nil {
+		return fail(startError(argv[0], err))
+	}
+	// The child holds its ends now; ours would keep its stdout open forever.
+	for _, f := range closeAfter {
+		f.Close()
+	}
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		c.state = c.cmd.ProcessState
+		close(c.exited)
+	}()
+	return c, nil
+}
+
+// startError words a failure to start the server for a person editing a
+// host's configuration.
+func startError(name string, err error) error {
+	var hint string
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		hint = "the command was not found on PATH; check the command in your MCP host's configuration, or give an absolute path"
+	case errors.Is(err, fs.ErrNotExist):
+		hint = "no such file; check the path in your MCP host's configuration"
+	case errors.Is(err, fs.ErrPermission):
+		hint = "permission denied; make the file executable (chmod +x) or run it through its interpreter"
+	case errors.Is(err, syscall.ENOEXEC):
+		hint = "the file is not a program this system can run; add its interpreter before it (for example node or python3)"
+	default:
+		hint = err.Error()
+	}
+	return fmt.Errorf("cannot run %q: %s", name, hint)
+}
+
+// stop ends the server in steps, as MCP's stdio shutdown says: its stdin is
+// already closed; wait grace, then SIGTERM, wait grace, then SIGKILL
+// (docs/mcp-wire.md §2). It returns once the process has exited.
+func (c *child) stop(grace time.Duration, say func(string, ...any)) {
+	select {
+	case <-c.exited:
+		return
+	case <-time.After(grace):
+	}
+	say("the MCP server did not exit within %v of its stdin closing; sending SIGTERM", grace)
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+		return
+	case <-time.After(grace):
+	}
+	say("the MCP server did not exit within %v of SIGTERM; sending SIGKILL", grace)
+	_ = c.cmd.Process.Kill()
+	<-c.exited
+}
+
+// exitCode is the status the proxy passes on: the server's exit code, or
+// 128+n when signal n ended it.
+func (c *child) exitCode() int {
+	if c.state == nil {
+		return ExitProxy
+	}
+	if ws, ok := c.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return c.state.ExitCode()
+}
+
+// describeExit says how the server ended, for messages.
+func (c *child) describeExit() string {
+	if ws, ok := c.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+	}
+	return fmt.Sprintf("exited with code %d", c.state.ExitCode())
+}

@@ -1,0 +1,81 @@
+// Package proxy is hoist-mcp's proxy: it runs an MCP server as a child
+// process, forwards every line between it and the host byte for byte and in
+// order, and records each line to a session log without making the host wait
+// for the disk (hoist-mcp manual, "Usage", "Log format"; the peer proxy's
+// "Fail-open" and "Bytes, exactly").
+package proxy
+
+import (
+	"io"
+	"os"
+	"time"
+)
+
+// Exit codes of the proxy itself (manual, "Usage"). Otherwise the proxy
+// exits with the server's status, 128+n when signal n ended it.
+const (
+	ExitUsage = 2   // bad flags or arguments
+	ExitProxy = 125 // the proxy failed: log not creatable, server not startable
+)
+
+// Defaults of the options.
+const (
+	DefaultMaxFrameBytes = 64 << 20
+	DefaultStopGrace     = 5 * time.Second
+)
+
+// Options configure one stdio proxy session.
+type Options struct {
+	// Command is the server's command line (after --).
+	Command []string
+	// Record is the directory of session logs; "" only forwards. A leading
+	// ~ must already be expanded (see ExpandHome).
+	Record string
+	// Domain, AgentModel and ServerName are copied into the log header.
+	Domain, AgentModel, ServerName string
+	// RetainDays > 0 deletes session files older than that many days from
+	// Record when the proxy starts.
+	RetainDays int
+	// Trace prints one line per frame on stderr.
+	Trace bool
+	// InheritStderr hands the server the proxy's own stderr descriptor
+	// instead of a pipe the proxy copies from.
+	InheritStderr bool
+	// MaxFrameBytes is the longest line the proxy assembles to record and
+	// inspect; a stream with a longer line becomes a raw pipe.
+	MaxFrameBytes int
+	// StopGrace is how long the proxy waits for the server after closing its
+	// stdin, and again after SIGTERM, before the next step.
+	StopGrace time.Duration
+	// Getenv reads the proxy's environment (HOIST_SESSION); nil means
+	// os.Getenv. The server inherits the process environment.
+	Getenv func(string) string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Streams are the proxy's own standard streams: the host's side of the wire
+// and the place for the proxy's messages.
+type Streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// ErrFile is the descriptor handed to the server with InheritStderr;
+	// nil means os.Stderr.
+	ErrFile *os.File
+}
+
+func (o *Options) setDefaults() {
+	if o.MaxFrameBytes <= 0 {
+		o.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = DefaultStopGrace
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}

@@ -1,0 +1,138 @@
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// readBufSize is the size of each stream's read buffer. A line longer than
+// this is forwarded in pieces as it arrives, never held back whole.
+const readBufSize = 256 << 10
+
+// pump copies one stream line by line, forwarding every byte unchanged and
+// in order, and hands each complete line to the recorder just before its
+// last byte is forwarded. A line may be of any length: it is forwarded in
+// pieces as they arrive, and assembled for the recorder only up to
+// maxFrame bytes; past that the stream becomes a raw pipe for good.
+type pump struct {
+	from     string // mcplog.FromClient or mcplog.FromServer
+	src      io.Reader
+	dst      io.Writer
+	maxFrame int
+
+	// keep is true when complete lines are needed (recording or tracing).
+	keep bool
+	// onLine is called with each complete line (terminator included) when
+	// keep is true, before the line's last piece is forwarded; it owns line.
+	onLine func(line []byte)
+	// onStart is called with the first piece of every line, before it is
+	// forwarded (for cheap checks that need no whole line).
+	onStart func(first []byte)
+	// onRaw is called once when the stream turns into a raw pipe.
+	onRaw func(size int)
+}
+
+// errWrite marks an error of the destination, so the caller can tell a
+// vanished reader from the end of the source.
+type errWrite struct{ err error }
+
+func (e errWrite) Error() string { return "forwarding: " + e.err.Error() }
+func (e errWrite) Unwrap() error { return e.err }
+
+// run pumps until the source ends (nil) or a read or write fails.
+func (p *pump) run() error {
+	br := bufio.NewReaderSize(p.src, readBufSize)
+	var acc []byte   // the line so far, when keep
+	started := false // a piece of the current line has been seen
+	total := 0       // bytes of the current line
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			if !started {
+				started = true
+				if p.onStart != nil {
+					p.onStart(chunk)
+				}
+			}
+			total += len(chunk)
+			complete := err == nil
+			if p.keep {
+				if total > p.maxFrame {
+					// Too big to assemble: forward what we have and the rest
+					// of the stream as it comes, and stop looking at it.
+					if p.onRaw != nil {
+						p.onRaw(p.maxFrame)
+					}
+					if werr := writeAll(p.dst, chunk); werr != nil {
+						return werr
+					}
+					return p.raw(br)
+				}
+				if acc == nil && complete {
+					acc = make([]byte, len(chunk))
+					copy(acc, chunk)
+				} else {
+					acc = append(acc, chunk...)
+				}
+				if complete || err == io.EOF {
+					p.onLine(acc)
+					acc = nil
+				}
+			} else if total > p.maxFrame && p.onRaw != nil {
+				p.onRaw(p.maxFrame)
+				if werr := writeAll(p.dst, chunk); werr != nil {
+					return werr
+				}
+				return p.raw(br)
+			}
+			if werr := writeAll(p.dst, chunk); werr != nil {
+				return werr
+			}
+			if complete {
+				started, total = false, 0
+			}
+		}
+		switch {
+		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF, errors.Is(err, os.ErrDeadlineExceeded):
+			// EOF: a last line without newline is still a line. Deadline:
+			// the owner stopped waiting for this stream.
+			if p.keep && acc != nil {
+				p.onLine(acc)
+			}
+			return nil
+		default:
+			return fmt.Errorf("reading: %w", err)
+		}
+	}
+}
+
+// raw copies the rest of the stream without looking at it.
+func (p *pump) raw(br *bufio.Reader) error {
+	buf := make([]byte, readBufSize)
+	for {
+		n, err := br.Read(buf)
+		if n > 0 {
+			if werr := writeAll(p.dst, buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF || errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading: %w", err)
+		}
+	}
+}
+
+func writeAll(w io.Writer, b []byte) error {
+	if _, err := w.Write(b); err != nil {
+		return errWrite{err}
+	}
+	return nil
+}

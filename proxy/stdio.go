@@ -1,0 +1,415 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/mcplog"
+)
+
+// drainGrace is how long the proxy keeps reading the server's stdout and
+// stderr after the server exited: a grandchild that inherited them may keep
+// them open long after.
+const drainGrace = 2 * time.Second
+
+// stderrTail is how many lines of the server's stderr an early-exit message
+// quotes (the peer proxy's "When the server misbehaves").
+const stderrTail = 40
+
+// RunStdio proxies one session between the host on st and the server that
+// o.Command starts, and returns the proxy's exit code: the server's status
+// (128+n for signal n), ExitProxy when the proxy itself failed. Cancelling
+// ctx ends the session as the host closing stdin does.
+//
+// RunStdio returns once the server has exited and its output is forwarded.
+// The goroutine reading st.In may still be blocked in Read then, until st.In
+// returns; a process exits past it, and tests close their pipe.
+func RunStdio(ctx context.Context, o Options, st Streams) int {
+	o.setDefaults()
+	if len(o.Command) == 0 {
+		fmt.Fprintln(st.Err, "hoist-mcp: no server command after --")
+		return ExitUsage
+	}
+	s := &session{opts: o, d: &diag{w: st.Err}}
+	start := o.Now()
+
+	pruned := 0
+	if o.Record != "" {
+		if err := recordDir(o.Record); err != nil {
+			s.d.say("%v", err)
+			return ExitProxy
+		}
+		if o.RetainDays > 0 {
+			n, err := Prune(o.Record, o.RetainDays, start)
+			if err != nil {
+				s.d.say("warning: %v", err)
+			}
+			pruned = n
+		}
+		id := mcplog.SessionID(start, os.Getpid())
+		h := mcplog.Header{
+			Log:           mcplog.Version,
+			Session:       id,
+			StartedUnixMS: start.UnixMilli(),
+			ServerCommand: mcplog.ScrubCommand(o.Command),
+			Domain:        mcplog.StringOrNil(o.Domain),
+			AgentModel:    mcplog.StringOrNil(o.AgentModel),
+			HostSession:   mcplog.HostSession(o.Getenv),
+			ServerName:    o.ServerName,
+		}
+		rec, err := mcplog.Create(filepath.Join(o.Record, id+".jsonl"), h, start)
+		if err != nil {
+			s.d.say("%v", err)
+			return ExitProxy
+		}
+		s.rec = rec
+	}
+
+	var errFile *os.File
+	if o.InheritStderr {
+		errFile = st.ErrFile
+		if errFile == nil {
+			errFile = os.Stderr
+		}
+	}
+	c, err := startChild(o.Command, errFile)
+	if err != nil {
+		if s.rec != nil {
+			s.rec.Close()
+			os.Remove(s.rec.Path())
+		}
+		s.d.say("%v", err)
+		return ExitProxy
+	}
+	s.child = c
+	if s.rec != nil {
+		s.d.say("recording to %s", s.rec.Path())
+		if pruned > 0 {
+			s.d.say("deleted %d session file(s) older than %d days from %s", pruned, o.RetainDays, o.Record)
+		}
+	}
+	return s.run(ctx, st)
+}
+
+// session is one proxied session's state.
+type session struct {
+	opts  Options
+	d     *diag
+	rec   *mcplog.Writer
+	child *child
+
+	answered   atomic.Bool  // the server sent at least one JSON-RPC message
+	noise      atomic.Int64 // server stdout lines that were not JSON-RPC
+	hostClosed atomic.Bool  // the host closed stdin (or stopped reading)
+	rawSaid    [2]atomic.Bool
+	tail       tailLines
+}
+
+func (s *session) run(ctx context.Context, st Streams) int {
+	c := s.child
+	hostDone := make(chan struct{})
+	serverDone := make(chan struct{})
+	stderrDone := make(chan struct{})
+
+	// Host → server.
+	go func() {
+		defer close(hostDone)
+		p := s.newPump(mcplog.FromClient, st.In, c.stdin, 0)
+		err := p.run()
+		var we errWrite
+		if err != nil && !errors.As(err, &we) {
+			s.d.say("reading from the host: %v", err)
+		}
+		s.hostClosed.Store(true)
+		c.stdin.Close()
+	}()
+
+	// Server → host. If the host stops reading, the rest is still read and
+	// recorded, so the server never blocks on a full pipe.
+	out := &hostWriter{w: st.Out, gone: func() {
+		s.hostClosed.Store(true)
+		c.stdin.Close()
+	}}
+	go func() {
+		defer close(serverDone)
+		p := s.newPump(mcplog.FromServer, c.stdout, out, 1)
+		if err := p.run(); err != nil {
+			s.d.say("reading from the MCP server: %v", err)
+		}
+	}()
+
+	// The server's stderr reaches the host's stderr unchanged; the proxy
+	// keeps its last lines for the early-exit message.
+	if c.stderr != nil {
+		go func() {
+			defer close(stderrDone)
+			s.copyStderr(c.stderr)
+		}()
+	} else {
+		close(stderrDone)
+	}
+
+	exitedFirst := false
+	select {
+	case <-c.exited:
+		exitedFirst = !s.hostClosed.Load()
+	case <-hostDone:
+		c.stop(s.opts.StopGrace, s.d.say)
+	case <-ctx.Done():
+		c.stdin.Close()
+		c.stop(s.opts.StopGrace, s.d.say)
+	}
+	<-c.exited
+
+	// Forward what the server still wrote; stop waiting for pipes that a
+	// grandchild keeps open.
+	timer := time.NewTimer(drainGrace)
+	for _, done := range []chan struct{}{serverDone, stderrDone} {
+		select {
+		case <-done:
+		case <-timer.C:
+			c.stdout.SetReadDeadline(time.Now())
+			if c.stderr != nil {
+				c.stderr.SetReadDeadline(time.Now())
+			}
+			<-done
+		}
+	}
+	timer.Stop()
+	c.stdout.Close()
+	if c.stderr != nil {
+		c.stderr.Close()
+	}
+	c.stdin.Close()
+
+	if s.rec != nil {
+		if err := s.rec.Close(); err != nil {
+			s.d.say("%v", err)
+		}
+	}
+	if n := s.noise.Load(); n > 0 {
+		s.d.say("%d line(s) the MCP server wrote to stdout were not JSON-RPC; they were forwarded unchanged (stdout is the MCP wire: servers should log to stderr)", n)
+	}
+	code := c.exitCode()
+	if !s.answered.Load() && (exitedFirst || code != 0) {
+		s.earlyExit()
+	}
+	return code
+}
+
+// newPump builds the pump of one direction; dir indexes per-direction state.
+func (s *session) newPump(from string, src io.Reader, dst io.Writer, dir int) *pump {
+	p := &pump{
+		from:     from,
+		src:      src,
+		dst:      dst,
+		maxFrame: s.opts.MaxFrameBytes,
+		keep:     s.rec != nil || s.opts.Trace,
+	}
+	direction := "host -> server"
+	if from == mcplog.FromServer {
+		direction = "server -> host"
+	}
+	p.onLine = func(line []byte) {
+		body := jsonrpc.TrimLine(line)
+		if s.opts.Trace {
+			s.d.say("trace %s %d B %s", direction, len(line), describe(jsonrpc.Classify(body)))
+		}
+		if s.rec != nil {
+			s.rec.Record(from, body)
+		}
+	}
+	if from == mcplog.FromServer {
+		p.onStart = func(first []byte) {
+			if jsonrpc.LooksLikeMessage(first) {
+				s.answered.Store(true)
+				return
+			}
+			if len(jsonrpc.TrimLine(first)) == 0 {
+				return
+			}
+			if s.noise.Add(1) == 1 {
+				s.d.say("the MCP server wrote a line to stdout that is not JSON-RPC: %s; stdout is the MCP wire, so servers should log to stderr. The line was forwarded unchanged and the host may reject it; further such lines are only counted", quote(first, 200))
+			}
+		}
+	}
+	p.onRaw = func(limit int) {
+		if s.rawSaid[dir].CompareAndSwap(false, true) {
+			verb := "neither recorded nor inspected"
+			if s.rec == nil {
+				verb = "no longer inspected"
+			}
+			s.d.say("a line %s is longer than --max-frame-bytes (%d); the rest of that stream is forwarded as a raw byte pipe, %s", direction, limit, verb)
+		}
+	}
+	return p
+}
+
+// describe names a frame for --trace.
+func describe(m jsonrpc.Message) string {
+	switch m.Kind {
+	case jsonrpc.Request:
+		return fmt.Sprintf("request %s id=%s", m.Method, m.ID)
+	case jsonrpc.Notification:
+		return "notification " + m.Method
+	case jsonrpc.Response:
+		if m.IsError {
+			return fmt.Sprintf("error id=%s", m.ID)
+		}
+		return fmt.Sprintf("response id=%s", m.ID)
+	case jsonrpc.Batch:
+		return fmt.Sprintf("batch of %d", m.Len)
+	default:
+		return m.Kind.String()
+	}
+}
+
+// quote returns line (without terminator) as a quoted string of at most max
+// bytes.
+func quote(line []byte, max int) string {
+	line = jsonrpc.TrimLine(line)
+	cut := ""
+	if len(line) > max {
+		line, cut = line[:max], "…"
+	}
+	return fmt.Sprintf("%q%s", line, cut)
+}
+
+func (s *session) earlyExit() {
+	c := s.child
+	if s.opts.InheritStderr {
+		s.d.say("the MCP server %s before answering anything; its stderr is above (--inherit-stderr)", c.describeExit())
+		return
+	}
+	lines := s.tail.lines()
+	if len(lines) == 0 {
+		s.d.say("the MCP server %s before answering anything, and wrote nothing to stderr", c.describeExit())
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the MCP server %s before answering anything; the last %d line(s) of its stderr:", c.describeExit(), len(lines))
+	for _, l := range lines {
+		b.WriteString("\n    ")
+		b.WriteString(l)
+	}
+	s.d.say("%s", b.String())
+}
+
+func (s *session) copyStderr(r io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			s.d.raw(buf[:n])
+			s.tail.write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// hostWriter writes to the host until a write fails, then discards and
+// calls gone once.
+type hostWriter struct {
+	w    io.Writer
+	gone func()
+	dead bool
+}
+
+func (h *hostWriter) Write(p []byte) (int, error) {
+	if h.dead {
+		return len(p), nil
+	}
+	if _, err := h.w.Write(p); err != nil {
+		h.dead = true
+		h.gone()
+	}
+	return len(p), nil
+}
+
+// diag writes the proxy's messages and the server's stderr to the proxy's
+// stderr, one writer at a time.
+type diag struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (d *diag) say(format string, args ...any) {
+	msg := "hoist-mcp: " + fmt.Sprintf(format, args...) + "\n"
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	io.WriteString(d.w, msg)
+}
+
+func (d *diag) raw(p []byte) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.w.Write(p)
+}
+
+// tailLines keeps the last stderrTail lines written to it, each cut to 1 KiB.
+type tailLines struct {
+	mu      sync.Mutex
+	ring    []string
+	partial []byte
+}
+
+func (t *tailLines) write(p []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(p) > 0 {
+		i := indexNL(p)
+		if i < 0 {
+			if len(t.partial) < 1024 {
+				t.partial = append(t.partial, p[:min(len(p), 1024-len(t.partial))]...)
+			}
+			return
+		}
+		if len(t.partial) < 1024 {
+			t.partial = append(t.partial, p[:min(i, 1024-len(t.partial))]...)
+		}
+		t.push(strings.TrimRight(string(t.partial), "\r"))
+		t.partial = t.partial[:0]
+		p = p[i+1:]
+	}
+}
+
+func (t *tailLines) push(l string) {
+	if len(t.ring) == stderrTail {
+		copy(t.ring, t.ring[1:])
+		t.ring = t.ring[:stderrTail-1]
+	}
+	t.ring = append(t.ring, l)
+}
+
+func (t *tailLines) lines() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]string(nil), t.ring...)
+	if len(t.partial) > 0 {
+		out = append(out, string(t.partial))
+		if len(out) > stderrTail {
+			out = out[1:]
+		}
+	}
+	return out
+}
+
+func indexNL(p []byte) int {
+	for i, b := range p {
+		if b == '\n' {
+			return i
+		}
+	}
+	return -1
+}
