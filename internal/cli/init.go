@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newCmdInit) }
+
+type initOptions struct {
+	f         *Factory
+	listen    string
+	record    string
+	domain    string
+	name      string
+	tokenFile string
+	json      bool
+	command   []string
+}
+
+func newCmdInit(f *Factory) *cobra.Command {
+	o := &initOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "init [flags] -- SERVER_COMMAND [ARGS...]",
+		Short: "Print the host configuration that puts hoist-mcp in front of a server",
+		Long: `init prints what to put in an MCP host's configuration so that the host
+talks to a server through hoist-mcp, which records every session.
+
+Without --listen, each host starts its own proxy over stdio: init prints the
+"mcpServers" entry whose command is hoist-mcp, with the server's command
+after --.
+
+With --listen ADDR, one proxy serves every host over Streamable HTTP: init
+prints the command that starts it, and the configuration by URL for Claude
+Code, VS Code and Cursor. Without --listen-token-file ADDR must be a
+loopback address; with it, hosts send the token as a bearer token, read
+here from the environment variable HOIST_TOKEN.`,
+		Example: `  # One proxy for every host, recording to ~/.hoist/logs:
+  hoist init --listen 127.0.0.1:8931 --domain orders -- npx -y some-mcp-server
+
+  # The stdio entry for a host's mcpServers:
+  hoist init --domain orders -- npx -y some-mcp-server`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() > 0 {
+				return &FlagError{fmt.Errorf("unexpected argument %q: put the server command after --", args[0])}
+			}
+			o.command = args
+			if len(o.command) == 0 {
+				return &FlagError{errors.New("no server command: put it after --, for example: hoist init --listen 127.0.0.1:8931 -- npx -y some-mcp-server")}
+			}
+			if o.listen != "" {
+				host, port, err := net.SplitHostPort(o.listen)
+				if err != nil || port == "" || port == "0" {
+					return &FlagError{fmt.Errorf("--listen %q: want host:port with a fixed port, such as 127.0.0.1:8931", o.listen)}
+				}
+				if o.tokenFile == "" && !isLoopback(host) {
+					return &FlagError{fmt.Errorf("--listen %s: without --listen-token-file the proxy serves only loopback addresses", o.listen)}
+				}
+			} else if o.tokenFile != "" {
+				return &FlagError{errors.New("--listen-token-file: needs --listen")}
+			}
+			if o.name == "" {
+				o.name = o.domain
+			}
+			if o.name == "" {
+				o.name = "hoist"
+			}
+			return runInit(o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.listen, "listen", "", "serve hosts over Streamable HTTP at `ADDR` (host:port) with one proxy")
+	fl.StringVar(&o.record, "record", "~/.hoist/logs", "`DIR` the proxy records sessions to")
+	fl.StringVar(&o.domain, "domain", "", "domain `NAME` written into each session log")
+	fl.StringVar(&o.name, "name", "", "the server's `NAME` in the host's configuration (default: the domain, else hoist)")
+	fl.StringVar(&o.tokenFile, "listen-token-file", "", "`FILE` holding the bearer token hosts must send (with --listen)")
+	fl.BoolVar(&o.json, "json", false, "print the configuration as one JSON object")
+	return cmd
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// initConfig is what init prints with --json.
+type initConfig struct {
+	Mode       string          `json:"mode"` // stdio or http
+	Command    []string        `json:"command"`
+	URL        string          `json:"url,omitempty"`
+	ClaudeCode string          `json:"claude_code"`
+	VSCode     json.RawMessage `json:"vscode"`
+	Cursor     json.RawMessage `json:"cursor"`
+}
+
+func runInit(o *initOptions) error {
+	proxyArgs := []string{"--record", o.record}
+	if o.domain != "" {
+		proxyArgs = append(proxyArgs, "--domain", o.domain)
+	}
+	c := initConfig{Mode: "stdio"}
+	if o.listen == "" {
+		args := append(append(proxyArgs, "--"), o.command...)
+		c.Command = append([]string{"hoist-mcp"}, args...)
+		entry := map[string]any{"command": "hoist-mcp", "args": args}
+		c.ClaudeCode = "claude mcp add " + o.name + " -- " + shellJoin(c.Command)
+		c.VSCode = mustJSON(map[string]any{"servers": map[string]any{o.name: map[string]any{"type": "stdio", "command": "hoist-mcp", "args": args}}})
+		c.Cursor = mustJSON(map[string]any{"mcpServers": map[string]any{o.name: entry}})
+	} else {
+		c.Mode = "http"
+		c.URL = "http://" + o.listen + "/mcp"
+		c.Command = append([]string{"hoist-mcp", "--listen", o.listen}, proxyArgs...)
+		if o.tokenFile != "" {
+			c.Command = append(c.Command, "--listen-token-file", o.tokenFile)
+		}
+		c.Command = append(append(c.Command, "--"), o.command...)
+		vs := map[string]any{"type": "http", "url": c.URL}
+		cur := map[string]any{"url": c.URL}
+		c.ClaudeCode = "claude mcp add --transport http " + o.name + " " + c.URL
+		if o.tokenFile != "" {
+			c.ClaudeCode += ` --header "Authorization: Bearer $HOIST_TOKEN"`
+			vs["headers"] = map[string]string{"Authorization": "Bearer ${env:HOIST_TOKEN}"}
+			cur["headers"] = map[string]string{"Authorization": "Bearer ${env:HOIST_TOKEN}"}
+		}
+		c.VSCode = mustJSON(map[string]any{"servers": map[string]any{o.name: vs}})
+		c.Cursor = mustJSON(map[string]any{"mcpServers": map[string]any{o.name: cur}})
+	}
+	out := o.f.IO.Out
+	if o.json {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(c)
+	}
+	if c.Mode == "http" {
+		fmt.Fprintf(out, "Start the proxy once; it serves every host at %s:\n\n  %s\n\n", c.URL, shellJoin(c.Command))
+	} else {
+		fmt.Fprintf(out, "Each host starts its own proxy over stdio. The command:\n\n  %s\n\n", shellJoin(c.Command))
+	}
+	fmt.Fprintf(out, "Claude Code:\n\n  %s\n\n", c.ClaudeCode)
+	fmt.Fprintf(out, "VS Code (.vscode/mcp.json):\n\n%s\n\n", indentJSON(c.VSCode))
+	fmt.Fprintf(out, "Cursor (~/.cursor/mcp.json):\n\n%s\n", indentJSON(c.Cursor))
+	if o.record != "" && strings.HasPrefix(o.record, "~") {
+		fmt.Fprintf(out, "\nSessions are recorded to %s (hosts start servers without a shell; hoist-mcp expands ~ itself).\n", o.record)
+	}
+	return nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return json.RawMessage(strings.TrimSpace(b.String()))
+}
+
+func indentJSON(raw json.RawMessage) string {
+	var v any
+	json.Unmarshal(raw, &v)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("  ", "  ")
+	enc.Encode(v)
+	return "  " + strings.TrimSpace(b.String())
+}
+
+// shellJoin quotes args for a POSIX shell where needed.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_~", r))
+		}) < 0 {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}

@@ -1,0 +1,124 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hoist-mcp/hoist/internal/cli"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/internal/testbin"
+)
+
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+
+// run runs hoist in-process and returns its stdout, stderr and exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := cli.Main(context.Background(), args, iostreams.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	return out.String(), errOut.String(), code
+}
+
+func TestInitStdio(t *testing.T) {
+	out, _, code := run(t, "init", "--domain", "orders", "--json", "--", "npx", "-y", "some-mcp-server")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var c struct {
+		Mode    string
+		Command []string
+		Cursor  map[string]map[string]map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := []string{"hoist-mcp", "--record", "~/.hoist/logs", "--domain", "orders", "--", "npx", "-y", "some-mcp-server"}
+	if c.Mode != "stdio" || strings.Join(c.Command, " ") != strings.Join(want, " ") {
+		t.Errorf("mode %s command %q, want stdio %q", c.Mode, c.Command, want)
+	}
+	if c.Cursor["mcpServers"]["orders"]["command"] != "hoist-mcp" {
+		t.Errorf("cursor entry %v", c.Cursor)
+	}
+}
+
+func TestInitUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"init", "--listen", "127.0.0.1:8931"}, "no server command"},
+		{[]string{"init", "--listen", "0.0.0.0:8931", "--", "srv"}, "only loopback addresses"},
+		{[]string{"init", "--listen", "127.0.0.1", "--", "srv"}, "want host:port"},
+		{[]string{"init", "--listen-token-file", "f", "--", "srv"}, "needs --listen"},
+		{[]string{"init", "--bogus"}, "unknown flag"},
+	} {
+		_, errOut, code := run(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("hoist %q: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := run(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "hoist ") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+}
+
+// TestInitListenEndToEnd starts the proxy with the command hoist init
+// prints and connects the TypeScript SDK client to the URL it prints.
+func TestInitListenEndToEnd(t *testing.T) {
+	peers := testbin.Peers(t)
+	hoist := testbin.Build(t, "hoist")
+	dir := t.TempDir()
+	addr := "127.0.0.1:" + freePort(t)
+	out, err := exec.Command(hoist, "init", "--listen", addr, "--record", dir, "--domain", "demo", "--json",
+		"--", filepath.Join(peers, ".bin", "mcp-server-everything")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Command    []string
+		URL        string
+		ClaudeCode string `json:"claude_code"`
+	}
+	if err := json.Unmarshal(out, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.URL != "http://"+addr+"/mcp" || !strings.HasSuffix(c.ClaudeCode, " "+c.URL) {
+		t.Fatalf("url %q, claude %q", c.URL, c.ClaudeCode)
+	}
+	proxy := exec.Command(testbin.Build(t, "hoist-mcp"), c.Command[1:]...)
+	proxy.Env = testbin.Env()
+	stdout, _ := proxy.StdoutPipe()
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Process.Signal(syscall.SIGTERM); proxy.Wait() })
+	if l, _ := bufio.NewReader(stdout).ReadString('\n'); strings.TrimSpace(l) != c.URL {
+		t.Fatalf("the proxy serves %q, init printed %q", l, c.URL)
+	}
+	client := exec.Command("node", filepath.Join(testbin.Root(), "proxy", "testdata", "client.mjs"), peers, "http", c.URL)
+	client.Env = testbin.Env()
+	res, err := client.Output()
+	if err != nil {
+		t.Fatalf("the TypeScript client failed through the printed URL: %v", err)
+	}
+	if !bytes.Contains(res, []byte("Echo: hello over http")) {
+		t.Errorf("client saw %s", res)
+	}
+	proxy.Process.Signal(syscall.SIGTERM)
+	proxy.Wait()
+	if logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl")); len(logs) != 1 {
+		t.Errorf("want one session log in %s, got %v", dir, logs)
+	}
+}
