@@ -533,8 +533,9 @@ func (b *builder) message(li int, t int64, from string, msg json.RawMessage) {
 			return
 		}
 		k := idKey{li, string(bytes.TrimSpace(n.Params.RequestID))}
-		if c, ok := b.open[k]; ok {
-			delete(b.open, k)
+		// The call stays open: a response that still comes is its result,
+		// though the agent no longer reads it.
+		if c, ok := b.open[k]; ok && !b.calls[c].Cancelled {
 			b.calls[c].Cancelled = true
 			b.steps = append(b.steps, Step{Kind: StepCancel, TMS: t, Call: c})
 		}
@@ -697,9 +698,12 @@ func (b *builder) toolsList(li int, msg json.RawMessage) {
 func (b *builder) endLog(li int, t int64) {
 	var ended []int
 	for k, c := range b.open {
-		if k.log == li {
+		if k.log != li {
+			continue
+		}
+		delete(b.open, k)
+		if !b.calls[c].Cancelled {
 			ended = append(ended, c)
-			delete(b.open, k)
 		}
 	}
 	sort.Ints(ended)
