@@ -214,16 +214,16 @@ func EachTau2(r io.Reader, name string, opt Tau2Options, fn func(*Episode) error
 				return fail("simulations", err)
 			}
 			for dec.More() {
-				line := cr.lineAt(dec.InputOffset())
 				var raw json.RawMessage
 				if err := dec.Decode(&raw); err != nil {
 					return fail(fmt.Sprintf("simulations[%d]", index+len(pending)), decodeProblem(err))
 				}
+				line := cr.lineAt(dec.InputOffset() - int64(len(raw)))
 				if !haveInfo {
 					pending = append(pending, raw)
 					continue
 				}
-				if err := emit(raw, line+1); err != nil {
+				if err := emit(raw, line); err != nil {
 					return err
 				}
 			}
@@ -338,7 +338,7 @@ func (e *fieldError) Unwrap() error { return e.err }
 func decodeProblem(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type, te.Value)
+		return fmt.Errorf("%s: want %s, got a JSON %s", te.Field, mcplog.TypeWord(te.Type), te.Value)
 	}
 	return err
 }
