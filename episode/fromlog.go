@@ -288,7 +288,7 @@ type builder struct {
 	answerStep []int // index in steps of each call's StepAnswer, or -1
 
 	open     map[idKey][]int // calls awaiting their first response, oldest first (a client may reuse an id)
-	answered map[idKey]int // agent calls answered by the server, which the proxy may answer again
+	answered map[idKey]int   // agent calls answered by the server, which the proxy may answer again
 	lists    map[idKey]bool
 
 	conv   []Message // the conversation so far, for dedupe
