@@ -2,6 +2,7 @@ package episode
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,6 +71,7 @@ func FuzzTau2(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(data)
+		f.Add(smallTau2(f, data))
 	}
 	for _, s := range []string{
 		`{"info":{"agent_info":{"llm":"m"}},"simulations":[{"id":"s","messages":[{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{}},{"id":"a","name":"t"}]},{"role":"tool","id":"a","content":"x"},{"role":"tool","id":"a","error":true}]}]}`,
@@ -102,6 +104,7 @@ func FuzzFromLog(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(data)
+		f.Add(withoutToolsList(data))
 	}
 	h := header("s", 0, "")
 	for _, s := range []string{
@@ -141,4 +144,38 @@ func FuzzFromLog(f *testing.F) {
 		}
 		checkEpisode(t, ep)
 	})
+}
+
+// smallTau2 cuts a results file down to its first simulation's first
+// messages: small seeds make mutations count.
+func smallTau2(f *testing.F, data []byte) []byte {
+	var doc struct {
+		Info        json.RawMessage              `json:"info"`
+		Simulations []map[string]json.RawMessage `json:"simulations"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil || len(doc.Simulations) == 0 {
+		f.Fatalf("sample results file: %v", err)
+	}
+	sim := doc.Simulations[0]
+	var msgs []json.RawMessage
+	json.Unmarshal(sim["messages"], &msgs)
+	msgs = msgs[:min(len(msgs), 10)]
+	sim["messages"], _ = json.Marshal(msgs)
+	out, _ := json.Marshal(map[string]any{"info": json.RawMessage(`{"agent_info":{"llm":"m"},"environment_info":{"domain_name":"airline"}}`),
+		"simulations": []any{map[string]json.RawMessage{"id": sim["id"], "task_id": sim["task_id"], "trial": sim["trial"], "start_time": sim["start_time"], "reward_info": []byte(`{"reward":1}`), "messages": sim["messages"]}}})
+	if err := EachTau2(bytes.NewReader(out), "seed.json", Tau2Options{}, func(*Episode) error { return nil }); err != nil {
+		f.Fatalf("small seed does not read: %v", err)
+	}
+	return out
+}
+
+// withoutToolsList drops a log's tools/list answer, the longest line.
+func withoutToolsList(data []byte) []byte {
+	var out [][]byte
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if !bytes.Contains(l, []byte(`"tools": [`)) {
+			out = append(out, l)
+		}
+	}
+	return bytes.Join(out, []byte("\n"))
 }

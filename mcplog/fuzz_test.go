@@ -23,6 +23,9 @@ func FuzzReader(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(data, uint16(len(data)/3))
+		// The first lines alone: small seeds make mutations count.
+		lines := bytes.SplitAfter(data, []byte("\n"))
+		f.Add(bytes.Join(lines[:min(len(lines), 4)], nil), uint16(100))
 	}
 	for _, s := range []string{
 		testHeader + "\n" + `{"t_ms":1,"from":"client","message":{"id":1}}` + "\n" + `{"t_ms":2,"from":"server","raw":"x\u00e9"}`,
