@@ -118,11 +118,11 @@ func FromLogs(logs []*mcplog.Log, opt Options) (*Episode, error) {
 // Meta is what a <session>.meta.json sidecar says of a session: what the
 // proxy cannot see (the τ²-bench logs carry one; see their README).
 type Meta struct {
-	TaskID string
-	Trial  *int
-	Reward *float64
-	Model  string
-	Domain string
+	TaskID string   // task_id (a string, or a number's digits)
+	Trial  *int     // trial, nil when not given
+	Reward *float64 // reward, nil when not given
+	Model  string   // model: the agent model, which the proxy cannot see
+	Domain string   // domain, used only when the log's header has none
 }
 
 // MetaPath returns the sidecar path beside a log: <session>.meta.json for
