@@ -101,9 +101,9 @@ func view(t testing.TB, ep *Episode) episodeView {
 // TestTau2RoutesAgree checks that a simulation read from its τ²-bench
 // results file and from its converted session log gives the same calls
 // (tool, kind, input contract, arguments JSON-equal, result text and error
-// flag), the same
-// turns (exact from the results file, inferred from the log's timing), and
-// the same task, trial, reward and agent model (issue 3, point 3).
+// flag), the same turns (exact from the results file, inferred from the
+// log's timing), the same conversation, and the same task, trial, reward
+// and agent model (issue 3, point 3).
 func TestTau2RoutesAgree(t *testing.T) {
 	logs := sampleLogs(t)
 	kinds := loadKinds(t)
