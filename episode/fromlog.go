@@ -30,7 +30,8 @@ type Options struct {
 // ErrSameServerName is wrapped by the error FromLogs returns for two logs
 // of one host session whose servers have the same name: their tools cannot
 // be told apart (manual, "Several servers"), so the caller should keep those
-// logs apart, and say so.
+// logs apart, and say so: an Episode each, from FromLog with
+// Options.Qualify.
 var ErrSameServerName = errors.New("two servers of one host session have the same name")
 
 // FromLog builds the Episode of one session log (issue 3, point 1; manual,
