@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/google/go-cmp v0.7.0
+	github.com/klauspost/compress v1.19.2
 	github.com/spf13/cobra v1.10.2
 )
 
