@@ -12,7 +12,6 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 )
 
 // Kind says what a wire line holds.
@@ -77,13 +76,6 @@ func TrimLine(line []byte) []byte {
 		line = line[:n-1]
 	}
 	return line
-}
-
-// Valid reports whether line (without its terminator) is exactly one JSON
-// value in valid UTF-8. Such a line is recorded as a "message"; any other as
-// "raw" (manual, "Log format").
-func Valid(line []byte) bool {
-	return utf8.Valid(line) && json.Valid(line)
 }
 
 // Classify reports what line (without its terminator) is. It validates the

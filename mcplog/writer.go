@@ -13,6 +13,10 @@ import (
 	"github.com/hoist-mcp/hoist/jsonrpc"
 )
 
+// MaxQueued is how many bytes of lines may wait for the disk before Record
+// drops lines instead of queueing them.
+const MaxQueued = 256 << 20
+
 // Writer appends wire lines to a session log from a goroutine of its own, so
 // that whoever records a line never waits for the disk (manual, "Log
 // format": "A writer thread writes each line out as soon as it gets it, off
@@ -27,9 +31,11 @@ type Writer struct {
 	f     *os.File
 	start time.Time
 
-	mu     sync.Mutex
-	queue  []entry
-	lastMS int64
+	mu      sync.Mutex
+	queue   []entry
+	queued  int   // bytes of the lines in queue
+	dropped int64 // lines not recorded because the queue was full
+	lastMS  int64
 	closed bool
 	err    error // first write error, reported once by Close
 
@@ -91,6 +97,14 @@ func (w *Writer) Record(from string, line []byte) {
 		ms = w.lastMS
 	}
 	w.lastMS = ms
+	if w.queued+len(line) > MaxQueued && len(w.queue) > 0 {
+		// The disk has fallen far behind: lose log lines rather than make
+		// the host wait or the proxy's memory grow without bound.
+		w.dropped++
+		w.mu.Unlock()
+		return
+	}
+	w.queued += len(line)
 	w.queue = append(w.queue, entry{tMS: ms, from: from, line: line})
 	w.mu.Unlock()
 	select {
@@ -115,6 +129,9 @@ func (w *Writer) Close() error {
 	}
 	<-w.done
 	err := w.err
+	if err == nil && w.dropped > 0 {
+		err = fmt.Errorf("%d line(s) were not recorded: the disk fell more than %d MiB behind", w.dropped, MaxQueued>>20)
+	}
 	if serr := w.f.Sync(); serr != nil && err == nil {
 		err = serr
 	}
@@ -135,6 +152,7 @@ func (w *Writer) loop() {
 	for range w.wake {
 		w.mu.Lock()
 		batch, w.queue = w.queue, batch[:0]
+		w.queued = 0
 		closed := w.closed
 		w.mu.Unlock()
 		for i := range batch {

@@ -42,18 +42,14 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 	s := &session{opts: o, d: &diag{w: st.Err}}
 	start := o.Now()
 
-	pruned := 0
+	pruned, pruneErr := 0, error(nil)
 	if o.Record != "" {
 		if err := recordDir(o.Record); err != nil {
 			s.d.say("%v", err)
 			return ExitProxy
 		}
 		if o.RetainDays > 0 {
-			n, err := Prune(o.Record, o.RetainDays, start)
-			if err != nil {
-				s.d.say("warning: %v", err)
-			}
-			pruned = n
+			pruned, pruneErr = Prune(o.Record, o.RetainDays, start)
 		}
 		id := mcplog.SessionID(start, os.Getpid())
 		h := mcplog.Header{
@@ -93,6 +89,9 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 	s.child = c
 	if s.rec != nil {
 		s.d.say("recording to %s", s.rec.Path())
+		if pruneErr != nil {
+			s.d.say("warning: %v", pruneErr)
+		}
 		if pruned > 0 {
 			s.d.say("deleted %d session file(s) older than %d days from %s", pruned, o.RetainDays, o.Record)
 		}

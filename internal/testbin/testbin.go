@@ -96,3 +96,11 @@ func Peers(t testing.TB) string {
 	}
 	return nm
 }
+
+// Env returns the test's environment plus extra, for processes the test
+// starts. Race-enabled binaries sleep a second at exit by default
+// (GORACE atexit_sleep_ms); Env turns that off so tests stay quick.
+func Env(extra ...string) []string {
+	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0 halt_on_error=1")
+	return append(env, extra...)
+}

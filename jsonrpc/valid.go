@@ -1,0 +1,266 @@
+package jsonrpc
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unicode/utf8"
+)
+
+// maxDepth is the deepest nesting accepted, as encoding/json accepts.
+const maxDepth = 10000
+
+// Valid reports whether line (without its terminator) is exactly one JSON
+// value in valid UTF-8: the test for storing a line as "message" rather than
+// "raw" (manual, "Log format"). It accepts exactly what utf8.Valid and
+// json.Valid together accept, several times faster: tool results are mostly
+// long strings, which it skips eight bytes at a time.
+func Valid(line []byte) bool {
+	if !utf8.Valid(line) {
+		return false
+	}
+	v := validator{b: line}
+	v.space()
+	if !v.value(0) {
+		return false
+	}
+	v.space()
+	return v.i == len(v.b)
+}
+
+type validator struct {
+	b []byte
+	i int
+}
+
+func (v *validator) space() {
+	for v.i < len(v.b) {
+		switch v.b[v.i] {
+		case ' ', '\t', '\r', '\n':
+			v.i++
+		default:
+			return
+		}
+	}
+}
+
+func (v *validator) value(depth int) bool {
+	if v.i >= len(v.b) {
+		return false
+	}
+	switch c := v.b[v.i]; {
+	case c == '"':
+		return v.str()
+	case c == '{':
+		return v.object(depth + 1)
+	case c == '[':
+		return v.array(depth + 1)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return v.number()
+	case c == 't':
+		return v.literal("true")
+	case c == 'f':
+		return v.literal("false")
+	case c == 'n':
+		return v.literal("null")
+	}
+	return false
+}
+
+func (v *validator) literal(lit string) bool {
+	if len(v.b)-v.i < len(lit) || string(v.b[v.i:v.i+len(lit)]) != lit {
+		return false
+	}
+	v.i += len(lit)
+	return true
+}
+
+func (v *validator) object(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	v.i++ // '{'
+	v.space()
+	if v.i < len(v.b) && v.b[v.i] == '}' {
+		v.i++
+		return true
+	}
+	for {
+		if v.i >= len(v.b) || v.b[v.i] != '"' || !v.str() {
+			return false
+		}
+		v.space()
+		if v.i >= len(v.b) || v.b[v.i] != ':' {
+			return false
+		}
+		v.i++
+		v.space()
+		if !v.value(depth) {
+			return false
+		}
+		v.space()
+		if v.i >= len(v.b) {
+			return false
+		}
+		switch v.b[v.i] {
+		case ',':
+			v.i++
+			v.space()
+		case '}':
+			v.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (v *validator) array(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	v.i++ // '['
+	v.space()
+	if v.i < len(v.b) && v.b[v.i] == ']' {
+		v.i++
+		return true
+	}
+	for {
+		if !v.value(depth) {
+			return false
+		}
+		v.space()
+		if v.i >= len(v.b) {
+			return false
+		}
+		switch v.b[v.i] {
+		case ',':
+			v.i++
+			v.space()
+		case ']':
+			v.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+const (
+	lsb    = 0x0101010101010101
+	msb    = 0x8080808080808080
+	quote  = '"' * lsb
+	bslash = '\\' * lsb
+)
+
+// special returns a mask with the high bit set in each of 8 bytes that a
+// string scan must stop at: a control character, a quote or a backslash.
+// Bytes ≥ 0x80 are plain, since the line's UTF-8 was validated first. The
+// lowest set byte is exact (the borrow of the subtraction trick can only
+// flag bytes above a true hit).
+func special(x uint64) uint64 {
+	ctl := (x - 0x20*lsb) &^ x
+	q := x ^ quote
+	q = (q - lsb) &^ q
+	s := x ^ bslash
+	s = (s - lsb) &^ s
+	return (ctl | q | s) & msb
+}
+
+func (v *validator) str() bool {
+	v.i++ // opening quote
+	b := v.b
+	for {
+		// Skip to the next byte that matters, eight bytes at a time.
+		for {
+			if v.i+8 > len(b) {
+				for v.i < len(b) && b[v.i] >= 0x20 && b[v.i] != '"' && b[v.i] != '\\' {
+					v.i++
+				}
+				break
+			}
+			if m := special(binary.LittleEndian.Uint64(b[v.i:])); m != 0 {
+				v.i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			v.i += 8
+		}
+		if v.i >= len(b) {
+			return false
+		}
+		switch c := b[v.i]; {
+		case c == '"':
+			v.i++
+			return true
+		case c == '\\':
+			if v.i+1 >= len(b) {
+				return false
+			}
+			switch b[v.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				v.i += 2
+			case 'u':
+				if v.i+6 > len(b) {
+					return false
+				}
+				for _, h := range b[v.i+2 : v.i+6] {
+					if !isHex(h) {
+						return false
+					}
+				}
+				v.i += 6
+			default:
+				return false
+			}
+		default: // a control character
+			return false
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func (v *validator) number() bool {
+	b := v.b
+	if b[v.i] == '-' {
+		v.i++
+	}
+	if v.i >= len(b) {
+		return false
+	}
+	switch {
+	case b[v.i] == '0':
+		v.i++
+	case b[v.i] >= '1' && b[v.i] <= '9':
+		for v.i < len(b) && b[v.i] >= '0' && b[v.i] <= '9' {
+			v.i++
+		}
+	default:
+		return false
+	}
+	if v.i < len(b) && b[v.i] == '.' {
+		v.i++
+		if !v.digits() {
+			return false
+		}
+	}
+	if v.i < len(b) && (b[v.i] == 'e' || b[v.i] == 'E') {
+		v.i++
+		if v.i < len(b) && (b[v.i] == '+' || b[v.i] == '-') {
+			v.i++
+		}
+		if !v.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *validator) digits() bool {
+	start := v.i
+	for v.i < len(v.b) && v.b[v.i] >= '0' && v.b[v.i] <= '9' {
+		v.i++
+	}
+	return v.i > start
+}

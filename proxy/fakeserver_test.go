@@ -1,0 +1,102 @@
+package proxy_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hoist-mcp/hoist/internal/testbin"
+)
+
+// TestMain lets the test binary stand in for misbehaving MCP servers: run
+// with HOIST_FAKE_SERVER=<mode>, it acts as that server instead of testing
+// (the go-sdk's mcp/cmd_test.go pattern).
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("HOIST_FAKE_SERVER"); mode != "" {
+		os.Exit(fakeServer(mode))
+	}
+	os.Exit(testbin.Main(m))
+}
+
+// fakeServer runs one of the fake servers and returns its exit status.
+func fakeServer(mode string) int {
+	switch mode {
+	case "echo":
+		// Copies stdin to stdout byte for byte, and to $HOIST_FAKE_TEE.
+		var w io.Writer = os.Stdout
+		if tee := os.Getenv("HOIST_FAKE_TEE"); tee != "" {
+			f, err := os.Create(tee)
+			if err != nil {
+				return 99
+			}
+			defer f.Close()
+			w = io.MultiWriter(os.Stdout, f)
+		}
+		if _, err := io.Copy(w, os.Stdin); err != nil {
+			return 98
+		}
+		return 0
+	case "exit":
+		// Reads one line, answers it, and exits with $HOIST_FAKE_CODE.
+		code, _ := strconv.Atoi(os.Getenv("HOIST_FAKE_CODE"))
+		br := bufio.NewReader(os.Stdin)
+		if _, err := br.ReadBytes('\n'); err != nil {
+			return 97
+		}
+		fmt.Println(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+		return code
+	case "crash":
+		// Exits with 2 before answering, after 50 lines on stderr.
+		for i := 1; i <= 50; i++ {
+			fmt.Fprintf(os.Stderr, "crash-server: line %d of 50\n", i)
+		}
+		return 2
+	case "kill-self":
+		// Answers nothing and dies of SIGKILL.
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		sleepForever()
+	case "noisy":
+		// Logs to stdout (wrongly) around its answers.
+		br := bufio.NewReader(os.Stdin)
+		fmt.Println("debug: loading config from ./config.json")
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				fmt.Println(`{"level":30,"msg":"got a request"}`)
+				fmt.Println(`{"jsonrpc":"2.0","id":1,"result":{}}`)
+			}
+			if err != nil {
+				return 0
+			}
+		}
+	case "silent":
+		// Reads everything and never answers.
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	case "ignore-stdin":
+		// Keeps running after stdin closes, until SIGTERM.
+		io.Copy(io.Discard, os.Stdin)
+		fmt.Fprintln(os.Stderr, "ignore-stdin: stdin closed, still running")
+		sleepForever()
+	case "ignore-term":
+		// Keeps running after stdin closes and ignores SIGTERM.
+		signal.Ignore(syscall.SIGTERM)
+		io.Copy(io.Discard, os.Stdin)
+		fmt.Fprintln(os.Stderr, "ignore-term: stdin closed, still running")
+		sleepForever()
+	}
+	fmt.Fprintf(os.Stderr, "unknown fake server %q\n", mode)
+	return 96
+}
+
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
