@@ -61,6 +61,7 @@ func everything(t *testing.T, nodeModules string, argv ...string) transcript {
 	}
 	cmd := exec.Command("node", append([]string{script, nodeModules}, argv...)...)
 	cmd.Dir = t.TempDir()
+	cmd.Env = testbin.Env()
 	out := run(t, "the TypeScript SDK client (testdata/everything.cjs)", cmd)
 	var tr transcript
 	if err := json.Unmarshal(out, &tr); err != nil {

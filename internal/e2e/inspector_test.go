@@ -30,7 +30,9 @@ func inspect(t *testing.T, nodeModules string, argv ...string) any {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	args := append(append([]string{"--cli"}, argv...), "--method", "tools/list")
+	// -e sets the server's environment: GORACE keeps a race-enabled
+	// hoist-mcp from sleeping a second at exit (testbin.Env).
+	args := append(append([]string{"--cli", "-e", "GORACE=atexit_sleep_ms=0 halt_on_error=1"}, argv...), "--method", "tools/list")
 	cmd := exec.Command(peerBin(t, nodeModules, "mcp-inspector-cli"), args...)
 	cmd.Dir = dir
 	out := run(t, "mcp-inspector-cli", cmd)

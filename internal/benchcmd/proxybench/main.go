@@ -147,6 +147,7 @@ func bench(c config, w io.Writer) error {
 	rates := make([][]float64, len(names))
 	rss := make([]int64, len(names))
 	tail := make([][]time.Duration, len(names)) // from every byte back until exit
+	cpu := make([][]time.Duration, len(names))  // of the process and cat
 	for range c.rounds {
 		for i := range names {
 			var argv []string
@@ -168,10 +169,11 @@ func bench(c config, w io.Writer) error {
 			rates[i] = append(rates[i], float64(len(line))*float64(count)/r.elapsed.Seconds()/1e6)
 			rss[i] = max(rss[i], r.hwm)
 			tail[i] = append(tail[i], r.elapsed-r.back)
+			cpu[i] = append(cpu[i], r.cpu)
 		}
 	}
 	fmt.Fprintf(w, "throughput of %d-byte lines, %d MiB each way through cat as the echo server: median of %d runs in turns\n", c.lineSize, c.streamMiB, c.rounds)
-	fmt.Fprintln(tw, "\tMB/s\tof pipe\truns (MB/s)\texit after last byte\tpeak RSS\t")
+	fmt.Fprintln(tw, "\tMB/s\tof pipe\truns (MB/s)\tCPU incl. cat\texit after last byte\tpeak RSS\t")
 	med := make([]float64, len(names))
 	for i := range names {
 		med[i] = median(rates[i])
@@ -179,7 +181,7 @@ func bench(c config, w io.Writer) error {
 		for j, r := range rates[i] {
 			runs[j] = fmt.Sprintf("%.0f", r)
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f%%\t%s\t%s\t%s\t\n", names[i], med[i], 100*med[i]/med[0], strings.Join(runs, " "), ms(quantile(tail[i], 0.5)), mb(rss[i]))
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f%%\t%s\t%s\t%s\t%s\t\n", names[i], med[i], 100*med[i]/med[0], strings.Join(runs, " "), ms(quantile(cpu[i], 0.5)), ms(quantile(tail[i], 0.5)), mb(rss[i]))
 	}
 	tw.Flush()
 	fmt.Fprintln(w)

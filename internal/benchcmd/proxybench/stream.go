@@ -37,6 +37,7 @@ type echoResult struct {
 	elapsed time.Duration // from start until every byte is back and the process exited
 	back    time.Duration // from start until every byte is back
 	hwm     int64         // the process's peak RSS (VmHWM) once every byte was back, in bytes
+	cpu     time.Duration // user and system CPU of the process and its reaped children
 }
 
 // echo starts argv, an echo server (cat, or a proxy in front of cat), and
@@ -108,6 +109,7 @@ func echo(argv []string, line []byte, count int, oneAtATime bool) (echoResult, e
 		return fail(err)
 	}
 	r.elapsed = time.Since(t0)
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return r, nil
 }
 

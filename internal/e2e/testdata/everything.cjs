@@ -43,7 +43,10 @@ async function main() {
     exit: null,
   };
 
-  const transport = new StdioClientTransport({ command, args, stderr: 'pipe' });
+  // The SDK hands the child only a few variables (HOME, PATH, …); GORACE
+  // must reach a race-enabled hoist-mcp, or it sleeps a second at exit.
+  const env = process.env.GORACE ? { GORACE: process.env.GORACE } : undefined;
+  const transport = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
   transport.stderr.on('data', (b) => { transcript.stderr += b.toString('utf8'); });
 
   // Tap the transport: every message the client sends, and every message
