@@ -36,8 +36,8 @@ type Writer struct {
 	queued  int   // bytes of the lines in queue
 	dropped int64 // lines not recorded because the queue was full
 	lastMS  int64
-	closed bool
-	err    error // first write error, reported once by Close
+	closed  bool
+	err     error // first write error, reported once by Close
 
 	wake chan struct{} // buffered(1): the queue has something
 	done chan struct{} // closed when the writer goroutine has returned
