@@ -72,20 +72,23 @@ func (c *rpcClient) call() (time.Duration, error) {
 	return d, nil
 }
 
-func (c *rpcClient) close() error {
+// close closes the child's stdin, waits for it to exit, and returns the
+// CPU time (user and system) it and its reaped children used.
+func (c *rpcClient) close() (time.Duration, error) {
 	c.in.Close()
 	io.Copy(io.Discard, c.out)
 	if err := c.cmd.Wait(); err != nil {
-		return fmt.Errorf("%s: %w", c.name, err)
+		return 0, fmt.Errorf("%s: %w", c.name, err)
 	}
-	return nil
+	return c.cmd.ProcessState.UserTime() + c.cmd.ProcessState.SystemTime(), nil
 }
 
 // latencies makes warmup+calls round trips through each of the commands,
 // taking turns (one call to each, then the next round), so that whatever
 // else runs on the machine weighs on all of them alike. It returns the
-// round trips after warm-up, per command.
-func latencies(names []string, argvs [][]string, warmup, calls int) ([][]time.Duration, error) {
+// round trips after warm-up, per command, and the CPU time each command
+// (with its children) used per call, warm-up included.
+func latencies(names []string, argvs [][]string, warmup, calls int) ([][]time.Duration, []time.Duration, error) {
 	clients := make([]*rpcClient, len(argvs))
 	defer func() {
 		for _, c := range clients {
@@ -97,7 +100,7 @@ func latencies(names []string, argvs [][]string, warmup, calls int) ([][]time.Du
 	for i, argv := range argvs {
 		c, err := startClient(names[i], argv)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		clients[i] = c
 	}
@@ -109,18 +112,21 @@ func latencies(names []string, argvs [][]string, warmup, calls int) ([][]time.Du
 		for i, c := range clients {
 			d, err := c.call()
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if n >= warmup {
 				out[i] = append(out[i], d)
 			}
 		}
 	}
+	cpu := make([]time.Duration, len(clients))
 	for i, c := range clients {
 		clients[i] = nil
-		if err := c.close(); err != nil {
-			return nil, err
+		t, err := c.close()
+		if err != nil {
+			return nil, nil, err
 		}
+		cpu[i] = t / time.Duration(warmup+calls)
 	}
-	return out, nil
+	return out, cpu, nil
 }
