@@ -171,8 +171,8 @@ func checkSession(t *testing.T, how string, tr transcript) {
 			t.Errorf("%s: %s failed: %v", how, s.Name, s.Error)
 		}
 	}
-	if got := len(tr.Steps); got != 14 {
-		t.Errorf("%s: the client made %d calls, want 14", how, got)
+	if got := len(tr.Steps); got != 15 {
+		t.Errorf("%s: the client made %d calls, want 15", how, got)
 	}
 	text := func(name string) string {
 		r, _ := byName[name].Result.(map[string]any)
@@ -189,6 +189,9 @@ func checkSession(t *testing.T, how string, tr transcript) {
 	}
 	if got, want := text("tools/call echo: a 300 KiB message"), "Echo: "+strings.Repeat("x", 300<<10); got != want {
 		t.Errorf("%s: echo of a 300 KiB message came back as %d bytes, want %d", how, len(got), len(want))
+	}
+	if got, want := text("tools/call echo: a 600 KiB message"), "Echo: "+strings.Repeat("y", 600<<10); got != want {
+		t.Errorf("%s: echo of a 600 KiB message came back as %d bytes, want %d", how, len(got), len(want))
 	}
 	if got := text("tools/call get-sum: numbers"); got != "The sum of 2 and 40.5 is 42.5." {
 		t.Errorf("%s: get-sum answered %q", how, got)

@@ -122,6 +122,9 @@ async function main() {
   });
   // Longer than a 64 KiB scanner line: the message crosses the proxy whole.
   const big = 'x'.repeat(300 << 10);
+  await call('a 600 KiB message', { name: 'echo', arguments: { message: 'y'.repeat(600 << 10) } });
+  // A shorter one right after: the proxy assembles it where it assembled
+  // the longer one.
   await call('a 300 KiB message', { name: 'echo', arguments: { message: big } });
   await call('numbers', { name: 'get-sum', arguments: { a: 2, b: 40.5 } });
   await call('structured content', { name: 'get-structured-content', arguments: { location: 'Chicago' } });
