@@ -36,6 +36,9 @@ type Header struct {
 	AgentModel    *string  `json:"agent_model"`
 	HostSession   string   `json:"host_session"`
 	ServerName    string   `json:"server_name,omitempty"`
+	// Upstream is the Streamable HTTP server's URL, without credentials,
+	// when the proxy ran with --upstream (server_command is then empty).
+	Upstream string `json:"upstream,omitempty"`
 }
 
 // SessionID names a session: the UTC start time to the millisecond and the

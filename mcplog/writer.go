@@ -2,6 +2,7 @@ package mcplog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -57,9 +58,13 @@ func Create(path string, h Header, start time.Time) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating session log: %w", err)
 	}
-	hb, err := json.Marshal(h)
+	// Encoded without HTML escaping, so <redacted> reads as written.
+	var hb bytes.Buffer
+	enc := json.NewEncoder(&hb)
+	enc.SetEscapeHTML(false)
+	err = enc.Encode(h)
 	if err == nil {
-		_, err = f.Write(append(hb, '\n'))
+		_, err = f.Write(hb.Bytes())
 	}
 	if err != nil {
 		f.Close()

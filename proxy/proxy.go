@@ -7,6 +7,7 @@ package proxy
 
 import (
 	"io"
+	"net/http"
 	"os"
 	"time"
 )
@@ -28,6 +29,11 @@ const (
 type Options struct {
 	// Command is the server's command line (after --).
 	Command []string
+	// Upstream is the URL of a Streamable HTTP server to proxy instead of
+	// a command; UpstreamHeader holds the headers sent with every request
+	// to it (values already read from the environment; never logged).
+	Upstream       string
+	UpstreamHeader http.Header
 	// Record is the directory of session logs; "" only forwards. A leading
 	// ~ must already be expanded (see ExpandHome).
 	Record string

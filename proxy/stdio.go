@@ -35,7 +35,7 @@ const stderrTail = 40
 // returns; a process exits past it, and tests close their pipe.
 func RunStdio(ctx context.Context, o Options, st Streams) int {
 	o.setDefaults()
-	if len(o.Command) == 0 {
+	if len(o.Command) == 0 && o.Upstream == "" {
 		fmt.Fprintln(st.Err, "hoist-mcp: no server command after --")
 		return ExitUsage
 	}
@@ -62,12 +62,26 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 			HostSession:   mcplog.HostSession(o.Getenv),
 			ServerName:    o.ServerName,
 		}
+		if o.Upstream != "" {
+			h.ServerCommand = []string{}
+			h.Upstream = mcplog.ScrubURL(o.Upstream)
+		}
 		rec, err := mcplog.Create(filepath.Join(o.Record, id+".jsonl"), h, start)
 		if err != nil {
 			s.d.say("%v", err)
 			return ExitProxy
 		}
 		s.rec = rec
+	}
+
+	if o.Upstream != "" {
+		if s.rec != nil {
+			s.d.say("recording to %s", s.rec.Path())
+			if pruneErr != nil {
+				s.d.say("warning: %v", pruneErr)
+			}
+		}
+		return s.runUpstream(ctx, st)
 	}
 
 	var errFile *os.File

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/internal/buildinfo"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/proxy"
 )
 
@@ -77,17 +80,22 @@ Run 'hoist-mcp --help' for every option.
 
 type options struct {
 	proxy.Options
-	record string
+	listen          proxy.ListenOptions
+	tokenFile       string
+	idleMinutes     float64
+	record          string
+	upstreamHeaders []string
+	getenv          func(string) (string, bool)
 }
 
 // Main runs hoist-mcp with args (without the program name) and returns the
 // exit code.
 func Main(ctx context.Context, args []string, st iostreams.Streams) int {
-	var opts options
+	opts := options{getenv: os.LookupEnv}
 	var showVersion bool
 	code := -1
 	cmd := &cobra.Command{
-		Use:           "hoist-mcp [flags] -- SERVER_COMMAND [ARGS...]",
+		Use:           "hoist-mcp [flags] [--listen ADDR] (-- SERVER_COMMAND [ARGS...] | --upstream URL)",
 		Short:         "A recording MCP proxy",
 		Long:          long,
 		Example:       example,
@@ -99,10 +107,13 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 				code = 0
 				return nil
 			}
-			if len(args) == 0 {
+			if len(args) == 0 && opts.Upstream == "" {
 				fmt.Fprint(st.Err, recipe)
 				code = proxy.ExitUsage
 				return nil
+			}
+			if len(args) > 0 && opts.Upstream != "" {
+				return errors.New("--upstream: give either a server URL or a server command after --, not both")
 			}
 			if err := validate(cmd, &opts); err != nil {
 				return err
@@ -112,7 +123,12 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 			if f, ok := st.Err.(*os.File); ok {
 				errFile = f
 			}
-			code = proxy.RunStdio(ctx, opts.Options, proxy.Streams{In: st.In, Out: st.Out, Err: st.Err, ErrFile: errFile})
+			streams := proxy.Streams{In: st.In, Out: st.Out, Err: st.Err, ErrFile: errFile}
+			if opts.listen.Addr != "" {
+				code = proxy.RunListen(ctx, opts.Options, opts.listen, streams)
+				return nil
+			}
+			code = proxy.RunStdio(ctx, opts.Options, streams)
 			return nil
 		},
 	}
@@ -126,6 +142,11 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 	f.StringVar(&opts.Domain, "domain", "", "domain `NAME` copied into the log header (e.g. orders, retail)")
 	f.StringVar(&opts.AgentModel, "agent-model", "", "`MODEL` that drives the agent, copied into the log header")
 	f.StringVar(&opts.ServerName, "server-name", "", "`NAME` of this server in the log header, for hosts with several servers")
+	f.StringVar(&opts.Upstream, "upstream", "", "proxy the Streamable HTTP server at `URL` instead of a command")
+	f.StringArrayVar(&opts.upstreamHeaders, "upstream-header", nil, "send header NAME with the value of environment variable VAR to --upstream (`NAME=VAR`; repeatable; never logged)")
+	f.StringVar(&opts.listen.Addr, "listen", "", "serve hosts over Streamable HTTP at `ADDR` (host:port) instead of stdio")
+	f.StringVar(&opts.tokenFile, "listen-token-file", "", "require Authorization: Bearer with the token in `FILE`; allows non-loopback addresses")
+	f.Float64Var(&opts.idleMinutes, "listen-idle", proxy.DefaultListenIdle.Minutes(), "end a --listen session after `MINUTES` with no request and no open stream")
 	f.IntVar(&opts.RetainDays, "retain-days", 0, "at start, delete session files older than `N` days from --record (0 keeps all)")
 	f.BoolVar(&opts.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	f.BoolVar(&opts.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
@@ -144,6 +165,17 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 	return code
 }
 
+// httpguts reports whether name is a valid HTTP header name (a token).
+func httpguts(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`()<>@,;:\\"/[]?={}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 func validate(cmd *cobra.Command, o *options) error {
 	if o.RetainDays < 0 {
 		return errors.New("--retain-days: must be 0 or more")
@@ -153,6 +185,51 @@ func validate(cmd *cobra.Command, o *options) error {
 	}
 	if o.StopGrace <= 0 || o.StopGrace > time.Hour {
 		return errors.New("--stop-grace: must be between 1ns and 1h")
+	}
+	if o.Upstream != "" {
+		u, err := url.Parse(o.Upstream)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--upstream: %s is not an http:// or https:// URL", mcplog.ScrubURL(o.Upstream))
+		}
+	}
+	if len(o.upstreamHeaders) > 0 && o.Upstream == "" {
+		return errors.New("--upstream-header: needs --upstream")
+	}
+	for _, h := range o.upstreamHeaders {
+		name, env, ok := strings.Cut(h, "=")
+		if !ok || name == "" || env == "" || !httpguts(name) {
+			return fmt.Errorf("--upstream-header %q: want NAME=VAR, the header's name and the environment variable that holds its value", h)
+		}
+		val, ok := o.getenv(env)
+		if !ok {
+			return fmt.Errorf("--upstream-header %s=%s: environment variable %s is not set", name, env, env)
+		}
+		if o.UpstreamHeader == nil {
+			o.UpstreamHeader = http.Header{}
+		}
+		o.UpstreamHeader.Add(name, val)
+	}
+	if o.listen.Addr == "" && (cmd.Flags().Changed("listen-token-file") || cmd.Flags().Changed("listen-idle")) {
+		return errors.New("--listen-token-file and --listen-idle need --listen")
+	}
+	if o.listen.Addr != "" {
+		if o.InheritStderr {
+			return errors.New("--inherit-stderr: not with --listen, whose sessions share the proxy's stderr")
+		}
+		if o.idleMinutes <= 0 {
+			return errors.New("--listen-idle: must be more than 0 minutes")
+		}
+		o.listen.Idle = time.Duration(o.idleMinutes * float64(time.Minute))
+		if o.tokenFile != "" {
+			b, err := os.ReadFile(o.tokenFile)
+			if err != nil {
+				return fmt.Errorf("--listen-token-file: %w", err)
+			}
+			o.listen.Token = strings.TrimSpace(string(b))
+			if o.listen.Token == "" {
+				return fmt.Errorf("--listen-token-file %s: the file is empty", o.tokenFile)
+			}
+		}
 	}
 	if cmd.Flags().Changed("record") {
 		if strings.TrimSpace(o.record) == "" {

@@ -1,0 +1,258 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/mcplog"
+)
+
+// streamBuffer is how many messages a stream may have waiting to be written
+// to a slow host before further ones are dropped.
+const streamBuffer = 1024
+
+// lsession is one MCP session of --listen: its own server, log and routing
+// of what the server sends to the host's open streams.
+type lsession struct {
+	l    *listener
+	id   string // Mcp-Session-Id
+	name string // <start>-<pid>-<n>, names the log
+	rec  *mcplog.Writer
+
+	child    *child
+	up       *upstream
+	inMu     sync.Mutex    // serializes writes to the child's stdin
+	readDone chan struct{} // the child's stdout is drained
+
+	mu      sync.Mutex
+	waiters map[string]*waiter // requests waiting for their response, by raw id
+	stream  chan []byte        // the host's GET stream, nil when none is open
+	queue   [][]byte           // server messages waiting for a stream
+	dropped int
+	last    time.Time
+	open    int // streams open: the GET stream and waiting requests
+
+	done    chan struct{}
+	endOnce sync.Once
+}
+
+// waiter is a host request waiting for its response on a POST.
+type waiter struct {
+	ch  chan outMsg
+	sse bool
+}
+
+type outMsg struct {
+	line  []byte
+	final bool // the response itself
+}
+
+func (s *lsession) touch() {
+	s.mu.Lock()
+	s.last = time.Now()
+	s.mu.Unlock()
+}
+
+func (s *lsession) idleFor() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open > 0 {
+		return 0
+	}
+	return time.Since(s.last)
+}
+
+func (s *lsession) record(from string, line []byte) {
+	if s.rec != nil {
+		s.rec.Record(from, append([]byte(nil), line...))
+	}
+}
+
+// startBackend starts the session's server: the command, or its own
+// session of --upstream.
+func (s *lsession) startBackend() error {
+	o := s.l.opts
+	if o.Upstream != "" {
+		s.up = newUpstream(o.Upstream, o.UpstreamHeader, o.MaxFrameBytes, func(from string, line []byte) {
+			s.record(from, line)
+			s.route(line)
+		}, s.l.d.say)
+		return nil
+	}
+	c, err := startChild(o.Command, nil)
+	if err != nil {
+		return err
+	}
+	s.child = c
+	s.readDone = make(chan struct{})
+	lines := make(chan []byte)
+	go func() {
+		readLines(c.stdout, o.MaxFrameBytes, lines, s.l.d.say)
+		close(lines)
+	}()
+	go func() {
+		defer close(s.readDone)
+		for line := range lines {
+			body := jsonrpc.TrimLine(line)
+			if len(body) == 0 {
+				continue
+			}
+			s.record(mcplog.FromServer, body)
+			s.route(body)
+		}
+		// The server closed its stdout: it exited, or is about to.
+		go s.l.end(s, "the MCP server exited")
+	}()
+	go io.Copy(&diagWriter{s.l.d}, c.stderr)
+	return nil
+}
+
+// diagWriter passes a server's stderr to the proxy's, unchanged.
+type diagWriter struct{ d *diag }
+
+func (w *diagWriter) Write(p []byte) (int, error) {
+	w.d.raw(p)
+	return len(p), nil
+}
+
+// fromHost records a host message and forwards it to the server.
+func (s *lsession) fromHost(line []byte) {
+	s.record(mcplog.FromClient, line)
+	if s.up != nil {
+		s.up.send(line)
+		return
+	}
+	buf := make([]byte, len(line)+1)
+	copy(buf, line)
+	buf[len(line)] = '\n'
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	s.child.stdin.Write(buf)
+}
+
+var errDuplicateID = errors.New("a request with this id is already waiting for its response in this session")
+
+// wait registers a request waiting for its response.
+func (s *lsession) wait(id []byte, sse bool) (*waiter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := string(id)
+	if _, ok := s.waiters[key]; ok {
+		return nil, errDuplicateID
+	}
+	w := &waiter{ch: make(chan outMsg, streamBuffer), sse: sse}
+	s.waiters[key] = w
+	s.open++
+	return w, nil
+}
+
+func (s *lsession) unwait(id []byte, w *waiter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiters[string(id)] == w {
+		delete(s.waiters, string(id))
+	}
+	s.open--
+	s.last = time.Now()
+}
+
+// openStream opens the host's GET stream, handing it what was queued.
+func (s *lsession) openStream() (chan []byte, [][]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stream != nil {
+		return nil, nil, false
+	}
+	s.stream = make(chan []byte, streamBuffer)
+	backlog := s.queue
+	s.queue = nil
+	s.open++
+	return s.stream, backlog, true
+}
+
+func (s *lsession) closeStream(ch chan []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stream == ch {
+		s.stream = nil
+	}
+	s.open--
+	s.last = time.Now()
+}
+
+// route passes a server message to the host: a response to the request
+// waiting for it; anything else to the GET stream when one is open, else to
+// a waiting request's event stream, else to the queue (manual, "Streams").
+func (s *lsession) route(line []byte) {
+	m := jsonrpc.Classify(line)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m.Kind == jsonrpc.Response && m.HasID() {
+		if w, ok := s.waiters[string(m.ID)]; ok {
+			delete(s.waiters, string(m.ID))
+			w.ch <- outMsg{line: line, final: true}
+		}
+		return // an answer nobody waits for any more
+	}
+	if s.stream != nil {
+		select {
+		case s.stream <- line:
+		default:
+			s.dropped++
+		}
+		return
+	}
+	for _, w := range s.waiters {
+		if w.sse {
+			select {
+			case w.ch <- outMsg{line: line}:
+				return
+			default:
+			}
+		}
+	}
+	if len(s.queue) >= MaxQueuedMessages {
+		s.dropped++
+		return
+	}
+	s.queue = append(s.queue, line)
+}
+
+// shutdown ends the session once; see listener.end.
+func (s *lsession) shutdown(why string) {
+	s.endOnce.Do(func() {
+		if s.up != nil {
+			close(s.done)
+			s.up.close()
+		} else {
+			c := s.child
+			s.inMu.Lock()
+			c.stdin.Close()
+			s.inMu.Unlock()
+			c.stop(s.l.opts.StopGrace, s.l.d.say)
+			select {
+			case <-s.readDone:
+			case <-time.After(drainGrace):
+				c.stdout.SetReadDeadline(time.Now())
+				<-s.readDone
+			}
+			c.stdout.Close()
+			close(s.done)
+		}
+		if s.rec != nil {
+			if err := s.rec.Close(); err != nil {
+				s.l.d.say("%v", err)
+			}
+		}
+		s.mu.Lock()
+		dropped := s.dropped
+		s.mu.Unlock()
+		if dropped > 0 {
+			s.l.d.say("session %s: %d message(s) of the MCP server were dropped: no stream of the host could take them", s.id[:8], dropped)
+		}
+		s.l.d.say("session %s ended: %s", s.id[:8], why)
+	})
+}

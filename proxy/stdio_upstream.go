@@ -1,0 +1,109 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/mcplog"
+)
+
+// runUpstream proxies a stdio host to a Streamable HTTP server (--upstream):
+// each line the host writes is POSTed, and whatever the server sends comes
+// back to the host as lines. It returns 0 once the session has ended.
+func (s *session) runUpstream(ctx context.Context, st Streams) int {
+	var outMu sync.Mutex
+	hostGone := false
+	toHost := func(from string, line []byte) {
+		buf := make([]byte, len(line)+1)
+		copy(buf, line)
+		buf[len(line)] = '\n'
+		outMu.Lock()
+		defer outMu.Unlock()
+		if s.rec != nil {
+			s.rec.Record(from, buf[:len(line)])
+		}
+		if s.opts.Trace {
+			s.d.say("trace server -> host %d B %s", len(buf), describe(jsonrpc.Classify(line)))
+		}
+		if hostGone {
+			return
+		}
+		if _, err := st.Out.Write(buf); err != nil {
+			hostGone = true
+		}
+	}
+	u := newUpstream(s.opts.Upstream, s.opts.UpstreamHeader, s.opts.MaxFrameBytes, toHost, s.d.say)
+
+	lines := make(chan []byte)
+	readDone := make(chan error, 1)
+	go func() {
+		readDone <- readLines(st.In, s.opts.MaxFrameBytes, lines, s.d.say)
+	}()
+loop:
+	for {
+		select {
+		case line := <-lines:
+			body := jsonrpc.TrimLine(line)
+			if len(body) == 0 {
+				continue
+			}
+			if s.opts.Trace {
+				s.d.say("trace host -> server %d B %s", len(line), describe(jsonrpc.Classify(body)))
+			}
+			if s.rec != nil {
+				s.rec.Record(mcplog.FromClient, body)
+			}
+			u.send(body)
+		case err := <-readDone:
+			if err != nil {
+				s.d.say("reading from the host: %v", err)
+			}
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	u.close()
+	if s.rec != nil {
+		if err := s.rec.Close(); err != nil {
+			s.d.say("%v", err)
+		}
+	}
+	return 0
+}
+
+// readLines sends each line of r (terminator included, newly allocated) on
+// out until r ends. A line longer than max cannot be POSTed whole, so it is
+// dropped with a message.
+func readLines(r io.Reader, max int, out chan<- []byte, say func(string, ...any)) error {
+	br := bufio.NewReaderSize(r, readBufSize)
+	var acc []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			acc = append(acc, chunk...)
+			if len(acc) > max {
+				say("a line from the host is longer than --max-frame-bytes (%d) and cannot be sent over HTTP; dropped", max)
+				tooLong, acc = true, nil
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(acc) > 0 {
+			out <- acc
+		}
+		acc, tooLong = nil, false
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
