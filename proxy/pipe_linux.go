@@ -6,12 +6,15 @@ import (
 )
 
 // pipeSize is the buffer the proxy asks for on the pipes to and from the
-// server: 1 MiB, the default /proc/sys/fs/pipe-max-size, the most an
-// unprivileged process may ask for. With Linux's default of 64 KiB a 1 MiB
-// message crosses each pipe in sixteen hand-offs between two processes;
-// with the proxy in the path there are twice as many pipes, and on a busy
-// machine each hand-off waits for a CPU.
-const pipeSize = 1 << 20
+// server: 256 KiB, the size of its read buffer. With Linux's default of
+// 64 KiB a large message crosses each pipe in many hand-offs between two
+// processes; with the proxy in the path there are twice as many pipes, and
+// on a busy machine each hand-off waits for a CPU. It is not more because
+// pipe buffers count against the user's pipe-user-pages-soft (64 MiB by
+// default), past which every new pipe of that user gets two pages: at
+// 256 KiB a host needs over a hundred proxies to get there; 1 MiB measured
+// no faster (proxybench).
+const pipeSize = 256 << 10
 
 // fSetPipeSz is F_SETPIPE_SZ, the same number on every Linux architecture.
 const fSetPipeSz = 0x407
