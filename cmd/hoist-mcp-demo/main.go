@@ -11,9 +11,9 @@ import (
 	"github.com/hoist-mcp/hoist/internal/demo"
 )
 
-const usage = `usage: hoist-mcp-demo
+const usage = `usage: hoist-mcp-demo [--http ADDR]
 
-A tiny MCP server on stdio for trying hoist-mcp. Its tools answer with their
+A tiny MCP server for trying hoist-mcp. Its tools answer with their
 arguments and store nothing:
 
   lookup   annotated read-only (readOnlyHint: true)
@@ -22,18 +22,33 @@ arguments and store nothing:
 "fail": true makes either return an error result; "delay_ms": n makes it
 wait n ms first (calls run concurrently, so delayed calls overlap).
 
+It speaks stdio by default. --http ADDR serves Streamable HTTP at
+http://ADDR/mcp instead (ADDR 127.0.0.1:0 picks a free port; the URL is
+printed on stdout), insisting on the session id and protocol version.
+
   echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo
+  hoist-mcp-demo --http 127.0.0.1:8932 &
+  hoist-mcp --upstream http://127.0.0.1:8932/mcp
 `
 
 func main() {
-	for _, a := range os.Args[1:] {
-		switch a {
+	httpAddr := ""
+	args := os.Args[1:]
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
 		case "-h", "-help", "--help":
 			fmt.Fprint(os.Stdout, usage)
 			os.Exit(0)
 		case "--version":
 			fmt.Printf("hoist-mcp-demo %s\n", buildinfo.Version())
 			os.Exit(0)
+		case "--http":
+			if i+1 >= len(args) {
+				fmt.Fprintf(os.Stderr, "hoist-mcp-demo: --http needs an address, such as 127.0.0.1:8932\n")
+				os.Exit(2)
+			}
+			i++
+			httpAddr = args[i]
 		default:
 			fmt.Fprintf(os.Stderr, "hoist-mcp-demo: unknown argument %q\n%s", a, usage)
 			os.Exit(2)
@@ -42,6 +57,17 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s := &demo.Server{Version: buildinfo.Version()}
+	if httpAddr != "" {
+		err := demo.ListenAndServe(ctx, httpAddr, &demo.HTTP{Server: s}, func(url string) {
+			fmt.Println(url)
+			fmt.Fprintf(os.Stderr, "hoist-mcp-demo: serving MCP at %s\n", url)
+		})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "hoist-mcp-demo: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := s.Serve(ctx, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "hoist-mcp-demo: %v\n", err)
 		os.Exit(1)

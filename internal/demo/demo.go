@@ -20,14 +20,10 @@ import (
 // ProtocolVersions are the MCP revisions the demo speaks, oldest first.
 var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 
-// Server serves MCP over one pair of streams.
+// Server is the demo's MCP logic, shared by its stdio and HTTP transports.
 type Server struct {
 	// Version is reported in serverInfo.
 	Version string
-
-	mu  sync.Mutex // serializes writes
-	out io.Writer
-	wg  sync.WaitGroup
 }
 
 // Tools returns the demo's tools/list result.
@@ -68,86 +64,106 @@ type request struct {
 }
 
 // Serve reads requests from in until it ends, answering on out, then waits
-// for calls still running. Lines that are not JSON-RPC requests are answered
-// with a parse or invalid-request error when they carry an id, and ignored
-// otherwise.
+// for calls still running. Lines that are not JSON are answered with a parse
+// error; notifications and responses need no answer.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	s.out = out
+	var mu sync.Mutex // serializes writes
+	send := func(b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.Write(append(b, '\n'))
+	}
+	var wg sync.WaitGroup
 	br := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			s.handle(ctx, line)
+			if call := s.Handle(line, send); call != nil {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					call(ctx)
+				}()
+			}
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			s.wg.Wait()
+			wg.Wait()
 			return fmt.Errorf("reading stdin: %w", err)
 		}
 	}
-	s.wg.Wait()
+	wg.Wait()
 	return nil
 }
 
-func (s *Server) handle(ctx context.Context, line []byte) {
+// Handle answers one message through send. A tools/call is returned as a
+// function for the caller to run (concurrently, on stdio), since it may
+// wait for delay_ms; everything else is answered before Handle returns.
+func (s *Server) Handle(line []byte, send func([]byte)) func(context.Context) {
 	var req request
 	if err := json.Unmarshal(line, &req); err != nil {
-		s.send(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32700, "message": "parse error"}})
-		return
+		send(marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32700, "message": "parse error"}}))
+		return nil
 	}
 	if req.ID == nil || string(req.ID) == "null" {
-		return // notifications need no answer; responses to us are unexpected
+		return nil // notifications need no answer; responses to us are unexpected
 	}
 	id := req.ID
+	result := func(r any) { send(marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": r})) }
+	fail := func(code int, msg string) {
+		send(marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}}))
+	}
 	switch req.Method {
 	case "initialize":
-		var p struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		json.Unmarshal(req.Params, &p)
-		v := ProtocolVersions[len(ProtocolVersions)-1]
-		for _, known := range ProtocolVersions {
-			if known == p.ProtocolVersion {
-				v = known
-			}
-		}
-		s.result(id, map[string]any{
-			"protocolVersion": v,
+		result(map[string]any{
+			"protocolVersion": Negotiate(req.Params),
 			"capabilities":    map[string]any{"tools": map[string]any{}},
 			"serverInfo":      map[string]any{"name": "hoist-mcp-demo", "version": s.Version},
 			"instructions":    "A demo server: lookup and update answer with their arguments.",
 		})
 	case "ping":
-		s.result(id, map[string]any{})
+		result(map[string]any{})
 	case "tools/list":
-		s.result(id, map[string]any{"tools": Tools()})
+		result(map[string]any{"tools": Tools()})
 	case "tools/call":
 		var p struct {
 			Name      string         `json:"name"`
 			Arguments map[string]any `json:"arguments"`
 		}
 		if err := json.Unmarshal(req.Params, &p); err != nil {
-			s.fail(id, -32602, "invalid params: "+err.Error())
-			return
+			fail(-32602, "invalid params: "+err.Error())
+			return nil
 		}
 		if p.Name != "lookup" && p.Name != "update" {
-			s.fail(id, -32602, fmt.Sprintf("unknown tool: %s", p.Name))
-			return
+			fail(-32602, fmt.Sprintf("unknown tool: %s", p.Name))
+			return nil
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.call(ctx, id, p.Arguments)
-		}()
+		return func(ctx context.Context) { call(ctx, p.Arguments, result) }
 	default:
-		s.fail(id, -32601, "method not found: "+req.Method)
+		fail(-32601, "method not found: "+req.Method)
 	}
+	return nil
+}
+
+// Negotiate returns the protocol version to answer an initialize with: the
+// one asked for when the demo speaks it, else its latest.
+func Negotiate(params json.RawMessage) string {
+	var p struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	json.Unmarshal(params, &p)
+	for _, known := range ProtocolVersions {
+		if known == p.ProtocolVersion {
+			return known
+		}
+	}
+	return ProtocolVersions[len(ProtocolVersions)-1]
 }
 
 // call answers a tools/call with its arguments, after delay_ms.
-func (s *Server) call(ctx context.Context, id json.RawMessage, args map[string]any) {
+func call(ctx context.Context, args map[string]any, result func(any)) {
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -161,28 +177,18 @@ func (s *Server) call(ctx context.Context, id json.RawMessage, args map[string]a
 	}
 	text, _ := json.Marshal(args)
 	failed, _ := args["fail"].(bool)
-	s.result(id, map[string]any{
+	result(map[string]any{
 		"content": []any{map[string]any{"type": "text", "text": string(text)}},
 		"isError": failed,
 	})
 }
 
-func (s *Server) result(id json.RawMessage, result any) {
-	s.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
-}
-
-func (s *Server) fail(id json.RawMessage, code int, msg string) {
-	s.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
-}
-
-// send writes one message as one line. Maps marshal with sorted keys, so
-// answers are byte-stable.
-func (s *Server) send(msg map[string]any) {
+// marshal writes one message. Maps marshal with sorted keys, so answers are
+// byte-stable.
+func marshal(msg map[string]any) []byte {
 	b, err := json.Marshal(msg)
 	if err != nil {
 		b, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": msg["id"], "error": map[string]any{"code": -32603, "message": err.Error()}})
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.out.Write(append(b, '\n'))
+	return b
 }

@@ -1,12 +1,14 @@
-// Drives an MCP server over Streamable HTTP with the TypeScript SDK client and
-// prints what it saw as JSON: the tools, call results, progress notifications
-// and a server-to-client request it answered.
-// usage: node http-client.mjs PEERS_NODE_MODULES URL [TOKEN]
+// Drives an MCP server with the TypeScript SDK client and prints what it saw
+// as JSON: the tools, call results, progress notifications and the
+// server-to-client requests it answered.
+// usage: node client.mjs PEERS_NODE_MODULES http URL [TOKEN]
+//        node client.mjs PEERS_NODE_MODULES stdio COMMAND [ARGS...]
 import { createRequire } from 'node:module';
-const [peers, url, token] = process.argv.slice(2);
+const [peers, mode, ...rest] = process.argv.slice(2);
 const require = createRequire(peers + '/');
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
+const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
 const { CreateMessageRequestSchema, ElicitRequestSchema } = require('@modelcontextprotocol/sdk/types.js');
 
 const out = { progress: [], calls: {}, sampling: 0 };
@@ -16,8 +18,14 @@ client.setRequestHandler(CreateMessageRequestSchema, async () => {
   return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'sampled by the test' } };
 });
 client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
-const opts = token ? { requestInit: { headers: { Authorization: 'Bearer ' + token } } } : {};
-const transport = new StreamableHTTPClientTransport(new URL(url), opts);
+let transport;
+if (mode === 'http') {
+  const [url, token] = rest;
+  const opts = token ? { requestInit: { headers: { Authorization: 'Bearer ' + token } } } : {};
+  transport = new StreamableHTTPClientTransport(new URL(url), opts);
+} else {
+  transport = new StdioClientTransport({ command: rest[0], args: rest.slice(1), env: process.env, stderr: 'inherit' });
+}
 await client.connect(transport);
 out.server = client.getServerVersion()?.name;
 const tools = await client.listTools();
@@ -42,6 +50,6 @@ if (out.tools.includes('echo')) {
 } else {
   await call('lookup', { text: 'hello over http' });
 }
-await transport.terminateSession().catch(() => {});
+if (transport.terminateSession) await transport.terminateSession().catch(() => {});
 await client.close();
 console.log(JSON.stringify(out));
