@@ -162,9 +162,7 @@ func (w *Writer) loop() {
 		w.mu.Unlock()
 		for i := range batch {
 			if w.err == nil {
-				e := &batch[i]
-				buf = AppendLine(buf[:0], e.tMS, e.from, e.line, jsonrpc.Valid(e.line))
-				_, w.err = bw.Write(buf)
+				buf, w.err = writeLine(bw, buf, &batch[i])
 			}
 			batch[i] = entry{} // let the line go
 		}
@@ -180,15 +178,41 @@ func (w *Writer) loop() {
 	}
 }
 
+// writeLine writes e's log line to bw, using buf (returned for reuse) for
+// what it builds. A message goes to bw as it is, between the line's head
+// and "}\n": a large tool result is not copied once more on its way to the
+// file.
+func writeLine(bw *bufio.Writer, buf []byte, e *entry) ([]byte, error) {
+	if !jsonrpc.Valid(e.line) {
+		buf = AppendLine(buf[:0], e.tMS, e.from, e.line, false)
+		_, err := bw.Write(buf)
+		return buf, err
+	}
+	buf = append(appendHead(buf[:0], e.tMS, e.from), `,"message":`...)
+	if _, err := bw.Write(buf); err != nil {
+		return buf, err
+	}
+	if _, err := bw.Write(e.line); err != nil {
+		return buf, err
+	}
+	_, err := bw.WriteString("}\n")
+	return buf, err
+}
+
+// appendHead appends the members every log line starts with.
+func appendHead(dst []byte, tMS int64, from string) []byte {
+	dst = append(dst, `{"t_ms":`...)
+	dst = strconv.AppendInt(dst, tMS, 10)
+	dst = append(dst, `,"from":`...)
+	return AppendString(dst, from)
+}
+
 // AppendLine appends one log line for a wire line (without terminator) to
 // dst: {"t_ms":…,"from":…,"message":<line>} when isJSON says line is one
 // valid JSON value (see jsonrpc.Valid), else {"t_ms":…,"from":…,"raw":"<line
 // as text>"}. The log line ends in "\n".
 func AppendLine(dst []byte, tMS int64, from string, line []byte, isJSON bool) []byte {
-	dst = append(dst, `{"t_ms":`...)
-	dst = strconv.AppendInt(dst, tMS, 10)
-	dst = append(dst, `,"from":`...)
-	dst = AppendString(dst, from)
+	dst = appendHead(dst, tMS, from)
 	if isJSON {
 		dst = append(dst, `,"message":`...)
 		dst = append(dst, line...)

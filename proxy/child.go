@@ -50,11 +50,13 @@ func startChild(argv []string, errFile *os.File) (*child, error) {
 		return fail(fmt.Errorf("creating pipe: %w", err))
 	}
 	c.stdin, closeAfter = inW, append(closeAfter, inR)
+	growPipe(inW)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return fail(fmt.Errorf("creating pipe: %w", err))
 	}
 	c.stdout, closeAfter = outR, append(closeAfter, outW)
+	growPipe(outR)
 	c.cmd.Stdin, c.cmd.Stdout = inR, outW
 	if errFile != nil {
 		c.cmd.Stderr = errFile

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,9 @@ import (
 // readBufSize is the size of each stream's read buffer. A line longer than
 // this is forwarded in pieces as it arrives, never held back whole.
 const readBufSize = 256 << 10
+
+// keepAssembly is the largest line-assembly buffer a pump keeps between lines.
+const keepAssembly = 4 << 20
 
 // pump copies one stream line by line, forwarding every byte unchanged and
 // in order, and hands each complete line to the recorder just before its
@@ -71,15 +75,20 @@ func (p *pump) run() error {
 					}
 					return p.raw(br)
 				}
-				if acc == nil && complete {
-					acc = make([]byte, len(chunk))
-					copy(acc, chunk)
-				} else {
+				switch {
+				case len(acc) == 0 && complete:
+					p.onLine(bytes.Clone(chunk))
+				default:
+					// A line in pieces is assembled in a buffer kept from
+					// line to line, then handed over in one exact copy.
 					acc = append(acc, chunk...)
-				}
-				if complete || err == io.EOF {
-					p.onLine(acc)
-					acc = nil
+					if complete || err == io.EOF {
+						p.onLine(bytes.Clone(acc))
+						acc = acc[:0]
+						if cap(acc) > keepAssembly {
+							acc = nil
+						}
+					}
 				}
 			} else if total > p.maxFrame && p.onRaw != nil {
 				p.onRaw(p.maxFrame)
@@ -101,8 +110,8 @@ func (p *pump) run() error {
 		case err == io.EOF, errors.Is(err, os.ErrDeadlineExceeded):
 			// EOF: a last line without newline is still a line. Deadline:
 			// the owner stopped waiting for this stream.
-			if p.keep && acc != nil {
-				p.onLine(acc)
+			if p.keep && len(acc) > 0 {
+				p.onLine(bytes.Clone(acc))
 			}
 			return nil
 		default:
