@@ -38,9 +38,10 @@ type Writer struct {
 	dropped int64 // lines not recorded because the queue was full
 	lastMS  int64
 	closed  bool
+	parked  bool  // the writer goroutine waits for wake with nothing to do
 	err     error // first write error, reported once by Close
 
-	wake chan struct{} // buffered(1): the queue has something
+	wake chan struct{} // buffered(1): work for a parked writer, or close
 	done chan struct{} // closed when the writer goroutine has returned
 }
 
@@ -111,14 +112,29 @@ func (w *Writer) Record(from string, line []byte) {
 	}
 	w.queued += len(line)
 	w.queue = append(w.queue, entry{tMS: ms, from: from, line: line})
+	// A busy writer comes back for the queue by itself; waking it for
+	// every line would cost the forwarding path a wake-up per line.
+	wake := w.parked || w.queued >= wakeBytes
+	w.parked = false
 	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
+	if wake {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
-// Close stops recording, writes what is queued, syncs and closes the file.
+// While lines keep coming, the writer writes what has queued every
+// flushInterval, or as soon as wakeBytes have queued.
+const (
+	flushInterval = 2 * time.Millisecond
+	wakeBytes     = 1 << 20
+)
+
+// Close stops recording, writes what is queued and closes the file. It does
+// not fsync: once the proxy exits the log is whole for every reader, and
+// making the host's exit wait for the disk buys nothing a session needs.
 // It is safe to call more than once; later calls return nil.
 func (w *Writer) Close() error {
 	w.mu.Lock()
@@ -137,9 +153,6 @@ func (w *Writer) Close() error {
 	if err == nil && w.dropped > 0 {
 		err = fmt.Errorf("%d line(s) were not recorded: the disk fell more than %d MiB behind", w.dropped, MaxQueued>>20)
 	}
-	if serr := w.f.Sync(); serr != nil && err == nil {
-		err = serr
-	}
 	if cerr := w.f.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
@@ -154,11 +167,19 @@ func (w *Writer) loop() {
 	bw := bufio.NewWriterSize(w.f, 256<<10)
 	var batch []entry
 	var buf []byte
-	for range w.wake {
+	pause := time.NewTimer(flushInterval)
+	pause.Stop()
+	for {
 		w.mu.Lock()
 		batch, w.queue = w.queue, batch[:0]
 		w.queued = 0
 		closed := w.closed
+		if len(batch) == 0 && !closed {
+			w.parked = true
+			w.mu.Unlock()
+			<-w.wake
+			continue
+		}
 		w.mu.Unlock()
 		for i := range batch {
 			if w.err == nil {
@@ -174,6 +195,13 @@ func (w *Writer) loop() {
 		}
 		if closed {
 			return
+		}
+		// Let lines gather for a moment, unless a backlog or Close calls.
+		pause.Reset(flushInterval)
+		select {
+		case <-pause.C:
+		case <-w.wake:
+			pause.Stop()
 		}
 	}
 }
