@@ -178,3 +178,19 @@ func TestAppendStringMatchesJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestBorrowRecycle(t *testing.T) {
+	for _, n := range []int{1, 100, 128, 129, 1 << 20, 1<<20 + 1} {
+		b := Borrow(n)
+		if len(b) != n || cap(b) < n {
+			t.Fatalf("Borrow(%d): len %d cap %d", n, len(b), cap(b))
+		}
+		if n <= 1<<20 && cap(b)&(cap(b)-1) != 0 {
+			t.Errorf("Borrow(%d): cap %d is not a power of two", n, cap(b))
+		}
+		recycle(b)
+		if c := Borrow(n); len(c) != n {
+			t.Errorf("Borrow(%d) after recycle: len %d", n, len(c))
+		}
+	}
+}

@@ -87,7 +87,8 @@ func Create(path string, h Header, start time.Time) (*Writer, error) {
 func (w *Writer) Path() string { return w.path }
 
 // Record queues one wire line (without its terminator) and returns at once.
-// The Writer takes ownership of line: the caller must not change it after.
+// The Writer takes ownership of line: the caller must not use it after
+// (the Writer may recycle it for Borrow).
 // Whether the line is stored as "message" or "raw" is decided by the writer
 // goroutine, off the caller's path.
 func (w *Writer) Record(from string, line []byte) {
@@ -185,6 +186,7 @@ func (w *Writer) loop() {
 			if w.err == nil {
 				buf, w.err = writeLine(bw, buf, &batch[i])
 			}
+			recycle(batch[i].line)
 			batch[i] = entry{} // let the line go
 		}
 		if w.err == nil {

@@ -2,11 +2,12 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/hoist-mcp/hoist/mcplog"
 )
 
 // readBufSize is the size of each stream's read buffer. A line longer than
@@ -77,13 +78,13 @@ func (p *pump) run() error {
 				}
 				switch {
 				case len(acc) == 0 && complete:
-					p.onLine(bytes.Clone(chunk))
+					p.onLine(clone(chunk))
 				default:
 					// A line in pieces is assembled in a buffer kept from
 					// line to line, then handed over in one exact copy.
 					acc = append(acc, chunk...)
 					if complete || err == io.EOF {
-						p.onLine(bytes.Clone(acc))
+						p.onLine(clone(acc))
 						acc = acc[:0]
 						if cap(acc) > keepAssembly {
 							acc = nil
@@ -111,7 +112,7 @@ func (p *pump) run() error {
 			// EOF: a last line without newline is still a line. Deadline:
 			// the owner stopped waiting for this stream.
 			if p.keep && len(acc) > 0 {
-				p.onLine(bytes.Clone(acc))
+				p.onLine(clone(acc))
 			}
 			return nil
 		default:
@@ -144,4 +145,11 @@ func writeAll(w io.Writer, b []byte) error {
 		return errWrite{err}
 	}
 	return nil
+}
+
+// clone copies a line for the recorder into a buffer it will recycle.
+func clone(b []byte) []byte {
+	c := mcplog.Borrow(len(b))
+	copy(c, b)
+	return c
 }
