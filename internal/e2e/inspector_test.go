@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,5 +83,42 @@ func TestInspectorListsToolsThroughProxy(t *testing.T) {
 	}
 	if diff := cmp.Diff(direct, listed); diff != "" {
 		t.Errorf("the tools/list result in the log differs from what the inspector printed (-printed +logged):\n%s", diff)
+	}
+}
+
+// TestInspectorOverHTTP lists server-everything's tools with the inspector
+// CLI over Streamable HTTP through hoist-mcp --listen, and through --listen
+// in front of hoist-mcp --upstream's own HTTP session: both must equal the
+// list it gets directly over stdio.
+func TestInspectorOverHTTP(t *testing.T) {
+	nm := testbin.Peers(t)
+	server := peerBin(t, nm, "mcp-server-everything")
+	direct := inspect(t, nm, server)
+
+	proxy := exec.Command(testbin.Build(t, "hoist-mcp"), "--listen", "127.0.0.1:0", "--", server)
+	proxy.Env = testbin.Env()
+	stdout, err := proxy.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		proxy.Process.Signal(syscall.SIGTERM)
+		proxy.Wait()
+	})
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("hoist-mcp --listen printed no URL: %v", err)
+	}
+	url = strings.TrimSpace(url)
+	if diff := cmp.Diff(direct, inspect(t, nm, url, "--transport", "http")); diff != "" {
+		t.Errorf("tools/list over HTTP through hoist-mcp --listen differs from stdio directly (-direct +proxied):\n%s", diff)
+	}
+	// The same through a stdio proxy whose server is the --listen one.
+	upstream := inspect(t, nm, testbin.Build(t, "hoist-mcp"), "--upstream", url)
+	if diff := cmp.Diff(direct, upstream); diff != "" {
+		t.Errorf("tools/list through hoist-mcp --upstream differs (-direct +proxied):\n%s", diff)
 	}
 }
