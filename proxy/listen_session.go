@@ -10,9 +10,13 @@ import (
 	"github.com/hoist-mcp/hoist/mcplog"
 )
 
-// streamBuffer is how many messages a stream may have waiting to be written
-// to a slow host before further ones are dropped.
-const streamBuffer = 1024
+// streamBuffer is how many messages the GET stream, and waiterBuffer a
+// request's event stream, may have waiting to be written to a slow host
+// before further ones go elsewhere or are dropped.
+const (
+	streamBuffer = 1024
+	waiterBuffer = 64
+)
 
 // lsession is one MCP session of --listen: its own server, log and routing
 // of what the server sends to the host's open streams.
@@ -143,7 +147,13 @@ func (s *lsession) wait(id []byte, sse bool) (*waiter, error) {
 	if _, ok := s.waiters[key]; ok {
 		return nil, errDuplicateID
 	}
-	w := &waiter{ch: make(chan outMsg, streamBuffer), sse: sse}
+	// A host that takes only JSON gets the response alone; an event
+	// stream also carries what the server sends meanwhile.
+	size := 1
+	if sse {
+		size = waiterBuffer
+	}
+	w := &waiter{ch: make(chan outMsg, size), sse: sse}
 	s.waiters[key] = w
 	s.open++
 	return w, nil
@@ -193,7 +203,7 @@ func (s *lsession) route(line []byte) {
 	if m.Kind == jsonrpc.Response && m.HasID() {
 		if w, ok := s.waiters[string(m.ID)]; ok {
 			delete(s.waiters, string(m.ID))
-			w.ch <- outMsg{line: line, final: true}
+			w.ch <- outMsg{line: line, final: true} // room is kept for it
 		}
 		return // an answer nobody waits for any more
 	}
@@ -206,12 +216,10 @@ func (s *lsession) route(line []byte) {
 		return
 	}
 	for _, w := range s.waiters {
-		if w.sse {
-			select {
-			case w.ch <- outMsg{line: line}:
-				return
-			default:
-			}
+		// Keep one place free for the response itself.
+		if w.sse && len(w.ch) < cap(w.ch)-1 {
+			w.ch <- outMsg{line: line}
+			return
 		}
 	}
 	if len(s.queue) >= MaxQueuedMessages {

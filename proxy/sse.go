@@ -27,7 +27,7 @@ type sseReader struct {
 }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &sseReader{br: bufio.NewReaderSize(r, 8<<10), max: max}
 }
 
 // errEventTooLarge is returned for an event whose data passes the limit.
