@@ -343,4 +343,3 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
-
