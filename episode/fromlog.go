@@ -1,0 +1,746 @@
+package episode
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/mcplog"
+)
+
+// Options tune how session logs become an episode.
+type Options struct {
+	// Qualify names tools "server::tool" even for a single log: once a
+	// directory holds a host session of several servers, every log's tools
+	// in it are qualified (manual, "Several servers"). FromLogs always
+	// qualifies when given more than one log.
+	Qualify bool
+	// NoMeta skips the <session>.meta.json sidecar beside a log (task id,
+	// trial, reward, agent model), which FromLog and FromLogs read by
+	// default when the log has a Path.
+	NoMeta bool
+}
+
+// ErrSameServerName is wrapped by the error FromLogs returns for two logs
+// of one host session whose servers have the same name: their tools cannot
+// be told apart (manual, "Several servers"), so the caller should keep those
+// logs apart, and say so.
+var ErrSameServerName = errors.New("two servers of one host session have the same name")
+
+// FromLog builds the Episode of one session log (issue 3, point 1; manual,
+// "Reading logs"). See FromLogs for what it holds.
+func FromLog(log *mcplog.Log, opt Options) (*Episode, error) {
+	return FromLogs([]*mcplog.Log{log}, opt)
+}
+
+// ReadLog reads the session log at path (plain or .zst) and builds its
+// Episode with FromLog.
+func ReadLog(path string, opt Options) (*Episode, error) {
+	log, err := mcplog.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return FromLog(log, opt)
+}
+
+// FromLogs builds ONE Episode from the logs of one host session, one log
+// per server, that ran at the same time (manual, "Several servers"); with
+// one log it is FromLog. The caller decides which logs belong together
+// (same header host_session, overlapping in time).
+//
+//   - Lines are merged in the order the proxies read them: by
+//     started_unix_ms + t_ms, stable (ties keep the order of logs, sorted by
+//     start, then the order of lines). Event times count from the earliest
+//     log's start, which is Episode.Started; Episode.ID is that log's
+//     session.
+//   - Each server is named by its header's server_name, else its domain,
+//     else the name it gave itself in initialize (serverInfo.name). With
+//     several logs, or Options.Qualify, tools and calls are named
+//     "server::tool". Two logs with the same server name give an error
+//     wrapping ErrSameServerName.
+//   - Each tools/call the client sends is a call by the agent; each the
+//     proxy sends on its own (ids hoist-…) a call by the proxy. The first
+//     response to a call is its result: an error for a JSON-RPC error or
+//     isError: true; its text the content's text items joined by newlines
+//     (the error's message for a JSON-RPC error).
+//   - notifications/cancelled marks a call cancelled; so does the end of
+//     its log without an answer, there, so that it does not hold the other
+//     servers' turns open.
+//   - Context lines are messages of the conversation. Each proxy of a host
+//     session logs the same --context file, so a line another log already
+//     gave (the same role and text, at or after the last line this log
+//     matched) is kept once.
+//   - LLM turns are inferred across servers by InferTurns.
+//   - Tools come from tools/list results (the proxy's version, when it
+//     answered the host itself): kind from readOnlyHint (true Read, false
+//     Write, absent Generic), input contract from inputSchema.
+//   - Domain, agent model and host session come from the headers; the agent
+//     model falls back to initialize's clientInfo.name. A
+//     <session>.meta.json beside a log sets task id, trial, reward and agent
+//     model, unless Options.NoMeta.
+func FromLogs(logs []*mcplog.Log, opt Options) (*Episode, error) {
+	if len(logs) == 0 {
+		return nil, errors.New("building episode: no logs")
+	}
+	logs = append([]*mcplog.Log(nil), logs...)
+	sort.SliceStable(logs, func(i, j int) bool { return logs[i].Header.StartedUnixMS < logs[j].Header.StartedUnixMS })
+	b := newBuilder(logs, opt.Qualify || len(logs) > 1)
+	if err := b.nameServers(); err != nil {
+		return nil, err
+	}
+	b.run()
+	ep := b.ep
+	if !opt.NoMeta {
+		for _, l := range logs {
+			if l.Path == "" {
+				continue
+			}
+			m, err := ReadMeta(MetaPath(l.Path))
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			m.apply(ep)
+			break
+		}
+	}
+	return ep, nil
+}
+
+// Meta is what a <session>.meta.json sidecar says of a session: what the
+// proxy cannot see (the τ²-bench logs carry one; see their README).
+type Meta struct {
+	TaskID string
+	Trial  *int
+	Reward *float64
+	Model  string
+	Domain string
+}
+
+// MetaPath returns the sidecar path beside a log: <session>.meta.json for
+// <session>.jsonl or <session>.jsonl.zst.
+func MetaPath(logPath string) string {
+	p := strings.TrimSuffix(logPath, ".zst")
+	p = strings.TrimSuffix(p, ".jsonl")
+	return p + ".meta.json"
+}
+
+// ReadMeta reads a .meta.json sidecar. A missing file gives an error
+// wrapping os.ErrNotExist.
+func ReadMeta(path string) (*Meta, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading session metadata: %w", err)
+	}
+	var raw struct {
+		TaskID json.RawMessage `json:"task_id"`
+		Trial  *int            `json:"trial"`
+		Reward *float64        `json:"reward"`
+		Model  string          `json:"model"`
+		Domain string          `json:"domain"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, &mcplog.InputError{File: path, Err: jsonProblem(data, err)}
+	}
+	return &Meta{TaskID: idText(raw.TaskID), Trial: raw.Trial, Reward: raw.Reward, Model: raw.Model, Domain: raw.Domain}, nil
+}
+
+func (m *Meta) apply(ep *Episode) {
+	if m.TaskID != "" {
+		ep.TaskID = m.TaskID
+	}
+	if m.Trial != nil {
+		ep.Trial = *m.Trial
+	}
+	if m.Reward != nil {
+		r := *m.Reward
+		ep.Reward = &r
+	}
+	if m.Model != "" {
+		ep.AgentModel = m.Model
+	}
+	if ep.Domain == "" {
+		ep.Domain = m.Domain
+	}
+}
+
+// idText returns a JSON string's text, or a number's digits, or "".
+func idText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// jsonProblem words a JSON decoding error with the line it happened on.
+func jsonProblem(data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+		return fmt.Errorf("line %d: %v", line, se)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type, te.Value)
+	}
+	return err
+}
+
+// KindOf returns a tool's kind from its listed annotations: readOnlyHint
+// true is Read, false is Write, absent (or not a boolean) is Generic
+// (manual, "Reading logs").
+func KindOf(annotations json.RawMessage) Kind {
+	var a struct {
+		ReadOnlyHint *bool `json:"readOnlyHint"`
+	}
+	if len(annotations) == 0 || json.Unmarshal(annotations, &a) != nil || a.ReadOnlyHint == nil {
+		return Generic
+	}
+	if *a.ReadOnlyHint {
+		return Read
+	}
+	return Write
+}
+
+// QualifiedName returns "server::tool", the name of a tool in an episode of
+// several servers.
+func QualifiedName(server, tool string) string { return server + "::" + tool }
+
+// ArgValues returns the values a call's arguments pass, for turn inference:
+// every non-empty string and every number (as written) in them, depth
+// first, object members in key order. Keys, booleans and nulls are not
+// values.
+func ArgValues(args json.RawMessage) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			if x != "" {
+				out = append(out, x)
+			}
+		case json.Number:
+			out = append(out, x.String())
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(x[k])
+			}
+		}
+	}
+	walk(v)
+	return out
+}
+
+// ----------------------------------------------------------------------
+// The builder.
+
+type idKey struct {
+	log int
+	id  string
+}
+
+type line struct {
+	log int
+	abs int64 // unix ms
+	e   *mcplog.Entry
+}
+
+type builder struct {
+	logs    []*mcplog.Log
+	qualify bool
+	ep      *Episode
+	names   []string // server name per log
+
+	steps      []Step
+	calls      []*Call
+	callLog    []int
+	answerStep []int // index in steps of each call's StepAnswer, or -1
+
+	open     map[idKey]int // calls awaiting their first response
+	answered map[idKey]int // agent calls answered by the server, which the proxy may answer again
+	lists    map[idKey]bool
+
+	conv   []Message // the conversation so far, for dedupe
+	cursor []int     // per log: index in conv after its last matched line
+
+	toolIndex map[string]int // qualified name → index in ep.Tools
+}
+
+func newBuilder(logs []*mcplog.Log, qualify bool) *builder {
+	first := logs[0].Header
+	ep := &Episode{
+		ID:          first.Session,
+		Source:      SourceMCP,
+		HostSession: first.HostSession,
+		Started:     time.UnixMilli(first.StartedUnixMS).UTC(),
+	}
+	for _, l := range logs {
+		if ep.Domain == "" && l.Header.Domain != nil {
+			ep.Domain = *l.Header.Domain
+		}
+		if ep.AgentModel == "" && l.Header.AgentModel != nil {
+			ep.AgentModel = *l.Header.AgentModel
+		}
+		ep.Servers = append(ep.Servers, Server{Session: l.Header.Session, Path: l.Path, Command: l.Header.ServerCommand})
+	}
+	return &builder{
+		logs:      logs,
+		qualify:   qualify,
+		ep:        ep,
+		open:      map[idKey]int{},
+		answered:  map[idKey]int{},
+		lists:     map[idKey]bool{},
+		cursor:    make([]int, len(logs)),
+		toolIndex: map[string]int{},
+	}
+}
+
+// nameServers names each log's server: server_name, else domain, else
+// initialize's serverInfo.name (which needs a look at the log), and fills
+// in Server.Info.
+func (b *builder) nameServers() error {
+	b.names = make([]string, len(b.logs))
+	byName := map[string]int{}
+	for i, l := range b.logs {
+		info := serverInfo(l)
+		b.ep.Servers[i].Info = info
+		name := l.Header.ServerName
+		if name == "" && l.Header.Domain != nil {
+			name = *l.Header.Domain
+		}
+		if name == "" && info != nil {
+			var si struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(info, &si) == nil {
+				name = si.Name
+			}
+		}
+		if name == "" {
+			name = l.Header.Session
+		}
+		if j, dup := byName[name]; dup && len(b.logs) > 1 {
+			return fmt.Errorf("merging %s and %s: %w (%q); name them with --server-name",
+				b.logs[j].Header.Session, l.Header.Session, ErrSameServerName, name)
+		}
+		byName[name] = i
+		b.names[i] = name
+		b.ep.Servers[i].Name = name
+	}
+	return nil
+}
+
+// serverInfo returns the serverInfo of the log's initialize result, raw.
+func serverInfo(l *mcplog.Log) json.RawMessage {
+	inits := map[string]bool{}
+	for i := range l.Entries {
+		e := &l.Entries[i]
+		if e.Message == nil {
+			continue
+		}
+		for _, msg := range messages(e.Message) {
+			m := jsonrpc.Classify(msg)
+			switch {
+			case e.From == mcplog.FromClient && m.Kind == jsonrpc.Request && m.Method == "initialize":
+				inits[string(m.ID)] = true
+			case e.From == mcplog.FromServer && m.Kind == jsonrpc.Response && inits[string(m.ID)]:
+				var r struct {
+					Result struct {
+						ServerInfo json.RawMessage `json:"serverInfo"`
+					} `json:"result"`
+				}
+				if json.Unmarshal(msg, &r) == nil && len(r.Result.ServerInfo) > 0 {
+					return r.Result.ServerInfo
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// messages returns the JSON-RPC messages of a message line: itself, or the
+// elements of a batch.
+func messages(msg json.RawMessage) []json.RawMessage {
+	t := bytes.TrimLeft(msg, " \t\r\n")
+	if len(t) == 0 || t[0] != '[' {
+		return []json.RawMessage{msg}
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(msg, &batch) != nil {
+		return nil
+	}
+	return batch
+}
+
+func (b *builder) run() {
+	var lines []line
+	for li, l := range b.logs {
+		for i := range l.Entries {
+			e := &l.Entries[i]
+			lines = append(lines, line{log: li, abs: l.Header.StartedUnixMS + e.TMS, e: e})
+		}
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].abs < lines[j].abs })
+	last := make([]int, len(b.logs)) // index in lines of each log's last line
+	for i := range last {
+		last[i] = -1
+	}
+	for i, ln := range lines {
+		last[ln.log] = i
+	}
+	start := b.logs[0].Header.StartedUnixMS
+	for i, ln := range lines {
+		t := ln.abs - start
+		b.entry(ln.log, t, ln.e)
+		if i == last[ln.log] {
+			b.endLog(ln.log, t)
+		}
+	}
+	for li := range b.logs {
+		if last[li] < 0 {
+			b.endLog(li, 0)
+		}
+	}
+	b.turns()
+}
+
+func (b *builder) entry(li int, t int64, e *mcplog.Entry) {
+	if e.Message == nil {
+		return // a raw line: not JSON-RPC, nothing of the episode
+	}
+	if e.From == mcplog.FromContext {
+		b.context(li, t, e.Message)
+		return
+	}
+	for _, msg := range messages(e.Message) {
+		b.message(li, t, e.From, msg)
+	}
+}
+
+// context adds a conversation line, unless another log gave it already.
+func (b *builder) context(li int, t int64, msg json.RawMessage) {
+	var c struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(msg, &c) != nil {
+		return
+	}
+	m := Message{Role: c.Role, Text: contentText(c.Content)}
+	if len(b.logs) > 1 {
+		for j := b.cursor[li]; j < len(b.conv); j++ {
+			if b.conv[j] == m {
+				b.cursor[li] = j + 1
+				return
+			}
+		}
+	}
+	b.conv = append(b.conv, m)
+	b.cursor[li] = len(b.conv)
+	b.ep.Events = append(b.ep.Events, Event{Type: EventMessage, TMS: t, Message: &m})
+	b.steps = append(b.steps, Step{Kind: StepSaid, TMS: t, Text: m.Text})
+}
+
+// contentText returns a conversation line's text: a string, or the text
+// parts of a list of parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" || p.Type == "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+func (b *builder) message(li int, t int64, from string, msg json.RawMessage) {
+	m := jsonrpc.Classify(msg)
+	key := idKey{li, string(m.ID)}
+	caller := from == mcplog.FromClient || from == mcplog.FromProxy
+	switch {
+	case m.Kind == jsonrpc.Request && caller:
+		delete(b.answered, key)
+		switch m.Method {
+		case "tools/call":
+			b.call(li, t, from, m.ID, msg)
+		case "tools/list":
+			b.lists[key] = true
+		case "initialize":
+			if from == mcplog.FromClient && b.ep.AgentModel == "" {
+				// The proxy cannot see the model: name the host
+				// (manual, "What the proxy cannot see").
+				var r struct {
+					Params struct {
+						ClientInfo struct {
+							Name string `json:"name"`
+						} `json:"clientInfo"`
+					} `json:"params"`
+				}
+				if json.Unmarshal(msg, &r) == nil {
+					b.ep.AgentModel = r.Params.ClientInfo.Name
+				}
+			}
+		}
+	case m.Kind == jsonrpc.Notification && caller && m.Method == "notifications/cancelled":
+		var n struct {
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(msg, &n) != nil {
+			return
+		}
+		k := idKey{li, string(bytes.TrimSpace(n.Params.RequestID))}
+		// The call stays open: a response that still comes is its result,
+		// though the agent no longer reads it.
+		if c, ok := b.open[k]; ok && !b.calls[c].Cancelled {
+			b.calls[c].Cancelled = true
+			b.steps = append(b.steps, Step{Kind: StepCancel, TMS: t, Call: c})
+		}
+	case m.Kind == jsonrpc.Response && (from == mcplog.FromServer || from == mcplog.FromProxy):
+		b.response(li, t, from, key, msg)
+	}
+}
+
+func (b *builder) call(li int, t int64, from string, id json.RawMessage, msg json.RawMessage) {
+	var r struct {
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(msg, &r) // a call without usable params is still a call
+	by := Agent
+	if from == mcplog.FromProxy {
+		by = Proxy
+	}
+	c := &Call{
+		Index:  len(b.calls),
+		ID:     string(id),
+		Server: b.names[li],
+		Tool:   b.toolName(li, r.Params.Name),
+		Args:   r.Params.Arguments,
+		By:     by,
+	}
+	b.calls = append(b.calls, c)
+	b.callLog = append(b.callLog, li)
+	b.answerStep = append(b.answerStep, -1)
+	b.open[idKey{li, string(id)}] = c.Index
+	b.ep.Events = append(b.ep.Events, Event{Type: EventCall, TMS: t, Call: c})
+	b.steps = append(b.steps, Step{Kind: StepCall, TMS: t, Call: c.Index, By: by, Values: ArgValues(c.Args)})
+}
+
+func (b *builder) toolName(li int, tool string) string {
+	if b.qualify {
+		return QualifiedName(b.names[li], tool)
+	}
+	return tool
+}
+
+func (b *builder) response(li int, t int64, from string, key idKey, msg json.RawMessage) {
+	if b.lists[key] {
+		b.toolsList(li, msg)
+		if from == mcplog.FromServer {
+			return // the proxy may answer it again with its own version
+		}
+		delete(b.lists, key)
+		return
+	}
+	if c, ok := b.open[key]; ok {
+		delete(b.open, key)
+		call := b.calls[c]
+		res := resultOf(msg)
+		res.CallIndex = c
+		call.Result = res
+		b.ep.Events = append(b.ep.Events, Event{Type: EventResult, TMS: t, Result: res})
+		if call.Cancelled {
+			return
+		}
+		if from == mcplog.FromServer && call.By == Agent {
+			b.answered[key] = c
+		}
+		b.answerStep[c] = len(b.steps)
+		b.steps = append(b.steps, Step{Kind: StepAnswer, TMS: t, Call: c, Text: res.Text})
+		return
+	}
+	if c, ok := b.answered[key]; ok && from == mcplog.FromProxy {
+		// The proxy held the server's response and answers the agent now,
+		// with its lookups: that is when the agent can read it.
+		delete(b.answered, key)
+		if s := b.answerStep[c]; s >= 0 {
+			b.steps[s].Kind = stepDead
+		}
+		b.answerStep[c] = len(b.steps)
+		b.steps = append(b.steps, Step{Kind: StepAnswer, TMS: t, Call: c, Text: resultOf(msg).Text})
+	}
+}
+
+// stepDead marks a step superseded by a later one; InferTurns ignores it.
+const stepDead StepKind = 255
+
+// resultOf reads a response to a tools/call.
+func resultOf(msg json.RawMessage) *Result {
+	var r struct {
+		Result *struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	res := &Result{Raw: msg}
+	if err := json.Unmarshal(msg, &r); err != nil {
+		// A member of an unexpected type: keep what can be read.
+		var loose struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(msg, &loose) == nil && len(loose.Error) > 0 && string(loose.Error) != "null" {
+			res.IsError = true
+		}
+		return res
+	}
+	switch {
+	case r.Error != nil:
+		res.IsError = true
+		res.Text = r.Error.Message
+	case r.Result != nil:
+		res.IsError = r.Result.IsError
+		var texts []string
+		for _, c := range r.Result.Content {
+			if c.Type == "text" {
+				texts = append(texts, c.Text)
+			}
+		}
+		res.Text = strings.Join(texts, "\n")
+	}
+	return res
+}
+
+// toolsList adds the tools a tools/list result lists; a later listing of a
+// tool replaces an earlier one.
+func (b *builder) toolsList(li int, msg json.RawMessage) {
+	var r struct {
+		Result struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+				Annotations json.RawMessage `json:"annotations"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &r) != nil {
+		return
+	}
+	for _, tl := range r.Result.Tools {
+		tool := Tool{
+			Name:        b.toolName(li, tl.Name),
+			Server:      b.names[li],
+			Kind:        KindOf(tl.Annotations),
+			InputSchema: tl.InputSchema,
+			Annotations: tl.Annotations,
+		}
+		if i, ok := b.toolIndex[tool.Name]; ok {
+			b.ep.Tools[i] = tool
+			continue
+		}
+		b.toolIndex[tool.Name] = len(b.ep.Tools)
+		b.ep.Tools = append(b.ep.Tools, tool)
+	}
+}
+
+// endLog cancels the calls a log ended without an answer to, there.
+func (b *builder) endLog(li int, t int64) {
+	var ended []int
+	for k, c := range b.open {
+		if k.log != li {
+			continue
+		}
+		delete(b.open, k)
+		if !b.calls[c].Cancelled {
+			ended = append(ended, c)
+		}
+	}
+	sort.Ints(ended)
+	for _, c := range ended {
+		b.calls[c].Cancelled = true
+		b.steps = append(b.steps, Step{Kind: StepCancel, TMS: t, Call: c})
+	}
+}
+
+// turns infers the LLM turns and fills in Call.Turn and Episode.Turns.
+func (b *builder) turns() {
+	steps := b.steps[:0:0]
+	for _, s := range b.steps {
+		if s.Kind != stepDead {
+			steps = append(steps, s)
+		}
+	}
+	turnOf := InferTurns(steps)
+	callTime := make([]int64, len(b.calls))
+	resTime := make([]int64, len(b.calls))
+	for _, ev := range b.ep.Events {
+		switch ev.Type {
+		case EventCall:
+			callTime[ev.Call.Index] = ev.TMS
+			resTime[ev.Call.Index] = ev.TMS
+		case EventResult:
+			resTime[ev.Result.CallIndex] = ev.TMS
+		}
+	}
+	for i, c := range b.calls {
+		c.Turn = turnOf[i]
+		for len(b.ep.Turns) <= c.Turn {
+			b.ep.Turns = append(b.ep.Turns, Turn{Index: len(b.ep.Turns), StartMS: callTime[i], EndMS: callTime[i]})
+		}
+		tn := &b.ep.Turns[c.Turn]
+		tn.Calls = append(tn.Calls, i)
+		tn.StartMS = min(tn.StartMS, callTime[i])
+		tn.EndMS = max(tn.EndMS, resTime[i])
+	}
+}

@@ -1,0 +1,419 @@
+package mcplog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Entry is one line of a session log after the header: one line from the
+// wire, or in active mode a proxy or context line (manual, "Log format").
+type Entry struct {
+	// Line is the entry's line number in the file, counting the header as
+	// line 1.
+	Line int
+	// TMS is t_ms: when the proxy read the line, in milliseconds after it
+	// started.
+	TMS int64
+	// From is who sent the line: FromClient, FromServer, FromProxy,
+	// FromContext, or a value a later proxy writes.
+	From string
+	// Message is the wire line exactly as the file holds it (never
+	// re-encoded), or nil when the line was recorded as raw text.
+	Message json.RawMessage
+	// Raw is the line as text when it was not one JSON value.
+	Raw string
+	// Extra holds the members this reader does not know, raw, so that
+	// nothing in a log is lost; nil when there are none.
+	Extra map[string]json.RawMessage
+}
+
+// IsRaw reports whether the line was recorded as raw text.
+func (e *Entry) IsRaw() bool { return e.Message == nil }
+
+// Reader reads a session log one entry at a time, streaming: lines of any
+// length, no whole-file buffer. A torn last line (no final newline, and not
+// a whole entry), which a proxy killed mid-write leaves, ends the log
+// without an error; Torn reports it. A malformed line anywhere else is an
+// *InputError naming the file and line.
+//
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	name      string
+	br        *bufio.Reader
+	closer    io.Closer
+	header    Header
+	headerRaw json.RawMessage
+	line      int
+	torn      bool
+	done      bool
+}
+
+// NewReader reads the header from r and returns a Reader positioned at the
+// first entry. name is the file name used in errors. A first line that is
+// not a hoist_mcp_log header gives an error wrapping ErrNotSessionLog.
+func NewReader(r io.Reader, name string) (*Reader, error) {
+	rd := &Reader{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+	line, complete, err := rd.readLine()
+	if err == io.EOF && len(line) == 0 {
+		return nil, &InputError{File: name, Err: fmt.Errorf("%w: the file is empty", ErrNotSessionLog)}
+	}
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("reading session header of %s: %w", name, err)
+	}
+	if err := rd.parseHeader(line, complete); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// Open opens the session log at path for reading. A log compressed with
+// zstd (path ending in .zst, or starting with zstd's magic number) is
+// decompressed as it is read. Close the Reader when done.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening session log: %w", err)
+	}
+	r, closer, err := decompress(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	rd, err := NewReader(r, path)
+	if err != nil {
+		closer.Close()
+		return nil, err
+	}
+	rd.closer = closer
+	return rd, nil
+}
+
+// Close closes the file Open opened. It is safe to call more than once, and
+// on a Reader from NewReader, where it does nothing.
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	c := r.closer
+	r.closer = nil
+	return c.Close()
+}
+
+// Name returns the file name the Reader reports in errors.
+func (r *Reader) Name() string { return r.name }
+
+// Header returns the log's header.
+func (r *Reader) Header() Header { return r.header }
+
+// HeaderRaw returns the header line as the file holds it, with any members
+// Header does not know.
+func (r *Reader) HeaderRaw() json.RawMessage { return r.headerRaw }
+
+// Torn reports whether the log ended in a torn line, which Next skipped.
+// It is known once Next has returned io.EOF.
+func (r *Reader) Torn() bool { return r.torn }
+
+// Next returns the next entry, or io.EOF after the last one.
+func (r *Reader) Next() (Entry, error) {
+	for !r.done {
+		line, complete, err := r.readLine()
+		if err == io.EOF {
+			r.done = true
+			if len(line) == 0 {
+				break
+			}
+		} else if err != nil {
+			r.done = true
+			return Entry{}, fmt.Errorf("reading session log %s: %w", r.name, err)
+		}
+		if len(bytes.TrimSpace(line)) == 0 && complete {
+			continue // a blank line holds nothing; JSONL readers skip it
+		}
+		e, perr := parseEntry(line)
+		if perr != nil {
+			if !complete {
+				// The last line was cut short: not an error (issue 3,
+				// point 1; DESIGN.md, "Store").
+				r.torn = true
+				break
+			}
+			r.done = true
+			perr.File, perr.Line = r.name, r.line
+			return Entry{}, perr
+		}
+		e.Line = r.line
+		return e, nil
+	}
+	return Entry{}, io.EOF
+}
+
+// readLine returns the next line without its terminator, and whether it
+// had one. At the end of the input it returns io.EOF, with the last line
+// when that had no terminator.
+func (r *Reader) readLine() (line []byte, complete bool, err error) {
+	line, err = r.br.ReadBytes('\n')
+	if len(line) > 0 {
+		r.line++
+	}
+	if err == nil {
+		return dropCR(line[:len(line)-1]), true, nil
+	}
+	return line, false, err
+}
+
+func dropCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}
+
+func (r *Reader) parseHeader(line []byte, complete bool) error {
+	fail := func(field string, err error) error {
+		return &InputError{File: r.name, Line: 1, Field: field, Err: err}
+	}
+	if !utf8.Valid(line) || !json.Valid(line) {
+		if !complete && bytes.HasPrefix(bytes.TrimSpace(line), []byte(`{"hoist_mcp_log"`)) {
+			return fail("", errors.New("the header line is torn"))
+		}
+		return fail("", fmt.Errorf("%w: the first line is not a hoist_mcp_log header", ErrNotSessionLog))
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return fail("", fmt.Errorf("%w: the first line is not a JSON object", ErrNotSessionLog))
+	}
+	v, ok := probe["hoist_mcp_log"]
+	if !ok {
+		return fail("", fmt.Errorf("%w: the first line has no hoist_mcp_log member", ErrNotSessionLog))
+	}
+	var version int
+	if err := json.Unmarshal(v, &version); err != nil || version < 1 {
+		return fail("hoist_mcp_log", fmt.Errorf("want a version number, got %s", clip(v)))
+	}
+	if version > Version {
+		return fail("hoist_mcp_log", fmt.Errorf("log format version %d is newer than this hoist reads (%d); upgrade hoist", version, Version))
+	}
+	if err := json.Unmarshal(line, &r.header); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fail(te.Field, fmt.Errorf("want a %s, got a JSON %s", te.Type, te.Value))
+		}
+		return fail("", fmt.Errorf("decoding header: %w", err))
+	}
+	r.headerRaw = json.RawMessage(line)
+	return nil
+}
+
+// parseEntry decodes one entry line. The returned error has no file or
+// line yet.
+func parseEntry(line []byte) (Entry, *InputError) {
+	var e Entry
+	if !utf8.Valid(line) || !json.Valid(line) {
+		return e, &InputError{Err: errors.New("not a JSON line")}
+	}
+	i := skipSpace(line, 0)
+	if line[i] != '{' {
+		return e, &InputError{Err: errors.New("not a JSON object")}
+	}
+	var hasT, hasFrom, hasMessage, hasRaw bool
+	var bad *InputError
+	eachMember(line, func(key string, val []byte) {
+		if bad != nil {
+			return
+		}
+		switch key {
+		case "t_ms":
+			n, err := strconv.ParseInt(string(val), 10, 64)
+			if err != nil {
+				bad = &InputError{Field: "t_ms", Err: fmt.Errorf("want milliseconds as an integer, got %s", clip(val))}
+				return
+			}
+			e.TMS, hasT = n, true
+		case "from":
+			if val[0] != '"' {
+				bad = &InputError{Field: "from", Err: fmt.Errorf("want a string, got %s", clip(val))}
+				return
+			}
+			e.From, hasFrom = unquote(val), true
+		case "message":
+			e.Message, hasMessage = json.RawMessage(val), true
+		case "raw":
+			if val[0] != '"' {
+				bad = &InputError{Field: "raw", Err: fmt.Errorf("want a string, got %s", clip(val))}
+				return
+			}
+			e.Raw, hasRaw = unquote(val), true
+		default:
+			if e.Extra == nil {
+				e.Extra = map[string]json.RawMessage{}
+			}
+			e.Extra[key] = json.RawMessage(val)
+		}
+	})
+	switch {
+	case bad != nil:
+		return Entry{}, bad
+	case !hasT:
+		return Entry{}, &InputError{Field: "t_ms", Err: errors.New("missing")}
+	case !hasFrom:
+		return Entry{}, &InputError{Field: "from", Err: errors.New("missing")}
+	case !hasMessage && !hasRaw:
+		return Entry{}, &InputError{Field: "message", Err: errors.New("missing (and no raw)")}
+	}
+	return e, nil
+}
+
+// clip shortens a value quoted in an error message.
+func clip(b []byte) string {
+	const max = 40
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
+}
+
+// unquote decodes a JSON string token known to be valid.
+func unquote(tok []byte) string {
+	inner := tok[1 : len(tok)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	var s string
+	if err := json.Unmarshal(tok, &s); err != nil {
+		return string(inner)
+	}
+	return s
+}
+
+// eachMember calls fn with each member of the JSON object b, which must be
+// valid JSON, in order: the decoded key and the value's exact bytes (which
+// alias b). Like encoding/json, a repeated key is seen each time, so the
+// last one wins.
+func eachMember(b []byte, fn func(key string, val []byte)) {
+	i := skipSpace(b, 0) + 1 // '{'
+	for {
+		i = skipSpace(b, i)
+		if b[i] == '}' {
+			return
+		}
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+		ks := i
+		i = skipString(b, i)
+		key := unquote(b[ks:i])
+		i = skipSpace(b, i) + 1 // ':'
+		i = skipSpace(b, i)
+		vs := i
+		i = skipValue(b, i)
+		fn(key, b[vs:i])
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func skipString(b []byte, i int) int {
+	i++ // opening quote
+	for i < len(b) {
+		switch b[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return i + 1
+		default:
+			i++
+		}
+	}
+	return i
+}
+
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	default: // number, true, false, null
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return i
+			}
+			i++
+		}
+		return i
+	}
+}
+
+// ReadAll reads the rest of the log's entries.
+func (r *Reader) ReadAll() ([]Entry, error) {
+	var out []Entry
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+}
+
+// Log is a whole session log in memory.
+type Log struct {
+	// Path is the file it was read from.
+	Path      string
+	Header    Header
+	HeaderRaw json.RawMessage
+	Entries   []Entry
+	// Torn is true when the file ended in a torn line, which is left out.
+	Torn bool
+}
+
+// ReadFile reads the whole session log at path (see Open and Reader).
+func ReadFile(path string) (*Log, error) {
+	r, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	entries, err := r.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	return &Log{Path: path, Header: r.header, HeaderRaw: r.headerRaw, Entries: entries, Torn: r.torn}, nil
+}

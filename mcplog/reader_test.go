@@ -1,0 +1,232 @@
+package mcplog
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const testHeader = `{"hoist_mcp_log":2,"session":"s1","started_unix_ms":1790198400123,"server_command":["srv"],"domain":"orders","agent_model":null,"host_session":"host-1","future":true}`
+
+func readString(t *testing.T, s string) ([]Entry, *Reader, error) {
+	t.Helper()
+	r, err := NewReader(strings.NewReader(s), "s1.jsonl")
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := r.ReadAll()
+	return entries, r, err
+}
+
+func TestReader(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		want     []Entry
+		wantTorn bool
+	}{
+		{
+			name: "message bytes kept exactly",
+			in: testHeader + "\n" +
+				`{"t_ms":12,"from":"client","message":{"jsonrpc":"2.0", "id":3,"method":"tools/call","params":{"n":1.50}}}` + "\n" +
+				`{"t_ms":14,"from":"server","raw":"Listening on stdio"}` + "\n",
+			want: []Entry{
+				{Line: 2, TMS: 12, From: "client", Message: json.RawMessage(`{"jsonrpc":"2.0", "id":3,"method":"tools/call","params":{"n":1.50}}`)},
+				{Line: 3, TMS: 14, From: "server", Raw: "Listening on stdio"},
+			},
+		},
+		{
+			name: "unknown members kept",
+			in:   testHeader + "\n" + `{"t_ms":1,"from":"proxy","message":[1, 2],"shadow":true,"why":{"a":"b"}}` + "\n",
+			want: []Entry{{Line: 2, TMS: 1, From: "proxy", Message: json.RawMessage(`[1, 2]`),
+				Extra: map[string]json.RawMessage{"shadow": json.RawMessage(`true`), "why": json.RawMessage(`{"a":"b"}`)}}},
+		},
+		{
+			name: "escaped raw and keys",
+			in:   testHeader + "\n" + `{"t_\u006ds":5,"from":"server","raw":"a\"b\n\ufffd"}` + "\n",
+			want: []Entry{{Line: 2, TMS: 5, From: "server", Raw: "a\"b\n\ufffd"}},
+		},
+		{
+			name:     "torn last line",
+			in:       testHeader + "\n" + `{"t_ms":1,"from":"client","message":{"id":1}}` + "\n" + `{"t_ms":2,"from":"server","message":{"id":1,"res`,
+			want:     []Entry{{Line: 2, TMS: 1, From: "client", Message: json.RawMessage(`{"id":1}`)}},
+			wantTorn: true,
+		},
+		{
+			name: "whole last line without newline",
+			in:   testHeader + "\n" + `{"t_ms":1,"from":"client","message":null}`,
+			want: []Entry{{Line: 2, TMS: 1, From: "client", Message: json.RawMessage(`null`)}},
+		},
+		{
+			name: "CRLF and blank lines",
+			in:   testHeader + "\r\n\r\n" + `{"t_ms":1,"from":"client","message":{}}` + "\r\n",
+			want: []Entry{{Line: 3, TMS: 1, From: "client", Message: json.RawMessage(`{}`)}},
+		},
+		{
+			name: "header only",
+			in:   testHeader,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, r, err := readString(t, tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("entries (-want +got):\n%s", diff)
+			}
+			if r.Torn() != tt.wantTorn {
+				t.Errorf("Torn = %v, want %v", r.Torn(), tt.wantTorn)
+			}
+			wantHeader := Header{Log: 2, Session: "s1", StartedUnixMS: 1790198400123, ServerCommand: []string{"srv"},
+				Domain: StringOrNil("orders"), HostSession: "host-1"}
+			if diff := cmp.Diff(wantHeader, r.Header()); diff != "" {
+				t.Errorf("header (-want +got):\n%s", diff)
+			}
+			if string(r.HeaderRaw()) != testHeader {
+				t.Errorf("HeaderRaw = %s", r.HeaderRaw())
+			}
+		})
+	}
+}
+
+func TestReaderErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    string // the whole message
+		notALog bool
+	}{
+		{"malformed middle line", testHeader + "\n" + `{"t_ms":1,"from":"client","message":{}}` + "\n" + `{"t_ms":2,"from` + "\n" + `{"t_ms":3,"from":"client","message":{}}` + "\n",
+			"s1.jsonl:3: not a JSON line", false},
+		{"malformed last line with newline", testHeader + "\n" + `oops` + "\n",
+			"s1.jsonl:2: not a JSON line", false},
+		{"t_ms not an integer", testHeader + "\n" + `{"t_ms":"1","from":"client","message":{}}` + "\n",
+			`s1.jsonl:2: t_ms: want milliseconds as an integer, got "1"`, false},
+		{"from missing", testHeader + "\n" + `{"t_ms":1,"message":{}}` + "\n",
+			`s1.jsonl:2: from: missing`, false},
+		{"neither message nor raw", testHeader + "\n" + `{"t_ms":1,"from":"client"}` + "\n",
+			`s1.jsonl:2: message: missing (and no raw)`, false},
+		{"not an object", testHeader + "\n" + `[1]` + "\n",
+			`s1.jsonl:2: not a JSON object`, false},
+		{"empty file", "", "s1.jsonl: not a hoist-mcp session log: the file is empty", true},
+		{"other JSONL", `{"role":"user","content":"hi"}` + "\n",
+			"s1.jsonl:1: not a hoist-mcp session log: the first line has no hoist_mcp_log member", true},
+		{"text file", "hello world\n", "s1.jsonl:1: not a hoist-mcp session log: the first line is not a hoist_mcp_log header", true},
+		{"JSON array", "[1,2]\n", "s1.jsonl:1: not a hoist-mcp session log: the first line is not a JSON object", true},
+		{"newer version", `{"hoist_mcp_log":3,"session":"s"}` + "\n",
+			"s1.jsonl:1: hoist_mcp_log: log format version 3 is newer than this hoist reads (2); upgrade hoist", false},
+		{"bad header member", `{"hoist_mcp_log":2,"session":7}` + "\n",
+			"s1.jsonl:1: session: want a string, got a JSON number", false},
+		{"torn header", `{"hoist_mcp_log":2,"sess`, "s1.jsonl:1: the header line is torn", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := readString(t, tt.in)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error\n got %s\nwant %s", err, tt.want)
+			}
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Errorf("error %T is not an *InputError", err)
+			}
+			if got := errors.Is(err, ErrNotSessionLog); got != tt.notALog {
+				t.Errorf("errors.Is(err, ErrNotSessionLog) = %v, want %v", got, tt.notALog)
+			}
+		})
+	}
+}
+
+func TestReaderStopsAtMalformedLine(t *testing.T) {
+	in := testHeader + "\n" + `{"t_ms":1,"from":"client","message":{}}` + "\n" + "bad\n" + `{"t_ms":3,"from":"client","message":{}}` + "\n"
+	r, err := NewReader(strings.NewReader(in), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Next(); err == nil {
+		t.Fatal("no error for line 3")
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("after an error Next = %v, want io.EOF", err)
+	}
+}
+
+func TestReaderLongLine(t *testing.T) {
+	big := strings.Repeat("x", 3<<20) // far past bufio.Scanner's 64 KiB
+	in := testHeader + "\n" + `{"t_ms":1,"from":"server","message":{"id":1,"result":"` + big + `"}}` + "\n" +
+		`{"t_ms":2,"from":"client","message":{}}` + "\n"
+	got, _, err := readString(t, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[0].Message) != len(big)+20 || got[1].TMS != 2 {
+		t.Fatalf("got %d entries, first message %d bytes", len(got), len(got[0].Message))
+	}
+}
+
+// TestReaderReadsWriter reads back what Writer wrote, byte for byte.
+func TestReaderReadsWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	w, err := Create(path, Header{Log: Version, Session: "s", HostSession: "h"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"id":1, "jsonrpc":"2.0","result":{}}`, "not json \xff"}
+	for _, l := range lines {
+		w.Record(FromClient, []byte(l))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Entries) != 3 || log.Torn || log.Header.Session != "s" {
+		t.Fatalf("read %+v", log)
+	}
+	if string(log.Entries[0].Message) != lines[0] || string(log.Entries[1].Message) != lines[1] {
+		t.Errorf("messages changed: %s / %s", log.Entries[0].Message, log.Entries[1].Message)
+	}
+	if !log.Entries[2].IsRaw() || log.Entries[2].Raw != "not json \ufffd" {
+		t.Errorf("raw entry = %+v", log.Entries[2])
+	}
+}
+
+func TestOpenMissingFile(t *testing.T) {
+	_, err := Open(filepath.Join(t.TempDir(), "nope.jsonl"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Open of a missing file: %v", err)
+	}
+}
+
+func TestInputErrorFormat(t *testing.T) {
+	tests := []struct {
+		e    InputError
+		want string
+	}{
+		{InputError{File: "a.jsonl", Line: 3, Field: "t_ms", Err: errors.New("missing")}, "a.jsonl:3: t_ms: missing"},
+		{InputError{File: "a.jsonl", Err: errors.New("empty")}, "a.jsonl: empty"},
+		{InputError{Line: 2, Err: errors.New("x")}, "line 2: x"},
+		{InputError{Field: "f"}, "f: bad input"},
+	}
+	for _, tt := range tests {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}
