@@ -63,6 +63,9 @@ type Unit struct {
 	// Lines holds each episode's unmodelled wire lines, by episode id.
 	Lines map[string][]WireLine
 	Files []LogFile
+	// Force writes the unit even when its files are recorded unchanged: the
+	// files are regrouped, or their tools renamed.
+	Force bool
 }
 
 // Put writes u in one transaction and reports whether it wrote anything:
@@ -72,7 +75,7 @@ func (db *DB) Put(ctx context.Context, u Unit) (wrote bool, err error) {
 	err = db.writeTx(ctx, func(tx *sqlx.Tx) error {
 		wrote = false
 		same, err := filesRecorded(ctx, tx, u.Files)
-		if err != nil || (same && len(u.Files) > 0) {
+		if err != nil || (same && len(u.Files) > 0 && !u.Force) {
 			return err
 		}
 		if err := deleteEpisodesOf(ctx, tx, u); err != nil {
@@ -322,5 +325,23 @@ func (db *DB) SetQualified(ctx context.Context, dir string) error {
 	return db.writeTx(ctx, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO dirs (path, qualified) VALUES (?, 1) ON CONFLICT (path) DO UPDATE SET qualified = 1", dir)
 		return err
+	})
+}
+
+// Touch records the modification times of files whose content is
+// unchanged (same size and hash), so the next ingest skips them on size and
+// time alone.
+func (db *DB) Touch(ctx context.Context, files []LogFile) error {
+	if len(files) == 0 {
+		return nil
+	}
+	return db.writeTx(ctx, func(tx *sqlx.Tx) error {
+		for _, f := range files {
+			if _, err := tx.ExecContext(ctx, "UPDATE log_files SET mtime_unix_ns = ? WHERE path = ? AND size = ? AND sha256 = ?",
+				f.MtimeUnixNS, f.Path, f.Size, f.SHA256); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
