@@ -194,7 +194,7 @@ func jsonProblem(data []byte, err error) error {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type, te.Value)
+		return fmt.Errorf("%s: want %s, got a JSON %s", te.Field, mcplog.TypeWord(te.Type), te.Value)
 	}
 	return err
 }

@@ -398,7 +398,7 @@ func TestMetaSidecar(t *testing.T) {
 		t.Errorf("NoMeta: task %q reward %v model %q", ep.TaskID, ep.Reward, ep.AgentModel)
 	}
 	os.WriteFile(filepath.Join(dir, "s1.meta.json"), []byte(`{"task_id": 27, "trial": "x"}`), 0o600)
-	if _, err := ReadLog(path, Options{}); err == nil || !strings.Contains(err.Error(), "s1.meta.json: trial: want a int") {
+	if _, err := ReadLog(path, Options{}); err == nil || !strings.Contains(err.Error(), "s1.meta.json: trial: want an integer, got a JSON string") {
 		t.Errorf("bad sidecar: %v", err)
 	}
 	if got := MetaPath("/a/b/s.jsonl.zst"); got != "/a/b/s.meta.json" {

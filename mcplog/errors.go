@@ -2,6 +2,7 @@ package mcplog
 
 import (
 	"errors"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -46,3 +47,30 @@ func (e *InputError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *InputError) Unwrap() error { return e.Err }
+
+// TypeWord names a Go type as JSON calls it, with its article, for
+// messages such as "want a string, got a JSON number".
+func TypeWord(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "a value"
+}

@@ -203,7 +203,7 @@ func (r *Reader) parseHeader(line []byte, complete bool) error {
 	if err := json.Unmarshal(line, &r.header); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fail(te.Field, fmt.Errorf("want a %s, got a JSON %s", te.Type, te.Value))
+			return fail(te.Field, fmt.Errorf("want %s, got a JSON %s", TypeWord(te.Type), te.Value))
 		}
 		return fail("", fmt.Errorf("decoding header: %w", err))
 	}
