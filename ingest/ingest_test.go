@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -310,4 +311,64 @@ func TestConcurrentIngests(t *testing.T) {
 	if counts["episodes"] != 5 || counts["log_files"] != 5 {
 		t.Errorf("counts after concurrent ingests: %v", counts)
 	}
+}
+
+func TestTau2ResultsAndLogsAgree(t *testing.T) {
+	db := openStore(t, filepath.Join(t.TempDir(), "hoist.db"))
+	ctx := context.Background()
+	if _, err := Dir(ctx, db, copyTree(t, "tau2/logs"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	results := copyTree(t, "tau2/results")
+	files, _ := filepath.Glob(filepath.Join(results, "*.json"))
+	st, err := Tau2(ctx, db, files, Tau2Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Read != len(files) || st.Sessions == 0 {
+		t.Fatalf("τ² ingest: %+v", st)
+	}
+	if st2, err := Tau2(ctx, db, files, Tau2Options{}); err != nil || st2.Read != 0 || st2.Sessions != 0 {
+		t.Errorf("τ² re-ingest: %+v, %v", st2, err)
+	}
+	logs, _ := db.Sessions(ctx, episode.Filter{})
+	matched := 0
+	for _, s := range logs {
+		if s.Source != episode.SourceMCP {
+			continue
+		}
+		sim := strings.TrimPrefix(s.HostSession, "tau2-")
+		var twin *store.Session
+		for i := range logs {
+			if logs[i].Source == episode.SourceTau2 && strings.HasSuffix(logs[i].ID, "#"+sim) {
+				twin = &logs[i]
+			}
+		}
+		if twin == nil {
+			continue
+		}
+		matched++
+		a, _, _ := db.Episode(ctx, s.ID)
+		b, _, _ := db.Episode(ctx, twin.ID)
+		if diff := cmp.Diff(callList(a), callList(b)); diff != "" {
+			t.Errorf("%s and %s differ in calls (-log +results):\n%s", s.ID, twin.ID, diff)
+		}
+		if a.Tool("get_user_details") != nil && b.Tool("get_user_details") != nil && a.Tool("get_user_details").Kind != b.Tool("get_user_details").Kind {
+			t.Errorf("tool kinds differ: %v vs %v", a.Tool("get_user_details").Kind, b.Tool("get_user_details").Kind)
+		}
+	}
+	if matched == 0 {
+		t.Fatal("no simulation is in both the logs and the results")
+	}
+}
+
+func callList(ep *episode.Episode) []string {
+	var out []string
+	for _, c := range ep.Calls() {
+		var args any
+		json.Unmarshal(c.Args, &args)
+		b, _ := json.Marshal(args)
+		out = append(out, fmt.Sprintf("%s %s turn=%d error=%v", c.Tool, b, c.Turn, c.Result != nil && c.Result.IsError))
+	}
+	return out
 }

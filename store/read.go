@@ -435,3 +435,36 @@ func loadEpisode(ctx context.Context, tx *sqlx.Tx, r sessionRow) (*episode.Episo
 	}
 	return ep, nil
 }
+
+// ToolKinds returns the kinds of the tools the servers of each domain
+// listed in recorded sessions: domain → tool → kind, tool names without
+// their server:: prefix. τ²-bench results carry no kinds of their own.
+func (db *DB) ToolKinds(ctx context.Context) (map[string]map[string]episode.Kind, error) {
+	out := map[string]map[string]episode.Kind{}
+	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
+		rows, err := tx.QueryxContext(ctx, `SELECT DISTINCT e.domain, t.name, t.kind FROM tools t JOIN episodes e ON e.id = t.episode_id
+			WHERE e.source = ? AND e.domain != '' ORDER BY e.started_unix_ms`, episode.SourceMCP)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var d, name, kind string
+			if err := rows.Scan(&d, &name, &kind); err != nil {
+				return err
+			}
+			if _, after, ok := strings.Cut(name, "::"); ok {
+				name = after
+			}
+			if out[d] == nil {
+				out[d] = map[string]episode.Kind{}
+			}
+			out[d][name] = episode.Kind(kind)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading tool kinds: %w", err)
+	}
+	return out, nil
+}
