@@ -14,7 +14,9 @@ import (
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 )
 
-func init() { commands = append(commands, func(f *Factory) *cobra.Command { return newCmdExport(f, nil) }) }
+func init() {
+	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdExport(f, nil) })
+}
 
 // exportOptions are hoist export's inputs.
 type exportOptions struct {
