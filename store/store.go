@@ -61,8 +61,26 @@ func dsn(path string, extra string) string {
 }
 
 // Open opens the store at path, creating it (and its directory) when
-// missing, and brings its schema up to date.
+// missing, and brings its schema up to date. Several processes may open one
+// new store at once: switching a new file to WAL can report it busy without
+// waiting, so Open tries again for a while.
 func Open(ctx context.Context, path string) (*DB, error) {
+	var err error
+	for attempt := 1; ; attempt++ {
+		var db *DB
+		db, err = open(ctx, path)
+		if err == nil || !isBusy(err) || attempt == 40 {
+			return db, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+		}
+	}
+}
+
+func open(ctx context.Context, path string) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("opening store: no path")
 	}
