@@ -405,9 +405,8 @@ func (p *proxy) close(t *testing.T) {
 func TestTwoProxiesOneHostSession(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "rec")
 	tickets := startProxy(t, dir, "tickets", "e2e-host")
-	time.Sleep(5 * time.Millisecond) // the tickets log starts first
+	tickets.start(t) // answered: the tickets log has started, first
 	docs := startProxy(t, dir, "docs", "e2e-host")
-	tickets.start(t)
 	docs.start(t)
 	tickets.request(t, 2, "tools/call", `{"name":"lookup","arguments":{"text":"T-7"}}`)
 	time.Sleep(700 * time.Millisecond)
