@@ -99,7 +99,6 @@ type candidate struct {
 	size, mtime int64
 	stored      *store.LogFile
 	changed     bool
-	sha         string // known when an unchanged file was hashed
 	header      mcplog.Header
 	headerRaw   json.RawMessage
 	start, end  int64 // unix ms

@@ -80,7 +80,7 @@ Progress shows on a terminal only; --quiet hides it and the summary.
 			}
 			switch {
 			case opts.Sessions == "" && len(opts.Tau2) == 0:
-				return &FlagError{errors.New("say what to ingest: --sessions DIR or --tau2 FILE...")}
+				return &FlagError{errors.New("say what to ingest: --sessions DIR, or --tau2 and results files")}
 			case opts.Sessions != "" && len(opts.Tau2) > 0:
 				return &FlagError{errors.New("--sessions and --tau2 cannot be used together: ingest each in its own run")}
 			case opts.Tools != "" && len(opts.Tau2) == 0:
