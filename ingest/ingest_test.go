@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -371,4 +372,35 @@ func callList(ep *episode.Episode) []string {
 		out = append(out, fmt.Sprintf("%s %s turn=%d error=%v", c.Tool, b, c.Turn, c.Result != nil && c.Result.IsError))
 	}
 	return out
+}
+
+// An ingest interrupted between sessions leaves whole sessions only: each is
+// one transaction (issue 3, point 8), and the next ingest completes it.
+func TestInterruptedIngestLeavesWholeSessions(t *testing.T) {
+	dir := copyTree(t, "tau2/logs")
+	db := openStore(t, filepath.Join(t.TempDir(), "hoist.db"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := Dir(ctx, db, dir, Options{Workers: 1, Progress: func(p Progress) {
+		if p.Lines > 0 {
+			cancel() // after the first session is written
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted ingest: %v", err)
+	}
+	ss, _ := db.Sessions(context.Background(), episode.Filter{})
+	if len(ss) == 0 || len(ss) == 5 {
+		t.Fatalf("%d sessions written before the interrupt", len(ss))
+	}
+	for _, s := range ss {
+		ep, _, _ := db.Episode(context.Background(), s.ID)
+		if len(ep.Calls()) != s.Calls || s.Calls == 0 {
+			t.Errorf("session %s is not whole: %d calls stored, %d counted", s.ID, len(ep.Calls()), s.Calls)
+		}
+	}
+	st, err := Dir(context.Background(), db, dir, Options{})
+	if err != nil || st.Sessions != 5-len(ss) {
+		t.Errorf("the next ingest: %+v, %v", st, err)
+	}
 }

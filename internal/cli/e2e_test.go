@@ -463,3 +463,14 @@ func TestTwoProxiesOneHostSession(t *testing.T) {
 		t.Errorf("the solo session's tools are not named after their server in a directory of several servers:\n%s", r.stdout)
 	}
 }
+
+func TestMissingStoreNamed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typo.db")
+	r := run(t, nil, "sessions", "--store", path)
+	if r.code != 1 || !strings.Contains(r.stderr, "no store at "+path) {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("reading a missing store created it")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -67,6 +68,13 @@ func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *
 	path, err := o.storePath()
 	if err != nil {
 		return nil, false, err
+	}
+	if o.Sessions == "" {
+		// Reading a store that is not there would create an empty one and
+		// hide a mistyped path.
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, false, fmt.Errorf("no store at %s: ingest logs into it first (hoist ingest --sessions DIR --store %s)", path, path)
+		}
 	}
 	db, err = store.Open(ctx, path)
 	if err != nil {
