@@ -273,16 +273,66 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	var mu sync.Mutex // guards st and warn
+	// Workers read and parse host sessions in parallel; one writer stores
+	// them, since SQLite has one writer anyway. The channel bounds how many
+	// parsed sessions wait in memory.
+	type parsed struct {
+		unit  *store.Unit
+		res   unitResult
+		files int
+	}
+	ready := make(chan parsed, workers)
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
-	for _, u := range units {
-		g.Go(func() error {
-			res, err := ingestUnit(gctx, db, u, qualified)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
+	var readers sync.WaitGroup
+	sem := make(chan struct{}, workers)
+	readers.Add(1)
+	g.Go(func() error {
+		defer readers.Done()
+		for _, u := range units {
+			select {
+			case sem <- struct{}{}:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+			readers.Add(1)
+			g.Go(func() error {
+				defer readers.Done()
+				defer func() { <-sem }()
+				unit, res, err := prepareUnit(gctx, u, qualified)
+				if err != nil {
+					return err
+				}
+				newFiles := 0
+				for _, c := range u {
+					if c.changed {
+						newFiles++
+					}
+				}
+				select {
+				case ready <- parsed{unit, res, newFiles}:
+					return nil
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+			})
+		}
+		return nil
+	})
+	go func() { readers.Wait(); close(ready) }()
+	g.Go(func() error {
+		for pu := range ready {
+			if err := gctx.Err(); err != nil {
 				return err
+			}
+			res := pu.res
+			if pu.unit != nil {
+				wrote, err := db.Put(gctx, *pu.unit)
+				if err != nil {
+					return fmt.Errorf("storing the session of %s: %w", pu.unit.Files[0].Path, err)
+				}
+				if wrote {
+					res.sessions += len(pu.unit.Episodes)
+				}
 			}
 			for _, w := range res.warnings {
 				warn(w)
@@ -293,17 +343,13 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 			st.Failed += res.failed
 			st.Lines += res.lines
 			st.Bytes += res.bytes
-			newFiles := 0
-			for _, c := range u {
-				if c.changed {
-					newFiles++
-				}
-			}
-			p.add(newFiles, res.lines, res.bytes)
-			return nil
-		})
-	}
+			p.add(pu.files, res.lines, res.bytes)
+		}
+		return nil
+	})
 	if err := g.Wait(); err != nil {
+		for range ready {
+		}
 		return err
 	}
 	if flip {
@@ -460,9 +506,11 @@ type unitResult struct {
 	warnings                          []error
 }
 
-// ingestUnit reads the logs of one host session and writes its episode in
-// one transaction.
-func ingestUnit(ctx context.Context, db *store.DB, cl []*candidate, qualified bool) (unitResult, error) {
+// prepareUnit reads the logs of one host session and builds what one
+// transaction writes: its episode (or, for two servers of one name, each
+// log's), the lines beside it, and the files. The unit is nil when no log
+// could be read.
+func prepareUnit(ctx context.Context, cl []*candidate, qualified bool) (*store.Unit, unitResult, error) {
 	var res unitResult
 	type loaded struct {
 		c  *candidate
@@ -471,7 +519,7 @@ func ingestUnit(ctx context.Context, db *store.DB, cl []*candidate, qualified bo
 	var ls []loaded
 	for _, c := range cl {
 		if err := ctx.Err(); err != nil {
-			return res, err
+			return nil, res, err
 		}
 		rl, err := readWhole(c.path)
 		if err != nil {
@@ -489,7 +537,7 @@ func ingestUnit(ctx context.Context, db *store.DB, cl []*candidate, qualified bo
 		ls = append(ls, loaded{c, rl})
 	}
 	if len(ls) == 0 {
-		return res, nil
+		return nil, res, nil
 	}
 	// FromLogs orders logs by start; so do the wire lines' server indexes.
 	sort.SliceStable(ls, func(i, j int) bool {
@@ -525,21 +573,14 @@ func ingestUnit(ctx context.Context, db *store.DB, cl []*candidate, qualified bo
 	case err != nil:
 		res.failed += len(logs)
 		res.warnings = append(res.warnings, fmt.Errorf("%s: %w", logs[0].Path, err))
-		return res, nil
+		return nil, res, nil
 	default:
 		unit.Episodes = []*episode.Episode{ep}
 		for i, l := range ls {
 			unit.Lines[ep.ID] = append(unit.Lines[ep.ID], wireLines(i, l.rl)...)
 		}
 	}
-	wrote, err := db.Put(ctx, unit)
-	if err != nil {
-		return res, fmt.Errorf("storing the session of %s: %w", logs[0].Path, err)
-	}
-	if wrote {
-		res.sessions += len(unit.Episodes)
-	}
-	return res, nil
+	return &unit, res, nil
 }
 
 func fileRecord(c *candidate, rl *readLog) store.LogFile {
