@@ -20,7 +20,7 @@ import (
 
 // batchRows is how many rows a record batch (and a Parquet row group) holds
 // at most, which bounds the memory an export uses whatever the store's size.
-const batchRows = 64 << 10
+const batchRows = 8 << 10
 
 // tableWriter writes one dataset's rows of one partition to one file.
 type tableWriter interface {

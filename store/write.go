@@ -72,8 +72,10 @@ type Unit struct {
 // when every file of u is already recorded with the same size and content
 // hash (another ingest got there first), it leaves the store as it is.
 func (db *DB) Put(ctx context.Context, u Unit) (wrote bool, err error) {
-	err = db.writeTx(ctx, func(tx *sqlx.Tx) error {
+	err = db.writeTx(ctx, func(sx *sqlx.Tx) error {
 		wrote = false
+		tx := &wtx{Tx: sx, stmts: map[string]*sqlx.Stmt{}}
+		defer tx.close()
 		same, err := filesRecorded(ctx, tx, u.Files)
 		if err != nil || (same && len(u.Files) > 0 && !u.Force) {
 			return err
@@ -90,7 +92,7 @@ func (db *DB) Put(ctx context.Context, u Unit) (wrote bool, err error) {
 				if f.Status != StatusIngested {
 					continue
 				}
-				if _, err := tx.ExecContext(ctx, "INSERT OR IGNORE INTO episode_files (episode_id, path) VALUES (?, ?)", ep.ID, f.Path); err != nil {
+				if err := tx.exec(ctx, "INSERT OR IGNORE INTO episode_files (episode_id, path) VALUES (?, ?)", ep.ID, f.Path); err != nil {
 					return err
 				}
 			}
@@ -106,9 +108,35 @@ func (db *DB) Put(ctx context.Context, u Unit) (wrote bool, err error) {
 	return wrote, err
 }
 
+// wtx is a write transaction that prepares each statement once, however
+// many rows it inserts (a session has hundreds of turns and calls).
+type wtx struct {
+	*sqlx.Tx
+	stmts map[string]*sqlx.Stmt
+}
+
+func (w *wtx) exec(ctx context.Context, query string, args ...any) error {
+	st, ok := w.stmts[query]
+	if !ok {
+		var err error
+		if st, err = w.Tx.PreparexContext(ctx, query); err != nil {
+			return err
+		}
+		w.stmts[query] = st
+	}
+	_, err := st.ExecContext(ctx, args...)
+	return err
+}
+
+func (w *wtx) close() {
+	for _, st := range w.stmts {
+		st.Close()
+	}
+}
+
 // filesRecorded reports whether every file is recorded with its size, hash
 // and status.
-func filesRecorded(ctx context.Context, tx *sqlx.Tx, files []LogFile) (bool, error) {
+func filesRecorded(ctx context.Context, tx *wtx, files []LogFile) (bool, error) {
 	for _, f := range files {
 		var have LogFile
 		err := tx.GetContext(ctx, &have, "SELECT size, sha256, status FROM log_files WHERE path = ?", f.Path)
@@ -125,22 +153,22 @@ func filesRecorded(ctx context.Context, tx *sqlx.Tx, files []LogFile) (bool, err
 	return true, nil
 }
 
-func deleteEpisodesOf(ctx context.Context, tx *sqlx.Tx, u Unit) error {
+func deleteEpisodesOf(ctx context.Context, tx *wtx, u Unit) error {
 	for _, f := range u.Files {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM episodes WHERE id IN (SELECT episode_id FROM episode_files WHERE path = ?)", f.Path); err != nil {
+		if err := tx.exec(ctx, "DELETE FROM episodes WHERE id IN (SELECT episode_id FROM episode_files WHERE path = ?)", f.Path); err != nil {
 			return fmt.Errorf("replacing the episodes of %s: %w", f.Path, err)
 		}
 	}
 	for _, ep := range u.Episodes {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM episodes WHERE id = ?", ep.ID); err != nil {
+		if err := tx.exec(ctx, "DELETE FROM episodes WHERE id = ?", ep.ID); err != nil {
 			return fmt.Errorf("replacing episode %s: %w", ep.ID, err)
 		}
 	}
 	return nil
 }
 
-func putFile(ctx context.Context, tx *sqlx.Tx, f LogFile, now int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO log_files (path, dir, size, mtime_unix_ns, sha256, status, message, session, host_session,
+func putFile(ctx context.Context, tx *wtx, f LogFile, now int64) error {
+	err := tx.exec(ctx, `INSERT INTO log_files (path, dir, size, mtime_unix_ns, sha256, status, message, session, host_session,
 		server_name, started_unix_ms, end_ms, lines, header, ingested_unix_ms)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET dir = excluded.dir, size = excluded.size, mtime_unix_ns = excluded.mtime_unix_ns,
@@ -160,13 +188,13 @@ func rawText(b json.RawMessage) sql.NullString {
 	return sql.NullString{String: string(b), Valid: true}
 }
 
-func insertEpisode(ctx context.Context, tx *sqlx.Tx, ep *episode.Episode, lines []WireLine, now int64) error {
+func insertEpisode(ctx context.Context, tx *wtx, ep *episode.Episode, lines []WireLine, now int64) error {
 	s := Summarize(ep)
 	var reward sql.NullFloat64
 	if ep.Reward != nil {
 		reward = sql.NullFloat64{Float64: *ep.Reward, Valid: true}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO episodes (id, source, domain, host_session, agent_model, task_id, trial, reward,
+	if err := tx.exec(ctx, `INSERT INTO episodes (id, source, domain, host_session, agent_model, task_id, trial, reward,
 		started_unix_ms, duration_ms, n_turns, n_calls, n_reads, n_writes, n_errors, n_messages, ingested_unix_ms)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ep.ID, ep.Source, ep.Domain, ep.HostSession, ep.AgentModel, ep.TaskID, ep.Trial, reward,
@@ -181,28 +209,20 @@ func insertEpisode(ctx context.Context, tx *sqlx.Tx, ep *episode.Episode, lines 
 		if sv.Command == nil {
 			cmd = []byte("[]")
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO servers (episode_id, idx, name, session, path, command, info) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		if err := tx.exec(ctx, "INSERT INTO servers (episode_id, idx, name, session, path, command, info) VALUES (?, ?, ?, ?, ?, ?, ?)",
 			ep.ID, i, sv.Name, sv.Session, sv.Path, string(cmd), rawText(sv.Info)); err != nil {
 			return fmt.Errorf("server %d: %w", i, err)
 		}
 	}
 	for i, t := range ep.Tools {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO tools (episode_id, idx, name, server, kind, input_schema, annotations) VALUES (?, ?, ?, ?, ?, ?, ?)",
+		if err := tx.exec(ctx, "INSERT INTO tools (episode_id, idx, name, server, kind, input_schema, annotations) VALUES (?, ?, ?, ?, ?, ?, ?)",
 			ep.ID, i, t.Name, t.Server, kindOr(t.Kind), rawText(t.InputSchema), rawText(t.Annotations)); err != nil {
 			return fmt.Errorf("tool %s: %w", t.Name, err)
 		}
 	}
-	msgStmt, err := tx.PreparexContext(ctx, "INSERT INTO messages (episode_id, idx, seq, t_ms, role, text) VALUES (?, ?, ?, ?, ?, ?)")
-	if err != nil {
-		return err
-	}
-	defer msgStmt.Close()
-	callStmt, err := tx.PreparexContext(ctx, `INSERT INTO calls (episode_id, idx, seq, t_ms, request_id, server, tool, kind, arguments, actor, turn,
-		cancelled, result_seq, result_t_ms, result_text, is_error, result_raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer callStmt.Close()
+	const msgSQL = "INSERT INTO messages (episode_id, idx, seq, t_ms, role, text) VALUES (?, ?, ?, ?, ?, ?)"
+	const callSQL = `INSERT INTO calls (episode_id, idx, seq, t_ms, request_id, server, tool, kind, arguments, actor, turn,
+		cancelled, result_seq, result_t_ms, result_text, is_error, result_raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	// A result is stored on its call's row, with its own place in the order.
 	type at struct{ seq, tms int64 }
@@ -218,7 +238,7 @@ func insertEpisode(ctx context.Context, tx *sqlx.Tx, ep *episode.Episode, lines 
 	for i, ev := range ep.Events {
 		switch {
 		case ev.Type == episode.EventMessage && ev.Message != nil:
-			if _, err := msgStmt.ExecContext(ctx, ep.ID, nMsg, i, ev.TMS, ev.Message.Role, ev.Message.Text); err != nil {
+			if err := tx.exec(ctx, msgSQL, ep.ID, nMsg, i, ev.TMS, ev.Message.Role, ev.Message.Text); err != nil {
 				return fmt.Errorf("message %d: %w", nMsg, err)
 			}
 			nMsg++
@@ -240,30 +260,26 @@ func insertEpisode(ctx context.Context, tx *sqlx.Tx, ep *episode.Episode, lines 
 				rraw = rawText(r.Raw)
 				isErr = r.IsError
 			}
-			if _, err := callStmt.ExecContext(ctx, ep.ID, c.Index, i, ev.TMS, c.ID, c.Server, c.Tool, kind, rawText(c.Args), string(c.By), c.Turn,
+			if err := tx.exec(ctx, callSQL, ep.ID, c.Index, i, ev.TMS, c.ID, c.Server, c.Tool, kind, rawText(c.Args), string(c.By), c.Turn,
 				c.Cancelled, rseq, rtms, rtext, isErr, rraw); err != nil {
 				return fmt.Errorf("call %d: %w", c.Index, err)
 			}
 		}
 	}
 	for _, t := range ep.Turns {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO turns (episode_id, idx, start_ms, end_ms, n_calls) VALUES (?, ?, ?, ?, ?)",
+		if err := tx.exec(ctx, "INSERT INTO turns (episode_id, idx, start_ms, end_ms, n_calls) VALUES (?, ?, ?, ?, ?)",
 			ep.ID, t.Index, t.StartMS, t.EndMS, len(t.Calls)); err != nil {
 			return fmt.Errorf("turn %d: %w", t.Index, err)
 		}
 	}
 	if len(lines) > 0 {
-		st, err := tx.PreparexContext(ctx, "INSERT OR REPLACE INTO wire_lines (episode_id, server_idx, line_no, t_ms, sender, message, raw) VALUES (?, ?, ?, ?, ?, ?, ?)")
-		if err != nil {
-			return err
-		}
-		defer st.Close()
+		const wireSQL = "INSERT OR REPLACE INTO wire_lines (episode_id, server_idx, line_no, t_ms, sender, message, raw) VALUES (?, ?, ?, ?, ?, ?, ?)"
 		for _, l := range lines {
 			var raw sql.NullString
 			if l.Message == nil {
 				raw = sql.NullString{String: l.Raw, Valid: true}
 			}
-			if _, err := st.ExecContext(ctx, ep.ID, l.Server, l.Line, l.TMS, l.From, rawText(l.Message), raw); err != nil {
+			if err := tx.exec(ctx, wireSQL, ep.ID, l.Server, l.Line, l.TMS, l.From, rawText(l.Message), raw); err != nil {
 				return fmt.Errorf("wire line %d: %w", l.Line, err)
 			}
 		}
