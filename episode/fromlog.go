@@ -118,11 +118,11 @@ func FromLogs(logs []*mcplog.Log, opt Options) (*Episode, error) {
 // Meta is what a <session>.meta.json sidecar says of a session: what the
 // proxy cannot see (the τ²-bench logs carry one; see their README).
 type Meta struct {
-	TaskID string
-	Trial  *int
-	Reward *float64
-	Model  string
-	Domain string
+	TaskID string   // task_id (a string, or a number's digits)
+	Trial  *int     // trial, nil when not given
+	Reward *float64 // reward, nil when not given
+	Model  string   // model: the agent model, which the proxy cannot see
+	Domain string   // domain, used only when the log's header has none
 }
 
 // MetaPath returns the sidecar path beside a log: <session>.meta.json for
@@ -287,8 +287,8 @@ type builder struct {
 	callLog    []int
 	answerStep []int // index in steps of each call's StepAnswer, or -1
 
-	open     map[idKey]int // calls awaiting their first response
-	answered map[idKey]int // agent calls answered by the server, which the proxy may answer again
+	open     map[idKey][]int // calls awaiting their first response, oldest first (a client may reuse an id)
+	answered map[idKey]int   // agent calls answered by the server, which the proxy may answer again
 	lists    map[idKey]bool
 
 	conv   []Message // the conversation so far, for dedupe
@@ -318,7 +318,7 @@ func newBuilder(logs []*mcplog.Log, qualify bool) *builder {
 		logs:      logs,
 		qualify:   qualify,
 		ep:        ep,
-		open:      map[idKey]int{},
+		open:      map[idKey][]int{},
 		answered:  map[idKey]int{},
 		lists:     map[idKey]bool{},
 		cursor:    make([]int, len(logs)),
@@ -535,9 +535,13 @@ func (b *builder) message(li int, t int64, from string, msg json.RawMessage) {
 		k := idKey{li, string(bytes.TrimSpace(n.Params.RequestID))}
 		// The call stays open: a response that still comes is its result,
 		// though the agent no longer reads it.
-		if c, ok := b.open[k]; ok && !b.calls[c].Cancelled {
-			b.calls[c].Cancelled = true
-			b.steps = append(b.steps, Step{Kind: StepCancel, TMS: t, Call: c})
+		q := b.open[k]
+		for i := len(q) - 1; i >= 0; i-- { // the newest call of that id
+			if c := q[i]; !b.calls[c].Cancelled {
+				b.calls[c].Cancelled = true
+				b.steps = append(b.steps, Step{Kind: StepCancel, TMS: t, Call: c})
+				break
+			}
 		}
 	case m.Kind == jsonrpc.Response && (from == mcplog.FromServer || from == mcplog.FromProxy):
 		b.response(li, t, from, key, msg)
@@ -567,7 +571,8 @@ func (b *builder) call(li int, t int64, from string, id json.RawMessage, msg jso
 	b.calls = append(b.calls, c)
 	b.callLog = append(b.callLog, li)
 	b.answerStep = append(b.answerStep, -1)
-	b.open[idKey{li, string(id)}] = c.Index
+	k := idKey{li, string(id)}
+	b.open[k] = append(b.open[k], c.Index)
 	b.ep.Events = append(b.ep.Events, Event{Type: EventCall, TMS: t, Call: c})
 	b.steps = append(b.steps, Step{Kind: StepCall, TMS: t, Call: c.Index, By: by, Values: ArgValues(c.Args)})
 }
@@ -588,8 +593,13 @@ func (b *builder) response(li int, t int64, from string, key idKey, msg json.Raw
 		delete(b.lists, key)
 		return
 	}
-	if c, ok := b.open[key]; ok {
-		delete(b.open, key)
+	if q := b.open[key]; len(q) > 0 {
+		c := q[0]
+		if len(q) == 1 {
+			delete(b.open, key)
+		} else {
+			b.open[key] = q[1:]
+		}
 		call := b.calls[c]
 		res := resultOf(msg)
 		res.CallIndex = c
@@ -697,13 +707,15 @@ func (b *builder) toolsList(li int, msg json.RawMessage) {
 // endLog cancels the calls a log ended without an answer to, there.
 func (b *builder) endLog(li int, t int64) {
 	var ended []int
-	for k, c := range b.open {
+	for k, q := range b.open {
 		if k.log != li {
 			continue
 		}
 		delete(b.open, k)
-		if !b.calls[c].Cancelled {
-			ended = append(ended, c)
+		for _, c := range q {
+			if !b.calls[c].Cancelled {
+				ended = append(ended, c)
+			}
 		}
 	}
 	sort.Ints(ended)

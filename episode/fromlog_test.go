@@ -405,3 +405,33 @@ func TestMetaSidecar(t *testing.T) {
 		t.Errorf("MetaPath = %q", got)
 	}
 }
+
+// TestReusedIDs: a client that reuses an id while a call is in flight gets
+// each response matched to the oldest call of that id, and a cancel to the
+// newest.
+func TestReusedIDs(t *testing.T) {
+	log := parseLog(t, header("s1", 0, ""),
+		"0 client "+callMsg("1", "a", `{}`),
+		"1 client "+callMsg("1", "b", `{}`),
+		"2 client "+callMsg("1", "c", `{}`),
+		"3 client "+`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		"5 server "+okMsg("1", "first"),
+		"6 server "+okMsg("1", "second"),
+	)
+	ep, err := FromLog(log, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range ep.Calls() {
+		text := "<none>"
+		if c.Result != nil {
+			text = c.Result.Text
+		}
+		got = append(got, fmt.Sprintf("%s %s cancelled=%v", c.Tool, text, c.Cancelled))
+	}
+	want := []string{"a first cancelled=false", "b second cancelled=false", "c <none> cancelled=true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}

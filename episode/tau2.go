@@ -92,6 +92,39 @@ func checkKind(k Kind) (Kind, error) {
 	return "", fmt.Errorf("unknown tool kind %q (want read, write or generic)", k)
 }
 
+// ToolSchemas gives each domain's tools their input contract: domain →
+// tool → inputSchema, raw.
+type ToolSchemas map[string]map[string]json.RawMessage
+
+// LoadToolSchemas reads the input contracts of a tools.json manifest,
+// {"domains": {domain: {tool: {"inputSchema": …}}}}, the shape of
+// τ²-bench's tools.json.
+func LoadToolSchemas(path string) (ToolSchemas, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading tool schemas: %w", err)
+	}
+	var doc struct {
+		Domains map[string]map[string]struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"domains"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, &mcplog.InputError{File: path, Err: jsonProblem(data, err)}
+	}
+	if doc.Domains == nil {
+		return nil, &mcplog.InputError{File: path, Field: "domains", Err: errors.New("missing")}
+	}
+	out := ToolSchemas{}
+	for d, tools := range doc.Domains {
+		out[d] = map[string]json.RawMessage{}
+		for name, tl := range tools {
+			out[d][name] = tl.InputSchema
+		}
+	}
+	return out, nil
+}
+
 // Kind returns a tool's kind in a domain, or Generic when the manifest does
 // not say.
 func (k ToolKinds) Kind(domain, tool string) Kind {
@@ -106,6 +139,8 @@ type Tau2Options struct {
 	// Kinds gives the tools their kinds; without it, or for a tool it does
 	// not name, a tool is Generic.
 	Kinds ToolKinds
+	// Schemas, when given, gives the tools their input contracts.
+	Schemas ToolSchemas
 	// Domain is used when the file's info.environment_info.domain_name is
 	// missing.
 	Domain string
@@ -466,28 +501,34 @@ func (sim *tau2Simulation) episode(base string, info *tau2Info, opt Tau2Options)
 			calls[idx].Cancelled = true
 		}
 	}
-	ep.Tools = tau2Tools(domain, opt.Kinds, used)
+	ep.Tools = tau2Tools(domain, opt, used)
 	return ep, nil
 }
 
-// tau2Tools lists the domain's tools the manifest names, then the tools
-// the episode used that it does not (Generic), each sorted by name.
-func tau2Tools(domain string, kinds ToolKinds, used map[string]bool) []Tool {
-	var names []string
-	for name := range kinds[domain] {
+// tau2Tools lists the domain's tools the manifests name, then the tools
+// the episode used that they do not (Generic), each sorted by name.
+func tau2Tools(domain string, opt Tau2Options, used map[string]bool) []Tool {
+	known := map[string]bool{}
+	for name := range opt.Kinds[domain] {
+		known[name] = true
+	}
+	for name := range opt.Schemas[domain] {
+		known[name] = true
+	}
+	var names, extra []string
+	for name := range known {
 		names = append(names, name)
 	}
-	sort.Strings(names)
-	var extra []string
 	for name := range used {
-		if _, ok := kinds[domain][name]; !ok {
+		if !known[name] {
 			extra = append(extra, name)
 		}
 	}
+	sort.Strings(names)
 	sort.Strings(extra)
 	var tools []Tool
 	for _, name := range append(names, extra...) {
-		tools = append(tools, Tool{Name: name, Server: domain, Kind: kinds.Kind(domain, name)})
+		tools = append(tools, Tool{Name: name, Server: domain, Kind: opt.Kinds.Kind(domain, name), InputSchema: opt.Schemas[domain][name]})
 	}
 	return tools
 }

@@ -54,6 +54,7 @@ type callView struct {
 	Turn      int
 	Tool      string
 	Kind      Kind
+	Schema    any // the tool's input contract, decoded
 	Args      any // decoded: JSON-equal, not byte-equal
 	IsError   bool
 	Text      string
@@ -82,6 +83,9 @@ func view(t testing.TB, ep *Episode) episodeView {
 		cv := callView{Turn: c.Turn, Tool: c.Tool, Args: args, Cancelled: c.Cancelled}
 		if tl := ep.Tool(c.Tool); tl != nil {
 			cv.Kind = tl.Kind
+			if err := json.Unmarshal(tl.InputSchema, &cv.Schema); err != nil {
+				t.Fatalf("%s: %s's input schema: %v", ep.ID, c.Tool, err)
+			}
 		}
 		if c.Result != nil {
 			cv.IsError, cv.Text = c.Result.IsError, c.Result.Text
@@ -96,19 +100,24 @@ func view(t testing.TB, ep *Episode) episodeView {
 
 // TestTau2RoutesAgree checks that a simulation read from its τ²-bench
 // results file and from its converted session log gives the same calls
-// (tool, kind, arguments JSON-equal, result text and error flag), the same
-// turns (exact from the results file, inferred from the log's timing), and
-// the same task, trial, reward and agent model (issue 3, point 3).
+// (tool, kind, input contract, arguments JSON-equal, result text and error
+// flag), the same turns (exact from the results file, inferred from the
+// log's timing), the same conversation, and the same task, trial, reward
+// and agent model (issue 3, point 3).
 func TestTau2RoutesAgree(t *testing.T) {
 	logs := sampleLogs(t)
 	kinds := loadKinds(t)
+	schemas, err := LoadToolSchemas(filepath.Join(tau2Dir, "tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	files, _ := filepath.Glob(filepath.Join(tau2Dir, "results", "*.json"))
 	if len(files) == 0 {
 		t.Fatal("no sample results files")
 	}
 	n := 0
 	for _, f := range files {
-		eps, err := ReadTau2File(f, Tau2Options{Kinds: kinds})
+		eps, err := ReadTau2File(f, Tau2Options{Kinds: kinds, Schemas: schemas})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,5 +397,23 @@ func TestLoadToolKinds(t *testing.T) {
 	}
 	if _, err := LoadToolKinds(filepath.Join(t.TempDir(), "missing.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing manifest: %v", err)
+	}
+}
+
+func TestLoadToolSchemas(t *testing.T) {
+	schemas, err := LoadToolSchemas(filepath.Join(tau2Dir, "tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Required []string `json:"required"`
+	}
+	if err := json.Unmarshal(schemas["retail"]["get_order_details"], &s); err != nil || !cmp.Equal(s.Required, []string{"order_id"}) {
+		t.Errorf("retail get_order_details schema: %s (%v)", schemas["retail"]["get_order_details"], err)
+	}
+	// tool_kinds.json has no schemas: a clear error, not an empty manifest.
+	_, err = LoadToolSchemas(filepath.Join(tau2Dir, "tool_kinds.json"))
+	if err == nil || !strings.HasSuffix(err.Error(), "tool_kinds.json: domains: missing") {
+		t.Errorf("LoadToolSchemas(tool_kinds.json) = %v", err)
 	}
 }

@@ -142,11 +142,20 @@ func InferTurns(steps []Step) []int {
 
 // text is everything said, passed and returned so far, one item after
 // another, with the turn each answer belongs to, so that the first
-// occurrence of a value can be found with one search.
+// occurrence of a value can be found by searching one buffer.
 type text struct {
 	buf  []byte
 	ends []int // end offset of each item in buf
 	turn []int // turn of each item's answer, or -1 for other items
+	// first memoizes each value's first occurrence: it never changes once
+	// found, and a value not found yet is searched for again only in what
+	// was added since, so a long session is not searched over and over.
+	first map[string]occurrence
+}
+
+type occurrence struct {
+	item    int // the item of the first occurrence, or -1: none in buf[:scanned]
+	scanned int
 }
 
 func (t *text) add(s string, turn int) {
@@ -159,6 +168,28 @@ func (t *text) add(s string, turn int) {
 	t.buf = append(t.buf, 0) // no value spans two items
 }
 
+// firstItem returns the item where v first occurs, or -1.
+func (t *text) firstItem(v string) int {
+	if t.first == nil {
+		t.first = map[string]occurrence{}
+	}
+	from := 0
+	if o, ok := t.first[v]; ok {
+		if o.item >= 0 || o.scanned == len(t.buf) {
+			return o.item
+		}
+		from = max(o.scanned-len(v)+1, 0)
+	}
+	at := bytes.Index(t.buf[from:], []byte(v))
+	if at < 0 {
+		t.first[v] = occurrence{item: -1, scanned: len(t.buf)}
+		return -1
+	}
+	item := sort.SearchInts(t.ends, from+at+1)
+	t.first[v] = occurrence{item: item}
+	return item
+}
+
 // firstInTurn reports whether one of values first occurs in an answer of
 // the given turn.
 func (t *text) firstInTurn(values []string, turn int) bool {
@@ -166,12 +197,7 @@ func (t *text) firstInTurn(values []string, turn int) bool {
 		if v == "" {
 			continue
 		}
-		at := bytes.Index(t.buf, []byte(v))
-		if at < 0 {
-			continue
-		}
-		item := sort.SearchInts(t.ends, at+1)
-		if item < len(t.turn) && t.turn[item] == turn {
+		if item := t.firstItem(v); item >= 0 && item < len(t.turn) && t.turn[item] == turn {
 			return true
 		}
 	}

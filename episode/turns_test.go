@@ -1,6 +1,8 @@
 package episode
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -198,6 +200,34 @@ func TestArgValues(t *testing.T) {
 		got := ArgValues([]byte(tt.in))
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("ArgValues(%s) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
+// TestTextFirstItem checks the memoized search for a value's first
+// occurrence against a plain search of everything so far.
+func TestTextFirstItem(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"a", "ab", "b", "#W1", "W1", "1", "x y", "user_7"}
+	var tx text
+	var items []string
+	for i := 0; i < 2000; i++ {
+		if rng.IntN(2) == 0 {
+			s := words[rng.IntN(len(words))] + words[rng.IntN(len(words))]
+			tx.add(s, rng.IntN(3)-1)
+			items = append(items, s)
+			continue
+		}
+		v := words[rng.IntN(len(words))]
+		want := -1
+		for j, s := range items {
+			if strings.Contains(s, v) {
+				want = j
+				break
+			}
+		}
+		if got := tx.firstItem(v); got != want {
+			t.Fatalf("step %d: firstItem(%q) = %d, want %d", i, v, got, want)
 		}
 	}
 }

@@ -138,9 +138,10 @@ func (r *Reader) Next() (Entry, error) {
 		}
 		e, perr := parseEntry(line)
 		if perr != nil {
-			if !complete {
+			if !complete && !json.Valid(line) {
 				// The last line was cut short: not an error (issue 3,
-				// point 1; DESIGN.md, "Store").
+				// point 1; DESIGN.md, "Store"). A whole JSON value that
+				// is not an entry is no torn line, but a malformed one.
 				r.torn = true
 				break
 			}

@@ -109,6 +109,8 @@ func TestReaderErrors(t *testing.T) {
 			"s1.jsonl:3: not a JSON line", false},
 		{"malformed last line with newline", testHeader + "\n" + `oops` + "\n",
 			"s1.jsonl:2: not a JSON line", false},
+		{"whole JSON last line that is no entry", testHeader + "\n" + `{"t_ms":1,"from":"client"}`,
+			"s1.jsonl:2: message: missing (and no raw)", false},
 		{"t_ms not an integer", testHeader + "\n" + `{"t_ms":"1","from":"client","message":{}}` + "\n",
 			`s1.jsonl:2: t_ms: want milliseconds as an integer, got "1"`, false},
 		{"from missing", testHeader + "\n" + `{"t_ms":1,"message":{}}` + "\n",

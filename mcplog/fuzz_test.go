@@ -1,0 +1,77 @@
+package mcplog
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// FuzzReader reads any input as a session log: it never panics; what it
+// reads is well formed (messages are valid JSON, lines increase); and any
+// prefix of a log it reads, cut past the header, also reads, as a prefix of
+// the same entries: a torn last line is never an error.
+func FuzzReader(f *testing.F) {
+	logs, _ := filepath.Glob(filepath.Join("..", "testdata", "tau2", "logs", "*", "*", "*[0-9].jsonl"))
+	for _, p := range logs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint16(len(data)/3))
+		// The first lines alone: small seeds make mutations count.
+		lines := bytes.SplitAfter(data, []byte("\n"))
+		f.Add(bytes.Join(lines[:min(len(lines), 4)], nil), uint16(100))
+	}
+	for _, s := range []string{
+		testHeader + "\n" + `{"t_ms":1,"from":"client","message":{"id":1}}` + "\n" + `{"t_ms":2,"from":"server","raw":"x\u00e9"}`,
+		testHeader + "\r\n\r\n" + `{"t_ms":1,"from":"proxy","message":[1,{"a":"}"}],"x":null}` + "\n",
+		`{"hoist_mcp_log":2}` + "\n" + `{"t_ms":1e3,"from":"c","message":1}`,
+		`{"hoist_mcp_log":"2"}`, "", "\n", "[]", `{"t_ms":1}`,
+	} {
+		f.Add([]byte(s), uint16(len(s)/2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
+		entries, ok := readAll(t, data)
+		if !ok {
+			return
+		}
+		for i, e := range entries {
+			if e.Message != nil && !json.Valid(e.Message) {
+				t.Fatalf("entry %d: message %q is not valid JSON", i, e.Message)
+			}
+			if i > 0 && e.Line <= entries[i-1].Line {
+				t.Fatalf("entry %d: line %d after line %d", i, e.Line, entries[i-1].Line)
+			}
+		}
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			return
+		}
+		at := nl + 1 + int(cut)%(len(data)-nl)
+		got, ok := readAll(t, data[:at])
+		if !ok {
+			t.Fatalf("a prefix of %d bytes of a readable log does not read", at)
+		}
+		if len(got) > len(entries) {
+			t.Fatalf("prefix read %d entries, the whole log %d", len(got), len(entries))
+		}
+		if diff := cmp.Diff(entries[:len(got)], got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("prefix entries differ (-whole +prefix):\n%s", diff)
+		}
+	})
+}
+
+func readAll(t *testing.T, data []byte) ([]Entry, bool) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data), "fuzz.jsonl")
+	if err != nil {
+		return nil, false
+	}
+	entries, err := r.ReadAll()
+	return entries, err == nil
+}
