@@ -354,8 +354,14 @@ func TestTau2ResultsAndLogsAgree(t *testing.T) {
 		if diff := cmp.Diff(callList(a), callList(b)); diff != "" {
 			t.Errorf("%s and %s differ in calls (-log +results):\n%s", s.ID, twin.ID, diff)
 		}
-		if a.Tool("get_user_details") != nil && b.Tool("get_user_details") != nil && a.Tool("get_user_details").Kind != b.Tool("get_user_details").Kind {
-			t.Errorf("tool kinds differ: %v vs %v", a.Tool("get_user_details").Kind, b.Tool("get_user_details").Kind)
+		for _, bt := range b.Tools {
+			at := a.Tool(bt.Name)
+			if at == nil {
+				continue
+			}
+			if at.Kind != bt.Kind || !jsonEqual(at.InputSchema, bt.InputSchema) {
+				t.Errorf("tool %s: the log lists %s %s, the results file gives %s %s (from the store's listings)", bt.Name, at.Kind, at.InputSchema, bt.Kind, bt.InputSchema)
+			}
 		}
 	}
 	if matched == 0 {
@@ -403,4 +409,12 @@ func TestInterruptedIngestLeavesWholeSessions(t *testing.T) {
 	if err != nil || st.Sessions != 5-len(ss) {
 		t.Errorf("the next ingest: %+v, %v", st, err)
 	}
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return cmp.Equal(x, y)
 }

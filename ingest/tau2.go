@@ -17,6 +17,10 @@ type Tau2Options struct {
 	// the kinds come from the tools/list of the domain's recorded sessions
 	// in the store, when there are any; else tools are generic.
 	Kinds episode.ToolKinds
+	// Schemas gives the tools their input contracts (a tools.json
+	// manifest); without it, they come from the domain's recorded
+	// sessions, as the kinds do.
+	Schemas episode.ToolSchemas
 }
 
 // Tau2 ingests τ²-bench results files: each simulation becomes an episode
@@ -24,13 +28,18 @@ type Tau2Options struct {
 // unchanged is skipped; each file is written in one transaction.
 func Tau2(ctx context.Context, db *store.DB, files []string, opt Tau2Options) (Stats, error) {
 	var st Stats
-	kinds := opt.Kinds
-	if kinds == nil {
-		known, err := db.ToolKinds(ctx)
+	kinds, schemas := opt.Kinds, opt.Schemas
+	if kinds == nil || schemas == nil {
+		k, s, err := db.ListedTools(ctx)
 		if err != nil {
 			return st, err
 		}
-		kinds = episode.ToolKinds(known)
+		if kinds == nil {
+			kinds = episode.ToolKinds(k)
+		}
+		if schemas == nil {
+			schemas = episode.ToolSchemas(s)
+		}
 	}
 	p := progress{total: len(files), fn: opt.Progress}
 	for _, name := range files {
@@ -59,7 +68,7 @@ func Tau2(ctx context.Context, db *store.DB, files []string, opt Tau2Options) (S
 			p.add(1, 0, 0)
 			continue
 		}
-		eps, err := episode.ReadTau2File(path, episode.Tau2Options{Kinds: kinds})
+		eps, err := episode.ReadTau2File(path, episode.Tau2Options{Kinds: kinds, Schemas: schemas})
 		if err != nil {
 			return st, err
 		}

@@ -436,13 +436,15 @@ func loadEpisode(ctx context.Context, tx *sqlx.Tx, r sessionRow) (*episode.Episo
 	return ep, nil
 }
 
-// ToolKinds returns the kinds of the tools the servers of each domain
-// listed in recorded sessions: domain → tool → kind, tool names without
-// their server:: prefix. τ²-bench results carry no kinds of their own.
-func (db *DB) ToolKinds(ctx context.Context) (map[string]map[string]episode.Kind, error) {
+// ListedTools returns the kinds and input contracts of the tools the
+// servers of each domain listed in recorded sessions: domain → tool → kind
+// and domain → tool → inputSchema, tool names without their server::
+// prefix, the latest listing winning. τ²-bench results carry neither.
+func (db *DB) ListedTools(ctx context.Context) (map[string]map[string]episode.Kind, map[string]map[string]json.RawMessage, error) {
 	out := map[string]map[string]episode.Kind{}
+	schemas := map[string]map[string]json.RawMessage{}
 	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
-		rows, err := tx.QueryxContext(ctx, `SELECT DISTINCT e.domain, t.name, t.kind FROM tools t JOIN episodes e ON e.id = t.episode_id
+		rows, err := tx.QueryxContext(ctx, `SELECT e.domain, t.name, t.kind, t.input_schema FROM tools t JOIN episodes e ON e.id = t.episode_id
 			WHERE e.source = ? AND e.domain != '' ORDER BY e.started_unix_ms`, episode.SourceMCP)
 		if err != nil {
 			return err
@@ -450,7 +452,8 @@ func (db *DB) ToolKinds(ctx context.Context) (map[string]map[string]episode.Kind
 		defer rows.Close()
 		for rows.Next() {
 			var d, name, kind string
-			if err := rows.Scan(&d, &name, &kind); err != nil {
+			var schema sql.NullString
+			if err := rows.Scan(&d, &name, &kind, &schema); err != nil {
 				return err
 			}
 			if _, after, ok := strings.Cut(name, "::"); ok {
@@ -460,11 +463,17 @@ func (db *DB) ToolKinds(ctx context.Context) (map[string]map[string]episode.Kind
 				out[d] = map[string]episode.Kind{}
 			}
 			out[d][name] = episode.Kind(kind)
+			if schema.Valid {
+				if schemas[d] == nil {
+					schemas[d] = map[string]json.RawMessage{}
+				}
+				schemas[d][name] = json.RawMessage(schema.String)
+			}
 		}
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading tool kinds: %w", err)
+		return nil, nil, fmt.Errorf("reading the tools of recorded sessions: %w", err)
 	}
-	return out, nil
+	return out, schemas, nil
 }

@@ -22,8 +22,9 @@ func init() {
 type ingestOptions struct {
 	IO iostreams.Streams
 	storeOptions
-	Tau2  []string
-	Tools string
+	Tau2        []string
+	Tools       string
+	ToolSchemas string
 }
 
 func newCmdIngest(f *Factory, runF func(context.Context, *ingestOptions) error) *cobra.Command {
@@ -56,7 +57,9 @@ With --tau2 FILE..., it reads τ²-bench results files instead: each simulation
 becomes a session whose LLM turns are exact (one assistant message, one
 turn), with its task, trial, reward and agent model. Tools are read, write or
 generic as the --tools manifest says ({"retail": {"get_user_details": "read",
-…}, …}), else as the domain's servers listed them in ingested logs.
+…}, …}), and their input contracts are those of --tool-schemas (τ²-bench's
+tools.json); else both are as the domain's servers listed them in ingested
+logs.
 
 ` + storeHelp + `
 
@@ -70,7 +73,8 @@ Progress shows on a terminal only; --quiet hides it and the summary.
   hoist ingest --sessions ~/.hoist/logs --store ~/hoist/episodes.db
 
   # τ²-bench results, with the tools' kinds
-  hoist ingest --store episodes.db --tau2 results/*.json --tools tool_kinds.json`,
+  hoist ingest --store episodes.db --tau2 results/*.json \
+      --tools tool_kinds.json --tool-schemas tools.json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(opts.Tau2) > 0 {
@@ -83,8 +87,8 @@ Progress shows on a terminal only; --quiet hides it and the summary.
 				return &FlagError{errors.New("say what to ingest: --sessions DIR, or --tau2 and results files")}
 			case opts.Sessions != "" && len(opts.Tau2) > 0:
 				return &FlagError{errors.New("--sessions and --tau2 cannot be used together: ingest each in its own run")}
-			case opts.Tools != "" && len(opts.Tau2) == 0:
-				return &FlagError{errors.New("--tools goes with --tau2")}
+			case (opts.Tools != "" || opts.ToolSchemas != "") && len(opts.Tau2) == 0:
+				return &FlagError{errors.New("--tools and --tool-schemas go with --tau2")}
 			case len(opts.Tau2) > 0 && opts.Store == "":
 				return &FlagError{errors.New("--tau2 needs --store PATH: the store to load the results into")}
 			}
@@ -97,6 +101,7 @@ Progress shows on a terminal only; --quiet hides it and the summary.
 	addStoreFlags(cmd, &opts.storeOptions)
 	cmd.Flags().StringArrayVar(&opts.Tau2, "tau2", nil, "τ²-bench results files (more may follow as arguments)")
 	cmd.Flags().StringVar(&opts.Tools, "tools", "", "with --tau2: a tool-kinds manifest (domain → tool → read|write|generic)")
+	cmd.Flags().StringVar(&opts.ToolSchemas, "tool-schemas", "", "with --tau2: the tools' input contracts, in τ²-bench's tools.json shape")
 	return cmd
 }
 
@@ -134,10 +139,19 @@ func ingestTau2(ctx context.Context, opts *ingestOptions, db *store.DB) (ingest.
 		}
 		kinds = k
 	}
+	var schemas episode.ToolSchemas
+	if opts.ToolSchemas != "" {
+		s, err := episode.LoadToolSchemas(opts.ToolSchemas)
+		if err != nil {
+			return ingest.Stats{}, err
+		}
+		schemas = s
+	}
 	start := time.Now()
 	bar := newBar(opts.IO.Err, opts.Quiet, "ingesting")
 	st, err := ingest.Tau2(ctx, db, opts.Tau2, ingest.Tau2Options{
-		Kinds: kinds,
+		Kinds:   kinds,
+		Schemas: schemas,
 		Options: ingest.Options{Progress: func(p ingest.Progress) {
 			bar.set(p.Files, p.FilesTotal, fmt.Sprintf("ingesting τ²-bench results: %d events", p.Lines))
 		}},
