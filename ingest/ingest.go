@@ -77,6 +77,10 @@ type Stats struct {
 // could not be read).
 func (s Stats) Problems() bool { return s.Malformed > 0 || s.Failed > 0 }
 
+// exportMarker is the file hoist export leaves in the directory it writes
+// (export.marker; ingest may not import export).
+const exportMarker = ".hoist-export"
+
 // sidecars are files beside a log that are not logs themselves.
 var sidecars = []string{".context.jsonl", ".flow.jsonl", ".confirm.jsonl"}
 
@@ -136,6 +140,11 @@ func Dir(ctx context.Context, db *store.DB, dir string, opt Options) (Stats, err
 		}
 		if d.IsDir() {
 			if path != root && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			// An export written among the logs (its .jsonl files are no
+			// logs) is left alone: it holds the marker hoist export writes.
+			if _, err := os.Stat(filepath.Join(path, exportMarker)); err == nil {
 				return filepath.SkipDir
 			}
 			return nil

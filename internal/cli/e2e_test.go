@@ -221,6 +221,14 @@ func TestIngestSessionsExport(t *testing.T) {
 		}
 	})
 
+	t.Run("an export among the logs is not read as logs", func(t *testing.T) {
+		mustRun(t, "export", "--sessions", dir, "--format", "jsonl", "--out", filepath.Join(dir, "export"))
+		r := mustRun(t, "ingest", "--sessions", dir)
+		if !strings.Contains(r.stderr, "nothing new to ingest: 8 files unchanged") {
+			t.Errorf("ingest after an export into the logs said:\n%s", r.stderr)
+		}
+	})
+
 	t.Run("arrow and jsonl", func(t *testing.T) {
 		for _, f := range []string{"arrow", "jsonl"} {
 			out := filepath.Join(t.TempDir(), f)
@@ -472,5 +480,14 @@ func TestMissingStoreNamed(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err == nil {
 		t.Error("reading a missing store created it")
+	}
+	dir := filepath.Join(t.TempDir(), "no-such-logs")
+	for _, cmd := range []string{"ingest", "sessions"} {
+		if r := run(t, nil, cmd, "--sessions", dir); r.code != 1 || !strings.Contains(r.stderr, "no such directory") {
+			t.Errorf("%s --sessions of a missing directory: exit %d\n%s", cmd, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("a missing --sessions directory was created")
 	}
 }

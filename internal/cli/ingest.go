@@ -110,6 +110,9 @@ func runIngest(ctx context.Context, opts *ingestOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := opts.checkSessions(); err != nil {
+		return err
+	}
 	db, err := store.Open(ctx, path)
 	if err != nil {
 		return err

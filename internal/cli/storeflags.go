@@ -62,11 +62,26 @@ func (o *storeOptions) storePath() (string, error) {
 	return "", &FlagError{errors.New("name the store with --store PATH, or the logs with --sessions DIR (the store is then DIR/" + DefaultStoreName + ")")}
 }
 
+// checkSessions refuses a --sessions that is not a directory before the
+// store is opened: opening the default store would create a mistyped DIR.
+func (o *storeOptions) checkSessions() error {
+	if o.Sessions == "" {
+		return nil
+	}
+	if fi, err := os.Stat(o.Sessions); err != nil || !fi.IsDir() {
+		return fmt.Errorf("--sessions %s: no such directory of session logs", o.Sessions)
+	}
+	return nil
+}
+
 // openStore opens the store and, with --sessions, ingests the logs into it
 // first. badInput reports whether the ingest met bad input.
 func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *store.DB, badInput bool, err error) {
 	path, err := o.storePath()
 	if err != nil {
+		return nil, false, err
+	}
+	if err := o.checkSessions(); err != nil {
 		return nil, false, err
 	}
 	if o.Sessions == "" {
