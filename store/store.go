@@ -91,6 +91,11 @@ func open(ctx context.Context, path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
+	// The store holds what the logs hold, so it is private as they are
+	// (0600); SQLite gives its -wal and -shm files the same mode.
+	if f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	}
 	db := &DB{path: path}
 	w, err := sqlx.Open("sqlite3", dsn(abs, "&_txlock=immediate"))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -89,6 +90,22 @@ func TestOpenSetsPragmasAndMigrates(t *testing.T) {
 	}
 	if _, err := db.r.ExecContext(ctx, "DELETE FROM episodes"); err == nil {
 		t.Error("the read pool accepted a write")
+	}
+}
+
+func TestStoreIsPrivate(t *testing.T) {
+	db, path := openTemp(t)
+	if _, err := db.Put(context.Background(), Unit{Episodes: []*episode.Episode{sample("s", time.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", filepath.Base(p), fi.Mode().Perm())
+		}
 	}
 }
 
