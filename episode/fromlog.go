@@ -30,7 +30,8 @@ type Options struct {
 // ErrSameServerName is wrapped by the error FromLogs returns for two logs
 // of one host session whose servers have the same name: their tools cannot
 // be told apart (manual, "Several servers"), so the caller should keep those
-// logs apart, and say so.
+// logs apart, and say so: an Episode each, from FromLog with
+// Options.Qualify.
 var ErrSameServerName = errors.New("two servers of one host session have the same name")
 
 // FromLog builds the Episode of one session log (issue 3, point 1; manual,
@@ -362,9 +363,11 @@ func (b *builder) nameServers() error {
 }
 
 // serverInfo returns the serverInfo of the log's initialize result, raw.
+// MCP does nothing before initialize, so only the log's first lines are
+// looked at.
 func serverInfo(l *mcplog.Log) json.RawMessage {
 	inits := map[string]bool{}
-	for i := range l.Entries {
+	for i := range min(len(l.Entries), 100) {
 		e := &l.Entries[i]
 		if e.Message == nil {
 			continue
@@ -495,44 +498,60 @@ func contentText(raw json.RawMessage) string {
 	return strings.Join(texts, "\n")
 }
 
+// wire is one JSON-RPC message, its members raw: one decode of the line
+// tells what it is (as jsonrpc.Classify would), and only the member that
+// matters is decoded further.
+type wire struct {
+	ID     json.RawMessage `json:"id"`
+	Method json.RawMessage `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+// present reports whether a member was given, and not as null.
+func present(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
+
 func (b *builder) message(li int, t int64, from string, msg json.RawMessage) {
-	m := jsonrpc.Classify(msg)
-	key := idKey{li, string(m.ID)}
+	var w wire
+	if json.Unmarshal(msg, &w) != nil {
+		return // not an object: not JSON-RPC
+	}
+	var method string
+	hasMethod := len(w.Method) > 0 && w.Method[0] == '"' && json.Unmarshal(w.Method, &method) == nil
+	key := idKey{li, string(w.ID)}
 	caller := from == mcplog.FromClient || from == mcplog.FromProxy
 	switch {
-	case m.Kind == jsonrpc.Request && caller:
+	case hasMethod && w.ID != nil && caller: // a request
 		delete(b.answered, key)
-		switch m.Method {
+		delete(b.lists, key)
+		switch method {
 		case "tools/call":
-			b.call(li, t, from, m.ID, msg)
+			b.call(li, t, from, w.ID, w.Params)
 		case "tools/list":
 			b.lists[key] = true
 		case "initialize":
 			if from == mcplog.FromClient && b.ep.AgentModel == "" {
 				// The proxy cannot see the model: name the host
 				// (manual, "What the proxy cannot see").
-				var r struct {
-					Params struct {
-						ClientInfo struct {
-							Name string `json:"name"`
-						} `json:"clientInfo"`
-					} `json:"params"`
+				var p struct {
+					ClientInfo struct {
+						Name string `json:"name"`
+					} `json:"clientInfo"`
 				}
-				if json.Unmarshal(msg, &r) == nil {
-					b.ep.AgentModel = r.Params.ClientInfo.Name
+				if json.Unmarshal(w.Params, &p) == nil {
+					b.ep.AgentModel = p.ClientInfo.Name
 				}
 			}
 		}
-	case m.Kind == jsonrpc.Notification && caller && m.Method == "notifications/cancelled":
-		var n struct {
-			Params struct {
-				RequestID json.RawMessage `json:"requestId"`
-			} `json:"params"`
+	case hasMethod && w.ID == nil && caller && method == "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
 		}
-		if json.Unmarshal(msg, &n) != nil {
+		if json.Unmarshal(w.Params, &p) != nil {
 			return
 		}
-		k := idKey{li, string(bytes.TrimSpace(n.Params.RequestID))}
+		k := idKey{li, string(bytes.TrimSpace(p.RequestID))}
 		// The call stays open: a response that still comes is its result,
 		// though the agent no longer reads it.
 		q := b.open[k]
@@ -543,19 +562,18 @@ func (b *builder) message(li int, t int64, from string, msg json.RawMessage) {
 				break
 			}
 		}
-	case m.Kind == jsonrpc.Response && (from == mcplog.FromServer || from == mcplog.FromProxy):
-		b.response(li, t, from, key, msg)
+	case !hasMethod && w.ID != nil && (w.Result != nil || present(w.Error)) &&
+		(from == mcplog.FromServer || from == mcplog.FromProxy):
+		b.response(li, t, from, key, msg, &w)
 	}
 }
 
-func (b *builder) call(li int, t int64, from string, id json.RawMessage, msg json.RawMessage) {
-	var r struct {
-		Params struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"params"`
+func (b *builder) call(li int, t int64, from string, id, params json.RawMessage) {
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
 	}
-	_ = json.Unmarshal(msg, &r) // a call without usable params is still a call
+	_ = json.Unmarshal(params, &p) // a call without usable params is still a call
 	by := Agent
 	if from == mcplog.FromProxy {
 		by = Proxy
@@ -564,8 +582,8 @@ func (b *builder) call(li int, t int64, from string, id json.RawMessage, msg jso
 		Index:  len(b.calls),
 		ID:     string(id),
 		Server: b.names[li],
-		Tool:   b.toolName(li, r.Params.Name),
-		Args:   r.Params.Arguments,
+		Tool:   b.toolName(li, p.Name),
+		Args:   p.Arguments,
 		By:     by,
 	}
 	b.calls = append(b.calls, c)
@@ -584,9 +602,9 @@ func (b *builder) toolName(li int, tool string) string {
 	return tool
 }
 
-func (b *builder) response(li int, t int64, from string, key idKey, msg json.RawMessage) {
+func (b *builder) response(li int, t int64, from string, key idKey, msg json.RawMessage, w *wire) {
 	if b.lists[key] {
-		b.toolsList(li, msg)
+		b.toolsList(li, w.Result)
 		if from == mcplog.FromServer {
 			return // the proxy may answer it again with its own version
 		}
@@ -601,7 +619,7 @@ func (b *builder) response(li int, t int64, from string, key idKey, msg json.Raw
 			b.open[key] = q[1:]
 		}
 		call := b.calls[c]
-		res := resultOf(msg)
+		res := resultOf(msg, w)
 		res.CallIndex = c
 		call.Result = res
 		b.ep.Events = append(b.ep.Events, Event{Type: EventResult, TMS: t, Result: res})
@@ -623,71 +641,95 @@ func (b *builder) response(li int, t int64, from string, key idKey, msg json.Raw
 			b.steps[s].Kind = stepDead
 		}
 		b.answerStep[c] = len(b.steps)
-		b.steps = append(b.steps, Step{Kind: StepAnswer, TMS: t, Call: c, Text: resultOf(msg).Text})
+		b.steps = append(b.steps, Step{Kind: StepAnswer, TMS: t, Call: c, Text: resultOf(msg, w).Text})
 	}
 }
 
 // stepDead marks a step superseded by a later one; InferTurns ignores it.
 const stepDead StepKind = 255
 
-// resultOf reads a response to a tools/call.
-func resultOf(msg json.RawMessage) *Result {
-	var r struct {
-		Result *struct {
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			IsError bool `json:"isError"`
-		} `json:"result"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+// resultOf reads a response to a tools/call: msg is the message, w its
+// members.
+func resultOf(msg json.RawMessage, w *wire) *Result {
 	res := &Result{Raw: msg}
-	if err := json.Unmarshal(msg, &r); err != nil {
-		// A member of an unexpected type: keep what can be read.
-		var loose struct {
-			Error json.RawMessage `json:"error"`
+	if present(w.Error) {
+		res.IsError = true
+		var e struct {
+			Message string `json:"message"`
 		}
-		if json.Unmarshal(msg, &loose) == nil && len(loose.Error) > 0 && string(loose.Error) != "null" {
-			res.IsError = true
+		if json.Unmarshal(w.Error, &e) == nil {
+			res.Text = e.Message
 		}
 		return res
 	}
-	switch {
-	case r.Error != nil:
-		res.IsError = true
-		res.Text = r.Error.Message
-	case r.Result != nil:
-		res.IsError = r.Result.IsError
-		var texts []string
-		for _, c := range r.Result.Content {
-			if c.Type == "text" {
-				texts = append(texts, c.Text)
+	type item struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	var r struct {
+		Content []item `json:"content"`
+		IsError bool   `json:"isError"`
+	}
+	if err := json.Unmarshal(w.Result, &r); err != nil {
+		// Some member of an unexpected type: read what can be read, item
+		// by item (the common shape is decoded in one go above).
+		var loose struct {
+			Content []json.RawMessage `json:"content"`
+			IsError json.RawMessage   `json:"isError"`
+		}
+		if json.Unmarshal(w.Result, &loose) != nil {
+			return res // a result of an unexpected shape: kept raw
+		}
+		r.Content, r.IsError = nil, string(loose.IsError) == "true"
+		for _, raw := range loose.Content {
+			var it item
+			if json.Unmarshal(raw, &it) == nil {
+				r.Content = append(r.Content, it)
 			}
 		}
-		res.Text = strings.Join(texts, "\n")
 	}
+	res.IsError = r.IsError
+	var texts []string
+	for _, it := range r.Content {
+		if it.Type == "text" {
+			texts = append(texts, it.Text)
+		}
+	}
+	res.Text = strings.Join(texts, "\n")
 	return res
 }
 
 // toolsList adds the tools a tools/list result lists; a later listing of a
 // tool replaces an earlier one.
-func (b *builder) toolsList(li int, msg json.RawMessage) {
+func (b *builder) toolsList(li int, result json.RawMessage) {
+	type listed struct {
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		Annotations json.RawMessage `json:"annotations"`
+	}
 	var r struct {
-		Result struct {
-			Tools []struct {
-				Name        string          `json:"name"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-				Annotations json.RawMessage `json:"annotations"`
-			} `json:"tools"`
-		} `json:"result"`
+		Tools []listed `json:"tools"`
 	}
-	if json.Unmarshal(msg, &r) != nil {
-		return
+	if json.Unmarshal(result, &r) != nil {
+		// One odd tool does not hide the others: read them one by one.
+		var loose struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if json.Unmarshal(result, &loose) != nil {
+			return
+		}
+		r.Tools = nil
+		for _, raw := range loose.Tools {
+			var tl listed
+			if json.Unmarshal(raw, &tl) == nil {
+				r.Tools = append(r.Tools, tl)
+			}
+		}
 	}
-	for _, tl := range r.Result.Tools {
+	for _, tl := range r.Tools {
+		if tl.Name == "" {
+			continue
+		}
 		tool := Tool{
 			Name:        b.toolName(li, tl.Name),
 			Server:      b.names[li],

@@ -172,9 +172,9 @@ func ReadTau2File(path string, opt Tau2Options) ([]*Episode, error) {
 // tool message is the result of the pending call of its id, the oldest
 // first when an id repeats (content → Text; error: true → IsError, and
 // where a file leaves error null, as some do, content starting "Error:",
-// which is how τ²-bench words a tool's failure); user and assistant text become Message events;
-// task id, trial, reward (reward_info.reward) and agent model
-// (info.agent_info.llm) come from the file. Calls the user simulator makes
+// which is how τ²-bench words a tool's failure); user and assistant text
+// become Message events; task id, trial, reward (reward_info.reward) and
+// agent model (info.agent_info.llm) come from the file. Calls the user simulator makes
 // (requestor "user") are not the agent's and are left out, with their
 // results. A call left without a result is Cancelled, as a log that ended
 // without its answer. Event times come from the messages' timestamps,
@@ -300,28 +300,33 @@ func expectDelim(dec *json.Decoder, want json.Delim) error {
 // lineCounter counts the lines of what a json.Decoder read, so that an
 // offset maps to a line number.
 type lineCounter struct {
-	r     io.Reader
-	read  int64
-	nls   []int64 // offsets of the newlines read so far
-	limit bool
+	r    io.Reader
+	read int64
+	nls  []int64 // offsets of the newlines read so far
+	full bool    // nls stopped growing: later lines are not known
 }
+
+// maxNewlines bounds the memory that line numbers take (8 MiB).
+const maxNewlines = 1 << 20
 
 func (c *lineCounter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	for i := 0; i < n; i++ {
-		if p[i] == '\n' && !c.limit {
+	for i := 0; i < n && !c.full; i++ {
+		if p[i] == '\n' {
 			c.nls = append(c.nls, c.read+int64(i))
-			if len(c.nls) > 1<<22 {
-				c.limit = true // enough; lines past this are not counted
-			}
+			c.full = len(c.nls) >= maxNewlines
 		}
 	}
 	c.read += int64(n)
 	return n, err
 }
 
-// lineAt returns the line (from 1) of an offset.
+// lineAt returns the line (from 1) of an offset, or 0 when it is past the
+// lines counted.
 func (c *lineCounter) lineAt(off int64) int {
+	if c.full && off > c.nls[len(c.nls)-1] {
+		return 0
+	}
 	return 1 + sort.Search(len(c.nls), func(i int) bool { return c.nls[i] >= off })
 }
 

@@ -65,12 +65,15 @@ const JoinWindowMS = 500
 // and the proxy's own calls (By Proxy) join only by rule 1. Any other call
 // starts a new turn.
 //
-// InferTurns is a pure function of its input.
+// A call index that no StepCall names gets -1. InferTurns is a pure
+// function of its input.
 func InferTurns(steps []Step) []int {
+	// Calls are numbered from 0 in the order of their StepCall, so no valid
+	// index reaches the number of StepCalls; others are ignored.
 	n := 0
 	for i := range steps {
-		if steps[i].Kind == StepCall && steps[i].Call+1 > n {
-			n = steps[i].Call + 1
+		if steps[i].Kind == StepCall {
+			n++
 		}
 	}
 	turnOf := make([]int, n)

@@ -169,9 +169,9 @@ func TestInferTurns(t *testing.T) {
 			want: []int{0, 0, 0, 1},
 		},
 		{
-			name:  "steps that name unknown calls are ignored",
-			steps: []Step{answer(1, 7, "x"), cancel(2, 9), call(3, 0), answer(4, 0, "y"), call(5, 0)},
-			want:  []int{0},
+			name:  "steps that name unknown or repeated calls are ignored",
+			steps: []Step{answer(1, 7, "x"), cancel(2, 9), call(3, 0), answer(4, 0, "y"), call(5, 0), call(6, 1<<40), call(7, -1)},
+			want:  []int{0, -1, -1, -1},
 		},
 	}
 	for _, tt := range tests {

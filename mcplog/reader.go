@@ -39,7 +39,7 @@ func (e *Entry) IsRaw() bool { return e.Message == nil }
 
 // Reader reads a session log one entry at a time, streaming: lines of any
 // length, no whole-file buffer. A torn last line (no final newline, and not
-// a whole entry), which a proxy killed mid-write leaves, ends the log
+// whole JSON), which a proxy killed mid-write leaves, ends the log
 // without an error; Torn reports it. A malformed line anywhere else is an
 // *InputError naming the file and line.
 //
