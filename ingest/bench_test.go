@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkDir ingests the corpus in $HOIST_BENCH_CORPUS (written by
-// internal/benchingest -dir) into a new store each time; it is skipped
+// internal/benchcmd/ingestbench -dir) into a new store each time; it is skipped
 // without one. For profiles: go test -bench Dir -cpuprofile cpu.out ./ingest
 func BenchmarkDir(b *testing.B) {
 	corpus := os.Getenv("HOIST_BENCH_CORPUS")

@@ -7,7 +7,9 @@
 #   http   --listen against server-everything's own HTTP endpoint, --upstream
 #          against a direct HTTP client, and a 64-session soak
 #          (go run ./internal/benchcmd/httpbench -h)
-# Usage: scripts/bench.sh [stdio|http|all] [flags for that benchmark]
+#   ingest hoist ingest of a generated corpus beside DuckDB's read_json on the
+#          same files, re-ingest and export (go run ./internal/benchcmd/ingestbench -h)
+# Usage: scripts/bench.sh [stdio|http|ingest|all] [flags for that benchmark]
 # Expects bin/ built (make bench does it) and, for http, the npm peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,11 +21,14 @@ http)
   scripts/peers.sh
   exec go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules "$@"
   ;;
+ingest) exec scripts/bench-ingest.sh "$@" ;;
 all)
   go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo
   echo
   scripts/peers.sh
   go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules
+  echo
+  scripts/bench-ingest.sh
   ;;
-*) echo "usage: scripts/bench.sh [stdio|http|all] [flags]" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh [stdio|http|ingest|all] [flags]" >&2; exit 2 ;;
 esac

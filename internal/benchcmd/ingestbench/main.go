@@ -1,4 +1,4 @@
-// Command benchingest is the ingest benchmark of issue 3, point 10, which
+// Command ingestbench is the ingest benchmark of issue 3, point 10, which
 // scripts/bench-ingest.sh runs: it generates a corpus of session logs
 // (1,000 sessions of about 1,000 lines by default, one in ten a host session
 // of two servers), then measures, each against a baseline in the same run:
@@ -39,7 +39,7 @@ func main() {
 	dir := flag.String("dir", "", "where to write the corpus and the store (default: a temporary directory, removed after)")
 	flag.Parse()
 	if err := run(*hoist, *peers, *sessions, *lines, *dir); err != nil {
-		fmt.Fprintln(os.Stderr, "benchingest:", err)
+		fmt.Fprintln(os.Stderr, "ingestbench:", err)
 		os.Exit(1)
 	}
 }
