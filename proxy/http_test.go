@@ -565,3 +565,19 @@ func checkEverythingLog(t *testing.T, lines []logLine) {
 		t.Errorf("log: %d progress notifications (want 3), %d sampling requests (want 1), %d answers to them (want 1)", progress, sampling, answered)
 	}
 }
+
+// TestListenContext checks {session} in --context: each HTTP session reads
+// the conversation file its Hoist-Session header names.
+func TestListenContext(t *testing.T) {
+	dir, ctxDir := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ctxDir, "agent-9.jsonl"), []byte(`{"role":"user","content":"hello"}`+"\n"), 0o600)
+	l := startListen(t, "--record", dir, "--context", filepath.Join(ctxDir, "{session}.jsonl"), "--", testbin.Build(t, "hoist-mcp-demo"))
+	sid := l.initialize(func(r *http.Request) { r.Header.Set("Hoist-Session", "agent-9") })
+	l.do("POST", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup","arguments":{}}}`, session(sid))
+	l.cmd.Process.Signal(syscall.SIGTERM)
+	l.wait()
+	_, lines, _ := readLog(t, dir)
+	if len(lines) < 3 || lines[2].From != "context" || string(lines[2].Message) != `{"role":"user","content":"hello"}` {
+		t.Errorf("want the conversation logged after initialize, before the call; got %d lines", len(lines))
+	}
+}

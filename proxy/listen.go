@@ -434,6 +434,13 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 			return nil, http.StatusInternalServerError, errors.New("the proxy cannot create the session log")
 		}
 		s.rec = rec
+		if o.Context != "" {
+			name := r.Header.Get("Hoist-Session")
+			if name == "" {
+				name = s.name
+			}
+			s.context = &contextTail{path: SessionPath(o.Context, name)}
+		}
 	}
 	if err := s.startBackend(); err != nil {
 		if s.rec != nil {

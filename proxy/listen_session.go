@@ -25,6 +25,8 @@ type lsession struct {
 	id   string // Mcp-Session-Id
 	name string // <start>-<pid>-<n>, names the log
 	rec  *mcplog.Writer
+	// context reads the session's --context file.
+	context *contextTail
 
 	child    *child
 	up       *upstream
@@ -124,6 +126,7 @@ func (w *diagWriter) Write(p []byte) (int, error) {
 
 // fromHost records a host message and forwards it to the server.
 func (s *lsession) fromHost(line []byte) {
+	recordContext(s.context, s.rec, line)
 	s.record(mcplog.FromClient, line)
 	if s.up != nil {
 		s.up.send(line)

@@ -39,6 +39,10 @@ type Options struct {
 	Record string
 	// Domain, AgentModel and ServerName are copied into the log header.
 	Domain, AgentModel, ServerName string
+	// Context is the file the host appends the conversation to (--context;
+	// {session} stands for the session). Its new lines are logged as
+	// context entries before each tools/call.
+	Context string
 	// RetainDays > 0 deletes session files older than that many days from
 	// Record when the proxy starts.
 	RetainDays int

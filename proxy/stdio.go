@@ -72,6 +72,13 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 			return ExitProxy
 		}
 		s.rec = rec
+		if o.Context != "" {
+			name := h.HostSession
+			if o.Getenv("HOIST_SESSION") == "" {
+				name = id
+			}
+			s.context = &contextTail{path: SessionPath(o.Context, name)}
+		}
 	}
 
 	if o.Upstream != "" {
@@ -125,6 +132,7 @@ type session struct {
 	hostClosed atomic.Bool  // the host closed stdin (or stopped reading)
 	rawSaid    [2]atomic.Bool
 	tail       tailLines
+	context    *contextTail // --context, when recording
 }
 
 func (s *session) run(ctx context.Context, st Streams) int {
@@ -238,6 +246,9 @@ func (s *session) newPump(from string, src io.Reader, dst io.Writer, dir int) *p
 			s.d.say("trace %s %d B %s", direction, len(line), describe(jsonrpc.Classify(body)))
 		}
 		if s.rec != nil {
+			if from == mcplog.FromClient {
+				recordContext(s.context, s.rec, body)
+			}
 			s.rec.Record(from, body)
 		}
 	}

@@ -797,3 +797,51 @@ func TestSigtermEndsSession(t *testing.T) {
 		t.Errorf("log has %d wire lines, want the request and its answer", len(lines))
 	}
 }
+
+// TestContext checks that the conversation the host appends to --context is
+// logged as context entries just before each tools/call, each line once.
+func TestContext(t *testing.T) {
+	dir := t.TempDir()
+	ctxDir := t.TempDir()
+	p := startProxy(t, []string{"HOIST_SESSION=conv-1"}, "--record", dir, "--context", filepath.Join(ctxDir, "{session}.jsonl"), "--", testbin.Build(t, "hoist-mcp-demo"))
+	ctx := filepath.Join(ctxDir, "conv-1.jsonl")
+	appendLine := func(l string) {
+		f, err := os.OpenFile(ctx, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(l)
+		f.Close()
+	}
+	p.send(tryIt[0] + "\n")
+	p.readLine()
+	appendLine(`{"role":"user","content":"cancel my order"}` + "\n" + `{"role":"assistant","content":"which one?"}` + "\n" + `{"role":"user","content":"the`)
+	p.send(tryIt[3] + "\n")
+	p.readLine()
+	appendLine(` chair"}` + "\n")
+	p.send(tryIt[4] + "\n")
+	p.readLine()
+	if _, code := p.finish(); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.stderr)
+	}
+	_, lines, _ := readLog(t, dir)
+	var got []string
+	for _, l := range lines {
+		if l.From == "context" {
+			got = append(got, "context "+string(l.Message))
+		} else if l.From == "client" {
+			got = append(got, "client "+string(l.Message)[:40])
+		}
+	}
+	want := []string{
+		"client " + tryIt[0][:40],
+		`context {"role":"user","content":"cancel my order"}`,
+		`context {"role":"assistant","content":"which one?"}`,
+		"client " + tryIt[3][:40],
+		`context {"role":"user","content":"the chair"}`,
+		"client " + tryIt[4][:40],
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("log (-want +got):\n%s", diff)
+	}
+}

@@ -55,6 +55,7 @@ loop:
 				s.d.say("trace host -> server %d B %s", len(line), describe(jsonrpc.Classify(body)))
 			}
 			if s.rec != nil {
+				recordContext(s.context, s.rec, body)
 				s.rec.Record(mcplog.FromClient, body)
 			}
 			u.send(body)

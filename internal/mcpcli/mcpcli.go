@@ -147,6 +147,7 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 	f.StringVar(&opts.listen.Addr, "listen", "", "serve hosts over Streamable HTTP at `ADDR` (host:port) instead of stdio")
 	f.StringVar(&opts.tokenFile, "listen-token-file", "", "require Authorization: Bearer with the token in `FILE`; allows non-loopback addresses")
 	f.Float64Var(&opts.idleMinutes, "listen-idle", proxy.DefaultListenIdle.Minutes(), "end a --listen session after `MINUTES` with no request and no open stream")
+	f.StringVar(&opts.Context, "context", "", "log the conversation the host appends to `FILE` ({\"role\",\"content\"} lines; {session} stands for the session) before each tools/call")
 	f.IntVar(&opts.RetainDays, "retain-days", 0, "at start, delete session files older than `N` days from --record (0 keeps all)")
 	f.BoolVar(&opts.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	f.BoolVar(&opts.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
@@ -230,6 +231,16 @@ func validate(cmd *cobra.Command, o *options) error {
 				return fmt.Errorf("--listen-token-file %s: the file is empty", o.tokenFile)
 			}
 		}
+	}
+	if o.Context != "" && !cmd.Flags().Changed("record") {
+		return errors.New("--context: needs --record, where the conversation is logged")
+	}
+	if o.Context != "" {
+		path, err := proxy.ExpandHome(o.Context)
+		if err != nil {
+			return fmt.Errorf("--context: %w", err)
+		}
+		o.Context = path
 	}
 	if cmd.Flags().Changed("record") {
 		if strings.TrimSpace(o.record) == "" {
