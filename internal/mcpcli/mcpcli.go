@@ -48,6 +48,15 @@ is. The server's stderr reaches stderr unchanged (--inherit-stderr hands it
 the descriptor itself). A line longer than --max-frame-bytes turns its
 stream into a raw pipe: still forwarded, no longer recorded.
 
+Streamable HTTP. --upstream URL proxies a server that speaks MCP over HTTP
+instead of starting a command: each host line is POSTed and the answers
+(JSON or an event stream) come back as lines; --upstream-header NAME=VAR
+sends the value of environment variable VAR, never logged. --listen ADDR
+serves hosts by URL (it prints http://ADDR/mcp): each MCP session gets its
+own server and log, <start>-<pid>-<n>.jsonl. Without --listen-token-file
+only loopback addresses are served and foreign Host and Origin headers are
+refused; with it every request needs Authorization: Bearer <token>.
+
 Exit status. When the host closes stdin, the server's stdin is closed, its
 remaining output forwarded, and the proxy exits with the server's status
 (128+n if signal n ended it); a server that does not exit within
@@ -63,7 +72,13 @@ const example = `  # Try it with the demo server:
     | hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo
 
   # Watch the protocol of a real server, one line per frame:
-  hoist-mcp --trace -- npx -y @modelcontextprotocol/server-everything`
+  hoist-mcp --trace -- npx -y @modelcontextprotocol/server-everything
+
+  # A server over HTTP, with a token from the environment:
+  hoist-mcp --record ~/.hoist/logs --upstream https://example.com/mcp --upstream-header Authorization=ORDERS_AUTH
+
+  # One proxy for every host, by URL:
+  hoist-mcp --listen 127.0.0.1:8931 --record ~/.hoist/logs -- npx -y some-mcp-server`
 
 // recipe is printed when no server command is given: a working start
 // rather than a synopsis.
@@ -152,7 +167,7 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 	f.BoolVar(&opts.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	f.BoolVar(&opts.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
 	f.IntVar(&opts.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
-	f.DurationVar(&opts.StopGrace, "stop-grace", proxy.DefaultStopGrace, "how long to wait for the server after closing its stdin, and again after SIGTERM")
+	f.DurationVar(&opts.StopGrace, "stop-grace", proxy.DefaultStopGrace, "how long (`DURATION`) to wait for the server after closing its stdin, and again after SIGTERM")
 	f.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.Flags().SortFlags = false
 
