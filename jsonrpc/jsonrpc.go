@@ -104,42 +104,24 @@ func classifyValid(line []byte) Message {
 	}
 	var m Message
 	var hasMethod, hasResult, hasError bool
-	s.i++ // '{'
-	for {
-		s.space()
-		if s.b[s.i] == '}' {
-			break
-		}
-		if s.b[s.i] == ',' {
-			s.i++
-			s.space()
-		}
-		keyStart := s.i
-		s.skipString()
-		key := s.b[keyStart:s.i]
-		s.space()
-		s.i++ // ':'
-		s.space()
-		valStart := s.i
-		s.skipValue()
-		val := s.b[valStart:s.i]
-		switch string(key) {
-		case `"id"`:
+	EachMember(line, func(key string, val []byte) {
+		switch key {
+		case "id":
 			m.ID = json.RawMessage(val)
-		case `"method"`:
+		case "method":
 			// A repeated member counts as its last occurrence, as
 			// encoding/json decodes it.
 			hasMethod = len(val) > 0 && val[0] == '"'
 			m.Method = ""
 			if hasMethod {
-				m.Method = unquote(val)
+				m.Method = Unquote(val)
 			}
-		case `"result"`:
+		case "result":
 			hasResult = true
-		case `"error"`:
+		case "error":
 			hasError = true
 		}
-	}
+	})
 	switch {
 	case hasMethod && m.ID != nil:
 		m.Kind = Request
@@ -159,9 +141,40 @@ func classifyValid(line []byte) Message {
 	return m
 }
 
-// unquote decodes a JSON string token. Method names are short and almost
-// never escaped, so the fast path slices the quotes off.
-func unquote(tok []byte) string {
+// EachMember calls fn with each member of the JSON object b, which must be
+// valid JSON (see Valid), in order: the decoded key and the value's exact
+// bytes, which alias b. Like encoding/json, a repeated key is seen each
+// time, so the last one wins. It reads nothing but the members' boundaries,
+// so a large value costs one pass over its bytes and no allocation.
+func EachMember(b []byte, fn func(key string, val []byte)) {
+	s := scanner{b: b}
+	s.space()
+	s.i++ // '{'
+	for {
+		s.space()
+		if s.b[s.i] == '}' {
+			return
+		}
+		if s.b[s.i] == ',' {
+			s.i++
+			s.space()
+		}
+		keyStart := s.i
+		s.skipString()
+		key := Unquote(s.b[keyStart:s.i])
+		s.space()
+		s.i++ // ':'
+		s.space()
+		valStart := s.i
+		s.skipValue()
+		fn(key, s.b[valStart:s.i])
+	}
+}
+
+// Unquote decodes a JSON string token known to be valid. Keys and method
+// names are short and almost never escaped, so the fast path slices the
+// quotes off.
+func Unquote(tok []byte) string {
 	inner := tok[1 : len(tok)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return string(inner)

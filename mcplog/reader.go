@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/hoist-mcp/hoist/jsonrpc"
 )
 
 // Entry is one line of a session log after the header: one line from the
@@ -216,16 +218,15 @@ func (r *Reader) parseHeader(line []byte, complete bool) error {
 // line yet.
 func parseEntry(line []byte) (Entry, *InputError) {
 	var e Entry
-	if !utf8.Valid(line) || !json.Valid(line) {
+	if !jsonrpc.Valid(line) {
 		return e, &InputError{Err: errors.New("not a JSON line")}
 	}
-	i := skipSpace(line, 0)
-	if line[i] != '{' {
+	if bytes.TrimLeft(line, " \t\r\n")[0] != '{' {
 		return e, &InputError{Err: errors.New("not a JSON object")}
 	}
 	var hasT, hasFrom, hasMessage, hasRaw bool
 	var bad *InputError
-	eachMember(line, func(key string, val []byte) {
+	jsonrpc.EachMember(line, func(key string, val []byte) {
 		if bad != nil {
 			return
 		}
@@ -242,7 +243,7 @@ func parseEntry(line []byte) (Entry, *InputError) {
 				bad = &InputError{Field: "from", Err: fmt.Errorf("want a string, got %s", clip(val))}
 				return
 			}
-			e.From, hasFrom = unquote(val), true
+			e.From, hasFrom = jsonrpc.Unquote(val), true
 		case "message":
 			e.Message, hasMessage = json.RawMessage(val), true
 		case "raw":
@@ -250,7 +251,7 @@ func parseEntry(line []byte) (Entry, *InputError) {
 				bad = &InputError{Field: "raw", Err: fmt.Errorf("want a string, got %s", clip(val))}
 				return
 			}
-			e.Raw, hasRaw = unquote(val), true
+			e.Raw, hasRaw = jsonrpc.Unquote(val), true
 		default:
 			if e.Extra == nil {
 				e.Extra = map[string]json.RawMessage{}
@@ -278,105 +279,6 @@ func clip(b []byte) string {
 		return string(b[:max]) + "…"
 	}
 	return string(b)
-}
-
-// unquote decodes a JSON string token known to be valid.
-func unquote(tok []byte) string {
-	inner := tok[1 : len(tok)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner)
-	}
-	var s string
-	if err := json.Unmarshal(tok, &s); err != nil {
-		return string(inner)
-	}
-	return s
-}
-
-// eachMember calls fn with each member of the JSON object b, which must be
-// valid JSON, in order: the decoded key and the value's exact bytes (which
-// alias b). Like encoding/json, a repeated key is seen each time, so the
-// last one wins.
-func eachMember(b []byte, fn func(key string, val []byte)) {
-	i := skipSpace(b, 0) + 1 // '{'
-	for {
-		i = skipSpace(b, i)
-		if b[i] == '}' {
-			return
-		}
-		if b[i] == ',' {
-			i = skipSpace(b, i+1)
-		}
-		ks := i
-		i = skipString(b, i)
-		key := unquote(b[ks:i])
-		i = skipSpace(b, i) + 1 // ':'
-		i = skipSpace(b, i)
-		vs := i
-		i = skipValue(b, i)
-		fn(key, b[vs:i])
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-func skipString(b []byte, i int) int {
-	i++ // opening quote
-	for i < len(b) {
-		switch b[i] {
-		case '\\':
-			i += 2
-		case '"':
-			return i + 1
-		default:
-			i++
-		}
-	}
-	return i
-}
-
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	default: // number, true, false, null
-		for i < len(b) {
-			switch b[i] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return i
-			}
-			i++
-		}
-		return i
-	}
 }
 
 // ReadAll reads the rest of the log's entries.

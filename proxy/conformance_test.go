@@ -3,12 +3,10 @@ package proxy_test
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -57,25 +55,7 @@ func totals(res map[string][2]int) (passed, all int) {
 // lacks, so neither passes them all; it is the comparison that counts.
 func TestConformance(t *testing.T) {
 	peers := testbin.Peers(t)
-	port := freePort(t)
-	srv := exec.Command(filepath.Join(peers, ".bin", "mcp-server-everything"), "streamableHttp")
-	srv.Env = append(os.Environ(), "PORT="+port)
-	stderr, _ := srv.StderrPipe()
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	br := bufio.NewReader(stderr)
-	for {
-		l, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("server-everything did not start: %v", err)
-		}
-		if strings.Contains(l, port) {
-			break
-		}
-	}
-	direct := conformance(t, peers, "http://127.0.0.1:"+port+"/mcp")
+	direct := conformance(t, peers, startEverythingHTTP(t, peers))
 
 	l := startListen(t, "--", filepath.Join(peers, ".bin", "mcp-server-everything"))
 	proxied := conformance(t, peers, l.url)

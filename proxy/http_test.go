@@ -467,6 +467,18 @@ func TestListenRealPeers(t *testing.T) {
 // Streamable HTTP mode, driven by the TypeScript SDK client over stdio.
 func TestUpstreamRealPeers(t *testing.T) {
 	peers := testbin.Peers(t)
+	url := startEverythingHTTP(t, peers)
+	dir := t.TempDir()
+	out := runClient(t, peers, "stdio", testbin.Build(t, "hoist-mcp"), "--record", dir, "--upstream", url)
+	checkEverything(t, out)
+	_, lines, _ := readLog(t, dir)
+	checkEverythingLog(t, lines)
+}
+
+// startEverythingHTTP starts server-everything's Streamable HTTP mode on a
+// free port and returns its URL once it listens.
+func startEverythingHTTP(t *testing.T, peers string) string {
+	t.Helper()
 	port := freePort(t)
 	srv := exec.Command(filepath.Join(peers, ".bin", "mcp-server-everything"), "streamableHttp")
 	srv.Env = append(os.Environ(), "PORT="+port)
@@ -475,7 +487,8 @@ func TestUpstreamRealPeers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
-	// It says on stderr when it listens (and logs requests on stdout).
+	// It says on stderr when it listens (and logs requests on stdout,
+	// which exec discards).
 	br := bufio.NewReader(stderr)
 	for {
 		l, err := br.ReadString('\n')
@@ -487,11 +500,7 @@ func TestUpstreamRealPeers(t *testing.T) {
 		}
 	}
 	go io.Copy(io.Discard, br)
-	dir := t.TempDir()
-	out := runClient(t, peers, "stdio", testbin.Build(t, "hoist-mcp"), "--record", dir, "--upstream", "http://127.0.0.1:"+port+"/mcp")
-	checkEverything(t, out)
-	_, lines, _ := readLog(t, dir)
-	checkEverythingLog(t, lines)
+	return "http://127.0.0.1:" + port + "/mcp"
 }
 
 func freePort(t *testing.T) string {
