@@ -159,7 +159,8 @@ type Lookup struct {
 	Reach Count `json:"reach"`
 	Habit Count `json:"habit"`
 	// Bindings are the ways to bind its arguments that reproduced the
-	// agent's own at least MinSupport times, best first.
+	// agent's own at least MinSupport times, best first. Matches are
+	// counted where the lookup was reached, so P(binding) = matched/reach.
 	Bindings []Bound `json:"bindings"`
 }
 
@@ -407,7 +408,7 @@ func (f *Flow) Validate() error {
 			}
 			for m, b := range l.Bindings {
 				bf := fmt.Sprintf("%s.bindings[%d]", lf, m)
-				if err := checkCount(bf+".matched", b.Matched, max(l.Reach.N, l.Habit.N)); err != nil {
+				if err := checkCount(bf+".matched", b.Matched, l.Reach.N); err != nil {
 					return err
 				}
 				for arg := range b.Args {

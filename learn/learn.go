@@ -265,19 +265,15 @@ func (l *Learner) Add(ep *episode.Episode) {
 				la = &lookupAcc{reach: flow.NewCount(l.opt.Folds), habit: flow.NewCount(l.opt.Folds), tuples: map[string]*tupleAcc{}}
 				sa.lookups[tool] = la
 			}
-			made := reach[tool]
-			if len(made) > 0 {
-				la.reach.Add(fold)
-			}
 			if len(habit[tool]) > 0 {
 				la.habit.Add(fold)
 			}
-			for _, c := range habit[tool] {
-				if !slices.Contains(made, c) {
-					made = append(made, c)
-				}
+			// Bindings are counted where the lookup was reached, so that
+			// P(binding) = matched / reach.
+			if made := reach[tool]; len(made) > 0 {
+				la.reach.Add(fold)
+				l.countBindings(la, made, scope, ix, fold)
 			}
-			l.countBindings(la, made, scope, ix, fold)
 		}
 	}
 }
@@ -484,8 +480,9 @@ func (l *Learner) Flow() *flow.Flow {
 			}
 			lk := flow.Lookup{Tool: tool, Reach: la.reach, Habit: la.habit, Bindings: []flow.Bound{}}
 			var tuples []*tupleAcc
+			input := f.Tools[tool].Input
 			for _, ta := range la.tuples {
-				if ta.matched.N >= l.opt.MinSupport {
+				if ta.matched.N >= l.opt.MinSupport && fits(ta.args, input) {
 					tuples = append(tuples, ta)
 				}
 			}
@@ -568,4 +565,19 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// fits reports whether a binding's arguments are all in the pinned input
+// contract (nil: no contract to check), so a lookup made from it is one the
+// server still takes.
+func fits(args []argExpr, input flow.Contract) bool {
+	if input == nil {
+		return true
+	}
+	for _, a := range args {
+		if _, ok := input[a.name]; !ok {
+			return false
+		}
+	}
+	return true
 }
