@@ -1,0 +1,448 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hoist-mcp/hoist/episode"
+)
+
+// Version is the flow IR version this package reads and writes (the
+// "hoist_flow" member). A flow of another version is refused.
+const Version = 1
+
+// Flow is a learned flow: counts and bindings (DESIGN.md, "Flow";
+// docs/flow.md explains every field). Encode it with Marshal, which is
+// deterministic: the same Flow gives the same bytes.
+type Flow struct {
+	Version int `json:"hoist_flow"`
+	// Domain is the --domain the flow was learned for.
+	Domain string `json:"domain"`
+	// Servers are the names of the servers whose tools the flow knows.
+	Servers []string `json:"servers"`
+	// Folds is K, the number of folds counts are split into by task; 0 or 1
+	// means no folds.
+	Folds int `json:"folds"`
+	// MinSupport is the least count a site, and a binding's matches, need
+	// for the flow to act on them.
+	MinSupport int `json:"min_support"`
+	// Arbiter is always false: no flow of this version carries one, so it is
+	// served with reach by default (manual, --flow-decider).
+	Arbiter bool `json:"arbiter"`
+	// Learned says what the flow was learned from.
+	Learned Provenance `json:"learned"`
+	// Tools are every tool the episodes listed or called, by name.
+	Tools map[string]Tool `json:"tools"`
+	// Sites are the agent's calls that returned, by tool and outcome, with
+	// the lookups that followed them; sorted by tool, then failed.
+	Sites []Site `json:"sites"`
+}
+
+// Provenance is what a flow was learned from.
+type Provenance struct {
+	Episodes int `json:"episodes"`
+	// Tasks counts distinct fold keys (τ² task ids, else host sessions).
+	Tasks int `json:"tasks"`
+	// Sources are the episodes' sources ("mcp", "tau2"), sorted.
+	Sources []string `json:"sources"`
+	// Digest is "sha256:" and the hex digest of the episodes' ids, calls,
+	// arguments and results, in the order learned.
+	Digest string `json:"digest"`
+	// Date is the latest episode's start (UTC, RFC 3339), "" when unknown:
+	// a flow carries no wall-clock time, so the same input gives the same
+	// bytes.
+	Date string `json:"date,omitempty"`
+	// HabitOnly is set by learn --habit-only.
+	HabitOnly bool `json:"habit_only,omitempty"`
+}
+
+// Tool is one tool as the flow pins it.
+type Tool struct {
+	Server string       `json:"server"`
+	Kind   episode.Kind `json:"kind"`
+	// Input is the pinned input contract, from tools/list; nil when no
+	// episode listed the tool (then the proxy checks only readOnlyHint).
+	Input Contract `json:"input,omitempty"`
+}
+
+// Contract is a tool's input contract as a flow pins it: each argument's
+// JSON type and whether it is required (manual, "Active mode": "its
+// arguments, their types and which are required").
+type Contract map[string]Arg
+
+// Arg is one argument of a contract.
+type Arg struct {
+	Type     string `json:"type,omitempty"`
+	Required bool   `json:"required,omitempty"`
+}
+
+// ContractOf reduces a listed inputSchema to its contract. A schema that is
+// missing or not an object gives nil.
+func ContractOf(schema json.RawMessage) Contract {
+	var s struct {
+		Properties map[string]struct {
+			Type json.RawMessage `json:"type"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil || s.Properties == nil && s.Required == nil {
+		return nil
+	}
+	c := Contract{}
+	for name, p := range s.Properties {
+		c[name] = Arg{Type: typeString(p.Type)}
+	}
+	for _, name := range s.Required {
+		a := c[name]
+		a.Required = true
+		c[name] = a
+	}
+	return c
+}
+
+func typeString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var ss []string
+	if json.Unmarshal(raw, &ss) == nil {
+		sort.Strings(ss)
+		return strings.Join(ss, "|")
+	}
+	return ""
+}
+
+// Equal reports whether two contracts name the same arguments with the same
+// types and requirements.
+func (c Contract) Equal(o Contract) bool {
+	if len(c) != len(o) {
+		return false
+	}
+	for k, a := range c {
+		if b, ok := o[k]; !ok || a != b {
+			return false
+		}
+	}
+	return true
+}
+
+// Site is one kind of site: the agent's call of Tool that just returned,
+// failed or not, with what the agent looked up after it.
+type Site struct {
+	Tool   string `json:"tool"`
+	Failed bool   `json:"failed"`
+	// Count is how often the site occurred.
+	Count Count `json:"count"`
+	// Lookups are the read tools of the same server the agent called after
+	// the site, sorted by tool.
+	Lookups []Lookup `json:"lookups"`
+	// Promoted and Reason are promotion's marks: nil when the flow was not
+	// promoted; false with the reason a site does not act.
+	Promoted *bool  `json:"promoted,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Lookup is one candidate lookup at a site.
+type Lookup struct {
+	Tool string `json:"tool"`
+	// Reach counts the site's occurrences after which the agent made this
+	// lookup before its next write; Habit those where it made it in the next
+	// LLM turn.
+	Reach Count `json:"reach"`
+	Habit Count `json:"habit"`
+	// Bindings are the ways to bind its arguments that reproduced the
+	// agent's own at least MinSupport times, best first. Matches are
+	// counted where the lookup was reached, so P(binding) = matched/reach.
+	Bindings []Bound `json:"bindings"`
+}
+
+// Bound is one binding of every argument of a lookup, with how often it
+// reproduced the agent's actual arguments (every call it makes was one the
+// agent made before its next write).
+type Bound struct {
+	Args    map[string]Binding `json:"args"`
+	Matched Count              `json:"matched"`
+}
+
+// Count is a count in total and per fold: N is the total and Folds[f] the
+// part of it from tasks of fold f (absent without folds). Served for a task
+// of fold f, the count is N − Folds[f], so no task is served by counts it
+// contributed.
+type Count struct {
+	N     int   `json:"n"`
+	Folds []int `json:"folds,omitempty"`
+}
+
+// For returns the count served to a task of fold f; f < 0 gives the total.
+func (c Count) For(f int) int {
+	if f < 0 || f >= len(c.Folds) {
+		return c.N
+	}
+	return c.N - c.Folds[f]
+}
+
+// Add adds one occurrence from fold f (f < 0, or a count without folds:
+// the total only).
+func (c *Count) Add(f int) {
+	c.N++
+	if f >= 0 && f < len(c.Folds) {
+		c.Folds[f]++
+	}
+}
+
+// NewCount returns a zero count over k folds.
+func NewCount(k int) Count {
+	if k <= 1 {
+		return Count{}
+	}
+	return Count{Folds: make([]int, k)}
+}
+
+// FoldOf returns the fold of a task key (a τ² task id, else a host session)
+// among k folds, or -1 when k ≤ 1: FNV-1a of the key, modulo k. learn and the
+// proxy (--task-id) agree on it.
+func FoldOf(key string, k int) int {
+	if k <= 1 {
+		return -1
+	}
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return int(h.Sum64() % uint64(k))
+}
+
+// TaskKey returns the key an episode's counts are folded by: its τ² task id
+// when known, else its host session, else its id.
+func TaskKey(ep *episode.Episode) string {
+	switch {
+	case ep.TaskID != "":
+		return ep.TaskID
+	case ep.HostSession != "":
+		return ep.HostSession
+	}
+	return ep.ID
+}
+
+// BareName returns the name a tool is called by on its own server: the
+// flow's name without its "server::" qualification.
+func (f *Flow) BareName(tool string) string {
+	if t, ok := f.Tools[tool]; ok && t.Server != "" {
+		return strings.TrimPrefix(tool, t.Server+"::")
+	}
+	return tool
+}
+
+// Marshal encodes the flow as indented JSON with a final newline. Maps are
+// written with sorted keys and slices in their (sorted) order, so the same
+// Flow always gives the same bytes.
+func (f *Flow) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(f); err != nil {
+		return nil, fmt.Errorf("encoding flow: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// FieldError is a flow file that does not hold a valid flow: File and the
+// JSON path of the Field that is wrong, as "file: field: message".
+type FieldError struct {
+	File  string
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Load reads and validates the flow file at path.
+func Load(path string) (*Flow, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading flow: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes and validates a flow; name (the file) prefixes errors.
+// Unknown members are refused, so a typo is not silently ignored.
+func Parse(data []byte, name string) (*Flow, error) {
+	var probe struct {
+		Version *int `json:"hoist_flow"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, &FieldError{File: name, Err: fmt.Errorf("not a JSON object: %w", err)}
+	}
+	if probe.Version == nil {
+		return nil, &FieldError{File: name, Field: "hoist_flow", Err: errors.New("missing: not a flow file")}
+	}
+	if *probe.Version != Version {
+		return nil, &FieldError{File: name, Field: "hoist_flow", Err: fmt.Errorf("version %d, this hoist reads version %d", *probe.Version, Version)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var f Flow
+	if err := dec.Decode(&f); err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) {
+			return nil, &FieldError{File: name, Field: "binding", Err: err}
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, &FieldError{File: name, Field: te.Field, Err: fmt.Errorf("want %s, got %s", te.Type, te.Value)}
+		}
+		return nil, &FieldError{File: name, Err: err}
+	}
+	if err := f.Validate(); err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			fe.File = name
+		}
+		return nil, err
+	}
+	return &f, nil
+}
+
+// Validate checks what the JSON Schema cannot: counts in range and folds of
+// the right length, sites and lookups sorted and unique, lookups only of
+// known read tools, bindings of the lookup's arguments.
+func (f *Flow) Validate() error {
+	bad := func(field string, format string, args ...any) error {
+		return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	if f.Version != Version {
+		return bad("hoist_flow", "version %d, want %d", f.Version, Version)
+	}
+	if f.Folds < 0 || f.Folds > 1000 {
+		return bad("folds", "%d out of range 0..1000", f.Folds)
+	}
+	if f.MinSupport < 0 {
+		return bad("min_support", "negative")
+	}
+	k := f.Folds
+	checkCount := func(field string, c Count, max int) error {
+		if c.N < 0 || c.N > max {
+			return bad(field+".n", "%d out of range 0..%d", c.N, max)
+		}
+		if k <= 1 {
+			if len(c.Folds) != 0 {
+				return bad(field+".folds", "given without folds")
+			}
+			return nil
+		}
+		if len(c.Folds) != k {
+			return bad(field+".folds", "%d folds, want %d", len(c.Folds), k)
+		}
+		sum := 0
+		for _, x := range c.Folds {
+			if x < 0 {
+				return bad(field+".folds", "negative count")
+			}
+			sum += x
+		}
+		if sum != c.N {
+			return bad(field+".folds", "sum to %d, want n = %d", sum, c.N)
+		}
+		return nil
+	}
+	for name, t := range f.Tools {
+		switch t.Kind {
+		case episode.Read, episode.Write, episode.Generic:
+		default:
+			return bad("tools."+name+".kind", "%q: want read, write or generic", t.Kind)
+		}
+	}
+	for i, s := range f.Sites {
+		field := fmt.Sprintf("sites[%d]", i)
+		if s.Tool == "" {
+			return bad(field+".tool", "empty")
+		}
+		if i > 0 {
+			p := f.Sites[i-1]
+			if p.Tool > s.Tool || p.Tool == s.Tool && (p.Failed || !s.Failed) {
+				return bad(field, "sites not sorted by tool, then failed, or repeated")
+			}
+		}
+		if err := checkCount(field+".count", s.Count, 1<<40); err != nil {
+			return err
+		}
+		for j, l := range s.Lookups {
+			lf := fmt.Sprintf("%s.lookups[%d]", field, j)
+			if j > 0 && s.Lookups[j-1].Tool >= l.Tool {
+				return bad(lf, "lookups not sorted by tool, or repeated")
+			}
+			t, ok := f.Tools[l.Tool]
+			if !ok {
+				return bad(lf+".tool", "%q is not in tools", l.Tool)
+			}
+			if t.Kind != episode.Read {
+				return bad(lf+".tool", "%q is a %s tool: a flow looks up only read tools", l.Tool, t.Kind)
+			}
+			if err := checkCount(lf+".reach", l.Reach, s.Count.N); err != nil {
+				return err
+			}
+			if err := checkCount(lf+".habit", l.Habit, s.Count.N); err != nil {
+				return err
+			}
+			for m, b := range l.Bindings {
+				bf := fmt.Sprintf("%s.bindings[%d]", lf, m)
+				if err := checkCount(bf+".matched", b.Matched, l.Reach.N); err != nil {
+					return err
+				}
+				for arg := range b.Args {
+					if t.Input != nil {
+						if _, ok := t.Input[arg]; !ok {
+							return bad(bf+".args."+arg, "not an argument of %s's pinned input contract", l.Tool)
+						}
+					}
+				}
+			}
+		}
+	}
+	if !slices.IsSorted(f.Servers) {
+		return bad("servers", "not sorted")
+	}
+	return nil
+}
+
+// site returns the site of tool and outcome, or nil.
+func (f *Flow) site(tool string, failed bool) *Site {
+	i, ok := slices.BinarySearchFunc(f.Sites, Site{Tool: tool, Failed: failed}, func(a, b Site) int {
+		if c := strings.Compare(a.Tool, b.Tool); c != 0 {
+			return c
+		}
+		switch {
+		case a.Failed == b.Failed:
+			return 0
+		case !a.Failed:
+			return -1
+		}
+		return 1
+	})
+	if !ok {
+		return nil
+	}
+	return &f.Sites[i]
+}

@@ -1,0 +1,571 @@
+package flow
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/hoist-mcp/hoist/episode"
+)
+
+// Decider names where a lookup's P(tool) comes from (manual, --flow-decider).
+type Decider string
+
+// The deciders of this version. Both only count, so they need no key and
+// add no latency.
+const (
+	// Reach is how often the agent made the lookup before its next write.
+	Reach Decider = "reach"
+	// Habit is how often it made it in its next LLM turn.
+	Habit Decider = "habit"
+)
+
+// ParseDecider checks a --flow-decider value; "" is Reach, the default for
+// a flow without an arbiter.
+func ParseDecider(s string) (Decider, error) {
+	switch Decider(s) {
+	case "", Reach:
+		return Reach, nil
+	case Habit:
+		return Habit, nil
+	case "arbiter":
+		return "", errors.New("this flow has no arbiter: use reach or habit")
+	}
+	return "", fmt.Errorf("unknown decider %q: want reach or habit", s)
+}
+
+// DefaultThreshold is --flow-threshold's default: the least P(tool) ×
+// P(binding matched) a lookup needs (manual, "Active mode").
+const DefaultThreshold = 0.3
+
+// Caps bound what one session's flow may do (--flow-per-call,
+// --flow-per-session, --flow-questions). Questions bounds the questions put
+// to an oracle, which reach and habit never ask; it is carried for the proxy.
+type Caps struct {
+	PerCall    int `json:"per_call"`
+	PerSession int `json:"per_session"`
+	Questions  int `json:"questions"`
+}
+
+// DefaultCaps are the manual's defaults.
+var DefaultCaps = Caps{PerCall: 8, PerSession: 40, Questions: 300}
+
+// Rule is the decision rule: which decider, the threshold, and the
+// exploration rate ε (--flow-explore). It is all Rescore needs, beside the
+// logged offers, to score a decision again.
+type Rule struct {
+	Decider   Decider `json:"decider"`
+	Threshold float64 `json:"threshold"`
+	Epsilon   float64 `json:"epsilon"`
+}
+
+// Offer is one lookup offered at a decision: one call (a fan-out offers one
+// per value), with the probabilities the decision is made from.
+type Offer struct {
+	// Tool is the name the proxy calls on its server.
+	Tool string `json:"tool"`
+	// Args are the bound arguments, as sent.
+	Args json.RawMessage `json:"args"`
+	// Binding is the binding expression of each argument.
+	Binding map[string]Binding `json:"binding"`
+	// From is the site that offered it: the tool whose result was read.
+	From string `json:"from"`
+	// PReach and PHabit are the deciders' P(tool); PBinding is P(binding
+	// matched): how often this binding reproduced the agent's arguments.
+	PReach   float64 `json:"p_reach"`
+	PHabit   float64 `json:"p_habit"`
+	PBinding float64 `json:"p_binding"`
+	// Support is the site's count in the served fold.
+	Support int `json:"support"`
+}
+
+// PTool returns the decider's P(tool).
+func (o *Offer) PTool(d Decider) float64 {
+	if d == Habit {
+		return o.PHabit
+	}
+	return o.PReach
+}
+
+// Score returns P(tool) × P(binding matched), which the threshold applies to.
+func (o *Offer) Score(d Decider) float64 { return o.PTool(d) * o.PBinding }
+
+// Label returns the offer's value at its decision site: "tool {args}".
+func (o *Offer) Label() string { return o.Tool + " " + string(o.Args) }
+
+// Stop is the value of a decision site that hands back to the agent.
+const Stop = "stop"
+
+// Propensities returns the rule's greedy choice among offers (an index, or
+// -1 for Stop) and the probability of each action: p[i] for offers[i] and
+// p[len(offers)] for Stop. They sum to one.
+//
+// Greedy is the offer of highest Score at or above the threshold, the first
+// of equals; Stop when none reaches it. With probability ε the rule explores:
+// it takes another offer, drawn in proportion to the decider's scores among
+// the offers other than the greedy one (uniformly when those scores are all
+// zero), so
+//
+//	p(greedy) = 1 − ε            (1 when there is no other offer)
+//	p(a)      = ε · d(a) / Σ_{b ≠ greedy} d(b)
+//
+// the weighted exploration without the greedy action of docs/ope.md §6.
+func (r Rule) Propensities(offers []Offer) (greedy int, p []float64) {
+	p = make([]float64, len(offers)+1)
+	return r.propensities(offers, p)
+}
+
+func (r Rule) propensities(offers []Offer, p []float64) (int, []float64) {
+	greedy, best := -1, -1.0
+	for i := range offers {
+		if s := offers[i].Score(r.Decider); s >= r.Threshold && s > best {
+			greedy, best = i, s
+		}
+	}
+	g := greedy
+	if g < 0 {
+		g = len(offers)
+	}
+	others, sum := 0, 0.0
+	for i := range offers {
+		if i != greedy {
+			others++
+			sum += offers[i].Score(r.Decider)
+		}
+	}
+	eps := r.Epsilon
+	if others == 0 || eps <= 0 {
+		p[g] = 1
+		return greedy, p
+	}
+	p[g] = 1 - eps
+	for i := range offers {
+		if i == greedy {
+			continue
+		}
+		if sum > 0 {
+			p[i] = eps * offers[i].Score(r.Decider) / sum
+		} else {
+			p[i] = eps / float64(others)
+		}
+	}
+	return greedy, p
+}
+
+// Decision is one decision of a run, as the flow log records it.
+type Decision struct {
+	Type string `json:"type"` // "decision"
+	// Site is the decision's address in its run: decide#0, decide#1, …
+	Site   string  `json:"site"`
+	Offers []Offer `json:"offers"`
+	// Greedy is the rule's own choice and Taken what was taken: an index
+	// into Offers, or -1 for Stop.
+	Greedy int `json:"greedy"`
+	Taken  int `json:"taken"`
+	// Propensity is the probability that the rule took what it took.
+	Propensity float64 `json:"propensity"`
+	Rule       Rule    `json:"rule"`
+	Shadow     bool    `json:"shadow,omitempty"`
+}
+
+// Value returns the decision's value: the taken offer's Label, or Stop.
+func (d *Decision) Value() string {
+	if d.Taken < 0 || d.Taken >= len(d.Offers) {
+		return Stop
+	}
+	return d.Offers[d.Taken].Label()
+}
+
+// Options say how a session serves a flow (hoist-mcp's --flow flags).
+type Options struct {
+	Rule Rule
+	Caps Caps
+	// Server is this proxy's server name. A flow of several servers looks up
+	// only this server's tools; a server none of the flow's gets none.
+	Server string
+	// Tools, when not nil, are the only tools the flow may call (--flow-tools).
+	Tools []string
+	// TaskID picks the fold (--task-id; by default the session).
+	TaskID string
+	// Rand draws exploration; it must be set when Rule.Epsilon > 0.
+	Rand *rand.Rand
+	// Shadow decides and logs, but the proxy makes no lookup.
+	Shadow bool
+}
+
+// ErrUnknownServer is wrapped by NewSession's error for a proxy whose server
+// is none of the flow's: it gets no lookups (manual, "Serving").
+var ErrUnknownServer = errors.New("server is none of the flow's")
+
+// Session serves a flow for one proxy session. It is not safe for concurrent
+// use: the proxy runs one flow at a time, on one goroutine.
+type Session struct {
+	f        *Flow
+	opt      Options
+	fold     int
+	scope    Scope
+	tools    map[string]string // bare name → flow name, this server's
+	never    map[string]string // flow name → why it is not looked up
+	asked    map[string]bool   // labels ("tool args") in flight or answered since the last write
+	callTool []string          // flow name of each call
+	failed   []bool            // whether each call's result failed
+	used     int               // lookups made this session
+	probs    []float64
+}
+
+// NewSession prepares f for one session. A server that is none of the flow's
+// gives an error wrapping ErrUnknownServer, to be said to the user; the
+// proxy then serves no lookups.
+func NewSession(f *Flow, opt Options) (*Session, error) {
+	if opt.Rule.Decider == "" {
+		opt.Rule.Decider = Reach
+	}
+	if opt.Rule.Epsilon < 0 || opt.Rule.Epsilon > 1 {
+		return nil, fmt.Errorf("exploration rate %v: want 0 to 1", opt.Rule.Epsilon)
+	}
+	if opt.Rule.Epsilon > 0 && opt.Rand == nil {
+		return nil, errors.New("exploring needs a random source")
+	}
+	if opt.Caps == (Caps{}) {
+		opt.Caps = DefaultCaps
+	}
+	server := opt.Server
+	if server == "" && len(f.Servers) == 1 {
+		server = f.Servers[0]
+	}
+	if !slices.Contains(f.Servers, server) {
+		return nil, fmt.Errorf("%w: %q is not among %s, so the flow looks nothing up", ErrUnknownServer, server, strings.Join(f.Servers, ", "))
+	}
+	s := &Session{
+		f: f, opt: opt, fold: FoldOf(opt.TaskID, f.Folds),
+		tools: map[string]string{}, never: map[string]string{},
+		asked: map[string]bool{},
+	}
+	for name, t := range f.Tools {
+		if t.Server != server {
+			continue
+		}
+		s.tools[f.BareName(name)] = name
+		switch {
+		case t.Kind != episode.Read:
+			s.never[name] = fmt.Sprintf("a %s tool", t.Kind)
+		case opt.Tools != nil && !slices.Contains(opt.Tools, f.BareName(name)):
+			s.never[name] = "not in --flow-tools"
+		}
+	}
+	return s, nil
+}
+
+// Fold returns the fold the session is served from, -1 for none.
+func (s *Session) Fold() int { return s.fold }
+
+// Listed takes the server's tools/list: a tool it marks readOnlyHint false,
+// or whose input contract differs from the pinned one, is never looked up
+// (manual, "Active mode"). Names are the server's own.
+func (s *Session) Listed(tools []episode.Tool) {
+	for _, lt := range tools {
+		name, ok := s.tools[lt.Name]
+		if !ok {
+			continue
+		}
+		t := s.f.Tools[name]
+		switch {
+		case lt.Kind == episode.Write:
+			s.never[name] = "the server marks it readOnlyHint: false"
+		case t.Input != nil && !t.Input.Equal(ContractOf(lt.InputSchema)):
+			s.never[name] = "the server lists another input contract than the pinned one"
+		}
+	}
+}
+
+// Never returns why the session never looks tool up (its own name), or "".
+func (s *Session) Never(tool string) string {
+	name, ok := s.tools[tool]
+	if !ok {
+		return "not a tool of the flow's"
+	}
+	return s.never[name]
+}
+
+func (s *Session) flowName(tool string) string {
+	if name, ok := s.tools[tool]; ok {
+		return name
+	}
+	return tool
+}
+
+// CallName returns the name a flow's tool is called by on the server.
+func (s *Session) CallName(tool string) string { return s.f.BareName(tool) }
+
+// Call records a tools/call the agent sent, by its own name, and returns its
+// index for Result and Run. It counts as asked while in flight, and after,
+// until a write: a write (by the flow's kinds) ends what was answered.
+func (s *Session) Call(tool string, args json.RawMessage) int {
+	name := s.flowName(tool)
+	if t, ok := s.f.Tools[name]; ok && t.Kind == episode.Write {
+		clear(s.asked)
+	}
+	return s.addCall(name, name+" "+compactArgs(args))
+}
+
+func (s *Session) addCall(name, label string) int {
+	i := len(s.scope.Calls)
+	s.scope.Calls = append(s.scope.Calls, nil)
+	s.callTool = append(s.callTool, name)
+	s.failed = append(s.failed, false)
+	s.asked[label] = true
+	return i
+}
+
+// Result records the answer to call i, before the proxy hands it back.
+func (s *Session) Result(i int, text string, failed bool) {
+	if i < 0 || i >= len(s.scope.Calls) {
+		return
+	}
+	s.scope.Calls[i] = NewResult(s.callTool[i], text)
+	s.failed[i] = failed
+}
+
+func compactArgs(args json.RawMessage) string {
+	if len(args) == 0 {
+		return "{}"
+	}
+	v := parseDoc(string(args))
+	if _, ok := v.(map[string]any); !ok {
+		return string(args)
+	}
+	return Canonical(v)
+}
+
+// offersAt returns the lookups the flow offers at the site of call i, which
+// has its result: for each lookup of the site the session may make, its
+// best binding (in the served fold) that binds in the scope, one offer per
+// call it makes.
+func (s *Session) offersAt(i int, out []Offer) []Offer {
+	r := s.scope.Calls[i]
+	if r == nil {
+		return out
+	}
+	site := s.f.site(s.callTool[i], s.failed[i])
+	if site == nil {
+		return out
+	}
+	n := site.Count.For(s.fold)
+	if n < max(s.f.MinSupport, 1) {
+		return out
+	}
+	s.scope.Site = r
+	for li := range site.Lookups {
+		l := &site.Lookups[li]
+		if _, ok := s.never[l.Tool]; ok || s.f.Tools[l.Tool].Server == "" && len(s.f.Servers) > 1 {
+			continue
+		}
+		if _, ok := s.f.Tools[l.Tool]; !ok || s.tools[s.f.BareName(l.Tool)] != l.Tool {
+			continue // another server's tool: left to the agent
+		}
+		reach := l.Reach.For(s.fold)
+		if reach == 0 {
+			continue
+		}
+		var best *Bound
+		var objs []json.RawMessage
+		bestN := -1
+		for bi := range l.Bindings {
+			b := &l.Bindings[bi]
+			m := b.Matched.For(s.fold)
+			if m < s.f.MinSupport || m <= bestN {
+				continue
+			}
+			o, err := BindArgs(b.Args, &s.scope, s.opt.Caps.PerCall)
+			if err != nil || len(o) == 0 {
+				continue
+			}
+			best, objs, bestN = b, o, m
+		}
+		if best == nil {
+			continue
+		}
+		for _, args := range objs {
+			out = append(out, Offer{
+				Tool:     l.Tool,
+				Args:     args,
+				Binding:  best.Args,
+				From:     site.Tool,
+				PReach:   float64(reach) / float64(n),
+				PHabit:   float64(l.Habit.For(s.fold)) / float64(n),
+				PBinding: float64(bestN) / float64(reach),
+				Support:  n,
+			})
+		}
+	}
+	return out
+}
+
+// Run is one run of the flow after one of the agent's calls returned: a
+// sequence of decisions, each taking a lookup or Stop, and the answers to the
+// lookups taken (each a site of its own: chained decisions). Call Next until
+// it returns a Decision whose Taken is -1; after each lookup taken, make it
+// (unless in shadow) and give its answer to Answer; then End.
+type Run struct {
+	s       *Session
+	call    int
+	max     int
+	offers  []Offer
+	pending int // call index of the lookup awaiting Answer, -1 for none
+	taken   int
+	sites   []RunSite
+	obs     int
+	ended   bool
+	rec     RunRecord
+}
+
+// Run starts the run at the site of call i, which must have its Result. Its
+// budget is the smaller of the caps left: per call and per session.
+func (s *Session) Run(i int) *Run {
+	r := &Run{s: s, call: i, pending: -1}
+	r.max = min(s.opt.Caps.PerCall, s.opt.Caps.PerSession-s.used)
+	if r.max < 0 {
+		r.max = 0
+	}
+	tool, failed := "", false
+	if i >= 0 && i < len(s.callTool) {
+		tool, failed = s.callTool[i], s.failed[i]
+		r.offers = s.offersAt(i, nil)
+	}
+	r.rec = RunRecord{Type: "run", Call: tool, Failed: failed, MaxLookups: r.max, Fold: s.fold, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
+	return r
+}
+
+// Next makes the run's next decision and returns it, to be logged. The
+// offers are the lookups of every site of the run so far that bind, that
+// no call in flight or answered since the last write asked for, within the
+// caps. When Taken ≥ 0, the proxy makes Offers[Taken] as a request of its own
+// (unless in shadow) and passes the answer to Answer.
+func (r *Run) Next() Decision {
+	s := r.s
+	d := Decision{Type: "decision", Site: fmt.Sprintf("decide#%d", len(r.sites)-r.obs), Greedy: -1, Taken: -1, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
+	if r.taken < r.max && !r.ended {
+		for _, o := range r.offers {
+			if !s.asked[o.Label()] {
+				d.Offers = append(d.Offers, o)
+			}
+		}
+	}
+	if d.Offers == nil {
+		d.Offers = []Offer{}
+	}
+	if cap(s.probs) < len(d.Offers)+1 {
+		s.probs = make([]float64, len(d.Offers)+1)
+	}
+	p := s.probs[:len(d.Offers)+1]
+	clear(p)
+	greedy, p := s.opt.Rule.propensities(d.Offers, p)
+	d.Greedy, d.Taken = greedy, greedy
+	if s.opt.Rule.Epsilon > 0 && len(d.Offers) > 0 {
+		d.Taken = draw(p, s.opt.Rand.Float64())
+		if d.Taken == len(d.Offers) {
+			d.Taken = -1
+		}
+	}
+	t := d.Taken
+	if t < 0 {
+		t = len(d.Offers)
+		r.ended = true
+	}
+	d.Propensity = p[t]
+	r.sites = append(r.sites, RunSite{Address: d.Site, Value: d.Value(), LogP: math.Log(d.Propensity)})
+	if d.Taken >= 0 {
+		o := d.Offers[d.Taken]
+		r.taken++
+		s.used++
+		r.pending = s.addCall(o.Tool, o.Label())
+	}
+	return d
+}
+
+// draw returns the index whose cumulative probability first exceeds u.
+func draw(p []float64, u float64) int {
+	acc := 0.0
+	last := -1
+	for i, x := range p {
+		if x <= 0 {
+			continue
+		}
+		acc += x
+		last = i
+		if u < acc {
+			return i
+		}
+	}
+	return last
+}
+
+// Answer gives the run the answer to the lookup it took last: it becomes a
+// site whose lookups join the offers (chained decisions), and an answer
+// site of the run (obs#j) scored by how often that tool fails.
+func (r *Run) Answer(text string, failed bool) {
+	if r.pending < 0 {
+		return
+	}
+	i := r.pending
+	r.pending = -1
+	r.s.Result(i, text, failed)
+	tool := r.s.callTool[i]
+	r.sites = append(r.sites, RunSite{
+		Address: fmt.Sprintf("obs#%d", r.obs),
+		Value:   outcome(failed),
+		LogP:    r.s.f.answerLogP(tool, failed, r.s.fold),
+	})
+	r.obs++
+	r.offers = r.s.offersAt(i, r.offers)
+}
+
+func outcome(failed bool) string {
+	if failed {
+		return "error"
+	}
+	return "ok"
+}
+
+// answerLogP is the log-probability of a lookup's outcome: the tool's failure
+// rate among the agent's calls of it in the served fold, smoothed by one on
+// each side (Laplace), so no answer is impossible.
+func (f *Flow) answerLogP(tool string, failed bool, fold int) float64 {
+	var nOK, nFail int
+	if s := f.site(tool, false); s != nil {
+		nOK = s.Count.For(fold)
+	}
+	if s := f.site(tool, true); s != nil {
+		nFail = s.Count.For(fold)
+	}
+	n := nOK
+	if failed {
+		n = nFail
+	}
+	return math.Log(float64(n+1) / float64(nOK+nFail+2))
+}
+
+// End returns the run's record, to be logged after its decisions.
+func (r *Run) End() RunRecord {
+	rec := r.rec
+	rec.Sites = slices.Clone(r.sites)
+	if rec.Sites == nil {
+		rec.Sites = []RunSite{}
+	}
+	rec.Surprise = surprise(rec.Sites)
+	return rec
+}
+
+func surprise(sites []RunSite) float64 {
+	s := 0.0
+	for _, site := range sites {
+		if strings.HasPrefix(site.Address, "obs#") {
+			s -= site.LogP
+		}
+	}
+	return s
+}

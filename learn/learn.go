@@ -1,0 +1,583 @@
+// Package learn turns episodes into a flow (issue 4, point 2): for each site
+// (the agent's call that just returned, by tool and outcome) it counts the
+// read tools of the same server the agent looked up before its next write
+// (reach) and in its next LLM turn (habit), and where each of their
+// arguments came from (binding expressions, see flow.ParseBinding), with how
+// often each binding reproduced the agent's own arguments. Counts are split
+// into folds by task, so that a task is never served by counts learned from
+// itself. Learning reads episodes through episode.Source, never the store.
+package learn
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
+)
+
+// Defaults of Options.
+const (
+	DefaultFolds       = 5
+	DefaultMinSupport  = 3
+	DefaultMaxBindings = 3
+)
+
+// Limits that keep learning linear on odd data.
+const (
+	maxRefsPerArg   = 4  // reference candidates per argument and occurrence
+	maxTuples       = 64 // binding tuples tried per lookup and occurrence
+	maxFanOutValues = 64 // values a fan-out may give and still match
+)
+
+// Options tune learning.
+type Options struct {
+	// Domain names the flow's domain; episodes of another domain are still
+	// learned from (the caller filters).
+	Domain string
+	// Folds is K (0: DefaultFolds; 1: no folds).
+	Folds int
+	// MinSupport is the least matches a binding needs to be kept, and the
+	// least count a site needs to be served (0: DefaultMinSupport).
+	MinSupport int
+	// MaxBindings is how many bindings a lookup keeps, best first (0:
+	// DefaultMaxBindings).
+	MaxBindings int
+	// HabitOnly marks the flow as learned without an arbiter (learn
+	// --habit-only). No flow of this version has one, so it changes only the
+	// provenance.
+	HabitOnly bool
+}
+
+// Learner accumulates counts from episodes; Flow returns the flow so far.
+// A Learner is not safe for concurrent use.
+type Learner struct {
+	opt      Options
+	k        int
+	sites    map[siteKey]*siteAcc
+	tools    map[string]*toolAcc
+	servers  map[string]bool
+	sources  map[string]bool
+	tasks    map[string]bool
+	episodes int
+	latest   time.Time
+	digest   hash.Hash
+	bindings map[string]flow.Binding // parsed expressions, by text
+}
+
+type siteKey struct {
+	tool   string
+	failed bool
+}
+
+type siteAcc struct {
+	count   flow.Count
+	lookups map[string]*lookupAcc
+}
+
+type lookupAcc struct {
+	reach, habit flow.Count
+	tuples       map[string]*tupleAcc
+}
+
+type tupleAcc struct {
+	args    []argExpr
+	matched flow.Count
+}
+
+type argExpr struct{ name, expr string }
+
+type toolAcc struct {
+	server    string
+	kinds     map[episode.Kind]int
+	contracts map[string]int // canonical contract JSON → episodes
+}
+
+// New returns a Learner.
+func New(opt Options) *Learner {
+	if opt.Folds == 0 {
+		opt.Folds = DefaultFolds
+	}
+	if opt.MinSupport == 0 {
+		opt.MinSupport = DefaultMinSupport
+	}
+	if opt.MaxBindings == 0 {
+		opt.MaxBindings = DefaultMaxBindings
+	}
+	k := opt.Folds
+	if k < 1 {
+		k = 1
+	}
+	return &Learner{
+		opt:      opt,
+		k:        k,
+		sites:    map[siteKey]*siteAcc{},
+		tools:    map[string]*toolAcc{},
+		servers:  map[string]bool{},
+		sources:  map[string]bool{},
+		tasks:    map[string]bool{},
+		digest:   sha256.New(),
+		bindings: map[string]flow.Binding{},
+	}
+}
+
+// FromSource learns a flow from every episode src gives for f.
+func FromSource(ctx context.Context, src episode.Source, f episode.Filter, opt Options) (*flow.Flow, error) {
+	l := New(opt)
+	err := src.Episodes(ctx, f, func(ep *episode.Episode) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l.Add(ep)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading episodes: %w", err)
+	}
+	return l.Flow(), nil
+}
+
+// Episodes returns how many episodes the Learner has seen.
+func (l *Learner) Episodes() int { return l.episodes }
+
+// Add learns from one episode.
+func (l *Learner) Add(ep *episode.Episode) {
+	l.episodes++
+	key := flow.TaskKey(ep)
+	l.tasks[key] = true
+	fold := flow.FoldOf(key, l.k)
+	if ep.Source != "" {
+		l.sources[ep.Source] = true
+	}
+	if ep.Started.After(l.latest) {
+		l.latest = ep.Started
+	}
+	l.writeDigest(ep)
+
+	tools := make(map[string]*episode.Tool, len(ep.Tools))
+	for i := range ep.Tools {
+		t := &ep.Tools[i]
+		tools[t.Name] = t
+		l.noteTool(t)
+	}
+	for _, s := range ep.Servers {
+		if s.Name != "" {
+			l.servers[s.Name] = true
+		}
+	}
+	calls := ep.Calls()
+	kind := func(c *episode.Call) episode.Kind {
+		if t := tools[c.Tool]; t != nil {
+			return t.Kind
+		}
+		return episode.Generic
+	}
+	for _, c := range calls {
+		if _, ok := tools[c.Tool]; !ok {
+			l.noteTool(&episode.Tool{Name: c.Tool, Server: c.Server, Kind: episode.Generic})
+		}
+	}
+
+	// Positions in the event order, and the agent's calls in that order.
+	callPos := make([]int, len(calls))
+	var agent []*episode.Call
+	for i, ev := range ep.Events {
+		if ev.Type == episode.EventCall && ev.Call != nil {
+			callPos[ev.Call.Index] = i
+			if ev.Call.By != episode.Proxy {
+				agent = append(agent, ev.Call)
+			}
+		}
+	}
+
+	ix := newIndexer()
+	scope := &flow.Scope{}
+	for pos, ev := range ep.Events {
+		if ev.Type != episode.EventResult || ev.Result == nil {
+			continue
+		}
+		ci := ev.Result.CallIndex
+		if ci < 0 || ci >= len(calls) {
+			continue
+		}
+		site := calls[ci]
+		scope.Add(ci, flow.NewResult(site.Tool, ev.Result.Text))
+		if site.By == episode.Proxy {
+			continue
+		}
+		sk := siteKey{site.Tool, ev.Result.IsError}
+		sa := l.sites[sk]
+		if sa == nil {
+			sa = &siteAcc{count: flow.NewCount(l.opt.Folds), lookups: map[string]*lookupAcc{}}
+			l.sites[sk] = sa
+		}
+		sa.count.Add(fold)
+
+		// The agent's lookups after the site: before its next write (reach)
+		// and in its next LLM turn (habit).
+		reach := map[string][]*episode.Call{}
+		habit := map[string][]*episode.Call{}
+		var order []string
+		inReach := true
+		for _, c := range agent {
+			if callPos[c.Index] < pos {
+				continue
+			}
+			k := kind(c)
+			if k == episode.Write {
+				inReach = false
+			}
+			nextTurn := c.Turn == site.Turn+1
+			if !inReach && !nextTurn {
+				if c.Turn > site.Turn+1 {
+					break
+				}
+				continue
+			}
+			if k != episode.Read || c.Server != site.Server {
+				continue
+			}
+			if _, seen := reach[c.Tool]; !seen {
+				if _, seen := habit[c.Tool]; !seen {
+					order = append(order, c.Tool)
+				}
+			}
+			if inReach {
+				reach[c.Tool] = append(reach[c.Tool], c)
+			}
+			if nextTurn {
+				habit[c.Tool] = append(habit[c.Tool], c)
+			}
+		}
+		for _, tool := range order {
+			la := sa.lookups[tool]
+			if la == nil {
+				la = &lookupAcc{reach: flow.NewCount(l.opt.Folds), habit: flow.NewCount(l.opt.Folds), tuples: map[string]*tupleAcc{}}
+				sa.lookups[tool] = la
+			}
+			if len(habit[tool]) > 0 {
+				la.habit.Add(fold)
+			}
+			// Bindings are counted where the lookup was reached, so that
+			// P(binding) = matched / reach.
+			if made := reach[tool]; len(made) > 0 {
+				la.reach.Add(fold)
+				l.countBindings(la, made, scope, ix, fold)
+			}
+		}
+	}
+}
+
+// countBindings counts, for one occurrence of a lookup, every tuple of
+// argument bindings that reproduces the agent's calls of it.
+func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, scope *flow.Scope, ix *indexer, fold int) {
+	actual := make(map[string]bool, len(made))
+	var first map[string]any
+	for _, c := range made {
+		args, ok := decodeArgs(c.Args)
+		if !ok {
+			continue
+		}
+		if first == nil {
+			first = args
+		}
+		actual[flow.Canonical(args)] = true
+	}
+	if first == nil {
+		return
+	}
+	names := make([]string, 0, len(first))
+	for name := range first {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	cands := make([][]string, len(names))
+	for i, name := range names {
+		cands[i] = ix.candidates(scope, first[name])
+		if len(cands[i]) == 0 {
+			return
+		}
+	}
+	// Every tuple, at most maxTuples, in a fixed order.
+	idx := make([]int, len(names))
+	args := make(map[string]flow.Binding, len(names))
+	for n := 0; n < maxTuples; n++ {
+		var key strings.Builder
+		for i, name := range names {
+			expr := cands[i][idx[i]]
+			b, ok := l.bindings[expr]
+			if !ok {
+				var err error
+				if b, err = flow.ParseBinding(expr); err != nil {
+					panic(fmt.Sprintf("learn made a bad binding %q: %v", expr, err))
+				}
+				l.bindings[expr] = b
+			}
+			args[name] = b
+			key.WriteString(name)
+			key.WriteByte('=')
+			key.WriteString(expr)
+			key.WriteByte(0)
+		}
+		objs, err := flow.BindArgs(args, scope, maxFanOutValues+1)
+		if err == nil && len(objs) > 0 && len(objs) <= maxFanOutValues && allIn(objs, actual) {
+			k := key.String()
+			ta := la.tuples[k]
+			if ta == nil {
+				ta = &tupleAcc{matched: flow.NewCount(l.opt.Folds)}
+				for i, name := range names {
+					ta.args = append(ta.args, argExpr{name, cands[i][idx[i]]})
+				}
+				la.tuples[k] = ta
+			}
+			ta.matched.Add(fold)
+		}
+		i := len(idx) - 1
+		for ; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(cands[i]) {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			break
+		}
+	}
+}
+
+func allIn(objs []json.RawMessage, set map[string]bool) bool {
+	for _, o := range objs {
+		if !set[string(o)] {
+			return false
+		}
+	}
+	return true
+}
+
+func decodeArgs(raw json.RawMessage) (map[string]any, bool) {
+	if len(raw) == 0 {
+		return map[string]any{}, true
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, false
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, true
+}
+
+func (l *Learner) noteTool(t *episode.Tool) {
+	ta := l.tools[t.Name]
+	if ta == nil {
+		ta = &toolAcc{server: t.Server, kinds: map[episode.Kind]int{}, contracts: map[string]int{}}
+		l.tools[t.Name] = ta
+	}
+	if ta.server == "" {
+		ta.server = t.Server
+	}
+	ta.kinds[t.Kind]++
+	if c := flow.ContractOf(t.InputSchema); c != nil {
+		raw, _ := json.Marshal(c)
+		ta.contracts[string(raw)]++
+	}
+}
+
+func (l *Learner) writeDigest(ep *episode.Episode) {
+	h := l.digest
+	w := func(s string) {
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	w(ep.ID)
+	w(ep.TaskID)
+	for _, c := range ep.Calls() {
+		w(c.Tool)
+		w(string(c.Args))
+		if c.Result != nil {
+			w(c.Result.Text)
+			if c.Result.IsError {
+				w("error")
+			}
+		}
+	}
+}
+
+// Flow returns the flow learned so far. It is a pure function of the
+// episodes added, in order: the same episodes give a byte-identical flow.
+func (l *Learner) Flow() *flow.Flow {
+	f := &flow.Flow{
+		Version:    flow.Version,
+		Domain:     l.opt.Domain,
+		Servers:    sortedKeys(l.servers),
+		MinSupport: l.opt.MinSupport,
+		Learned: flow.Provenance{
+			Episodes:  l.episodes,
+			Tasks:     len(l.tasks),
+			Sources:   sortedKeys(l.sources),
+			Digest:    "sha256:" + hex.EncodeToString(l.digest.Sum(nil)),
+			HabitOnly: l.opt.HabitOnly,
+		},
+		Tools: map[string]flow.Tool{},
+		Sites: []flow.Site{},
+	}
+	if l.opt.Folds > 1 {
+		f.Folds = l.opt.Folds
+	}
+	if f.Servers == nil {
+		f.Servers = []string{}
+	}
+	if f.Learned.Sources == nil {
+		f.Learned.Sources = []string{}
+	}
+	if !l.latest.IsZero() {
+		f.Learned.Date = l.latest.UTC().Format(time.RFC3339)
+	}
+	for name, ta := range l.tools {
+		t := flow.Tool{Server: ta.server, Kind: episode.Generic}
+		switch {
+		case ta.kinds[episode.Write] > 0:
+			t.Kind = episode.Write // any episode that saw it write wins
+		case ta.kinds[episode.Read] > 0:
+			t.Kind = episode.Read
+		}
+		best, bestN := "", 0
+		for c, n := range ta.contracts {
+			if n > bestN || n == bestN && c < best {
+				best, bestN = c, n
+			}
+		}
+		if best != "" {
+			_ = json.Unmarshal([]byte(best), &t.Input)
+		}
+		f.Tools[name] = t
+		if ta.server != "" && !l.servers[ta.server] {
+			f.Servers = append(f.Servers, ta.server)
+			sort.Strings(f.Servers)
+			l.servers[ta.server] = true
+		}
+	}
+	for sk, sa := range l.sites {
+		s := flow.Site{Tool: sk.tool, Failed: sk.failed, Count: sa.count, Lookups: []flow.Lookup{}}
+		for tool, la := range sa.lookups {
+			if f.Tools[tool].Kind != episode.Read {
+				continue // never a write or a generic, whatever one episode said
+			}
+			lk := flow.Lookup{Tool: tool, Reach: la.reach, Habit: la.habit, Bindings: []flow.Bound{}}
+			var tuples []*tupleAcc
+			input := f.Tools[tool].Input
+			for _, ta := range la.tuples {
+				if ta.matched.N >= l.opt.MinSupport && fits(ta.args, input) {
+					tuples = append(tuples, ta)
+				}
+			}
+			slices.SortFunc(tuples, compareTuples)
+			if len(tuples) > l.opt.MaxBindings {
+				tuples = tuples[:l.opt.MaxBindings]
+			}
+			for _, ta := range tuples {
+				b := flow.Bound{Args: map[string]flow.Binding{}, Matched: ta.matched}
+				for _, a := range ta.args {
+					b.Args[a.name] = l.bindings[a.expr]
+				}
+				lk.Bindings = append(lk.Bindings, b)
+			}
+			s.Lookups = append(s.Lookups, lk)
+		}
+		slices.SortFunc(s.Lookups, func(a, b flow.Lookup) int { return strings.Compare(a.Tool, b.Tool) })
+		f.Sites = append(f.Sites, s)
+	}
+	slices.SortFunc(f.Sites, func(a, b flow.Site) int {
+		if c := strings.Compare(a.Tool, b.Tool); c != 0 {
+			return c
+		}
+		switch {
+		case a.Failed == b.Failed:
+			return 0
+		case !a.Failed:
+			return -1
+		}
+		return 1
+	})
+	return f
+}
+
+// compareTuples ranks bindings: more matches first, then references before
+// constants, the site's result before earlier ones, a fan-out before a single
+// element (it covers more), then by text.
+func compareTuples(a, b *tupleAcc) int {
+	if c := cmp.Compare(b.matched.N, a.matched.N); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(tupleRank(a), tupleRank(b)); c != 0 {
+		return c
+	}
+	return strings.Compare(tupleText(a), tupleText(b))
+}
+
+func tupleRank(t *tupleAcc) int {
+	r, fan := 0, 0
+	for _, a := range t.args {
+		switch {
+		case strings.HasPrefix(a.expr, "$text"), strings.HasPrefix(a.expr, "$result"):
+		case strings.HasPrefix(a.expr, "$"):
+			r++
+		default:
+			r += 100
+		}
+		if strings.Contains(a.expr, "[*]") {
+			fan = -1
+		}
+	}
+	return 2*r + fan
+}
+
+func tupleText(t *tupleAcc) string {
+	var b strings.Builder
+	for _, a := range t.args {
+		b.WriteString(a.name)
+		b.WriteByte('=')
+		b.WriteString(a.expr)
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fits reports whether a binding's arguments are all in the pinned input
+// contract (nil: no contract to check), so a lookup made from it is one the
+// server still takes.
+func fits(args []argExpr, input flow.Contract) bool {
+	if input == nil {
+		return true
+	}
+	for _, a := range args {
+		if _, ok := input[a.name]; !ok {
+			return false
+		}
+	}
+	return true
+}
