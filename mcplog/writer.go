@@ -83,6 +83,29 @@ func Create(path string, h Header, start time.Time) (*Writer, error) {
 	return w, nil
 }
 
+// CreateJSONL creates a JSON-lines file at path (it must not exist; mode
+// 0600) with no header, written by the same kind of goroutine, for logs of
+// whole JSON objects such as the flow log: see Append.
+func CreateJSONL(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", path, err)
+	}
+	w := &Writer{
+		path:  path,
+		f:     f,
+		start: time.Now(),
+		wake:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+	go w.loop()
+	return w, nil
+}
+
+// Append queues one line that is already a whole JSON object, written as
+// it is; the Writer takes ownership of line.
+func (w *Writer) Append(line []byte) { w.Record("", line) }
+
 // Path returns the log's file name.
 func (w *Writer) Path() string { return w.path }
 
@@ -213,6 +236,12 @@ func (w *Writer) loop() {
 // and "}\n": a large tool result is not copied once more on its way to the
 // file.
 func writeLine(bw *bufio.Writer, buf []byte, e *entry) ([]byte, error) {
+	if e.from == "" { // Append: a whole line of its own
+		if _, err := bw.Write(e.line); err != nil {
+			return buf, err
+		}
+		return buf, bw.WriteByte('\n')
+	}
 	if !jsonrpc.Valid(e.line) {
 		buf = AppendLine(buf[:0], e.tMS, e.from, e.line, false)
 		_, err := bw.Write(buf)

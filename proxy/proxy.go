@@ -39,6 +39,8 @@ type Options struct {
 	Record string
 	// Domain, AgentModel and ServerName are copied into the log header.
 	Domain, AgentModel, ServerName string
+	// Flow, when set, serves a flow after the agent's calls (--flow).
+	Flow *FlowOptions
 	// Context is the file the host appends the conversation to (--context;
 	// {session} stands for the session). Its new lines are logged as
 	// context entries before each tools/call.

@@ -38,6 +38,12 @@ type pump struct {
 	onStart func(first []byte)
 	// onRaw is called once when the stream turns into a raw pipe.
 	onRaw func(size int)
+	// intercept, when set, makes the pump forward whole lines only: each
+	// complete line goes to intercept (after onLine), which returns true
+	// when it takes the line over and false to have it forwarded. A line
+	// longer than maxFrame turns the stream into a raw pipe, intercepted no
+	// more.
+	intercept func(line []byte) bool
 }
 
 // errWrite marks an error of the destination, so the caller can tell a
@@ -53,6 +59,9 @@ func (p *pump) run() error {
 	var acc []byte   // the line so far, when keep
 	started := false // a piece of the current line has been seen
 	total := 0       // bytes of the current line
+	if p.intercept != nil {
+		return p.runWhole(br)
+	}
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
@@ -114,6 +123,50 @@ func (p *pump) run() error {
 			if p.keep && len(acc) > 0 {
 				p.onLine(clone(acc))
 			}
+			return nil
+		default:
+			return fmt.Errorf("reading: %w", err)
+		}
+	}
+}
+
+// runWhole pumps whole lines through intercept (active mode).
+func (p *pump) runWhole(br *bufio.Reader) error {
+	var acc []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(acc) == 0 && len(chunk) > 0 && p.onStart != nil {
+			p.onStart(chunk)
+		}
+		acc = append(acc, chunk...)
+		if len(acc) > p.maxFrame {
+			if p.onRaw != nil {
+				p.onRaw(p.maxFrame)
+			}
+			if werr := writeAll(p.dst, acc); werr != nil {
+				return werr
+			}
+			return p.raw(br)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(acc) > 0 {
+			line := clone(acc)
+			acc = acc[:0]
+			if p.onLine != nil {
+				// The recorder takes its own copy: line goes on to intercept.
+				p.onLine(clone(line))
+			}
+			if !p.intercept(line) {
+				if werr := writeAll(p.dst, line); werr != nil {
+					return werr
+				}
+			}
+		}
+		switch {
+		case err == nil:
+		case err == io.EOF, errors.Is(err, os.ErrDeadlineExceeded):
 			return nil
 		default:
 			return fmt.Errorf("reading: %w", err)

@@ -117,7 +117,41 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 			s.d.say("deleted %d session file(s) older than %d days from %s", pruned, o.RetainDays, o.Record)
 		}
 	}
+	if o.Flow != nil {
+		if err := s.startFlow(start); err != nil {
+			s.d.say("%v", err)
+		}
+	}
 	return s.run(ctx, st)
+}
+
+// startFlow prepares --flow: the flow server and its log.
+func (s *session) startFlow(start time.Time) error {
+	o := s.opts
+	server := o.ServerName
+	if server == "" {
+		server = o.Domain
+	}
+	a := newActive(*o.Flow, server, s.d.say)
+	a.rec = s.rec
+	a.session = mcplog.HostSession(o.Getenv)
+	if o.Getenv("HOIST_SESSION") == "" {
+		a.session = mcplog.SessionID(start, os.Getpid())
+	}
+	s.active = a
+	path := o.Flow.Log
+	if path == "" && s.rec != nil {
+		path = strings.TrimSuffix(s.rec.Path(), ".jsonl") + ".flow.jsonl"
+	}
+	if path == "" {
+		return nil
+	}
+	w, err := mcplog.CreateJSONL(SessionPath(path, a.session))
+	if err != nil {
+		return fmt.Errorf("flow log: %w", err)
+	}
+	a.flowLog = w
+	return nil
 }
 
 // session is one proxied session's state.
@@ -133,6 +167,7 @@ type session struct {
 	rawSaid    [2]atomic.Bool
 	tail       tailLines
 	context    *contextTail // --context, when recording
+	active     *active      // --flow
 }
 
 func (s *session) run(ctx context.Context, st Streams) int {
@@ -141,11 +176,14 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	serverDone := make(chan struct{})
 	stderrDone := make(chan struct{})
 
-	// Host → server.
+	// Host → server, through a gate that keeps the proxy's own requests
+	// from landing inside a line of the host's.
+	gate := &lineGate{w: c.stdin}
 	go func() {
 		defer close(hostDone)
-		p := s.newPump(mcplog.FromClient, st.In, c.stdin, 0)
+		p := s.newPump(mcplog.FromClient, st.In, gate, 0)
 		err := p.run()
+		gate.release()
 		var we errWrite
 		if err != nil && !errors.As(err, &we) {
 			s.d.say("reading from the host: %v", err)
@@ -160,11 +198,20 @@ func (s *session) run(ctx context.Context, st Streams) int {
 		s.hostClosed.Store(true)
 		c.stdin.Close()
 	}}
+	a := s.active
 	go func() {
 		defer close(serverDone)
 		p := s.newPump(mcplog.FromServer, c.stdout, out, 1)
+		if a != nil {
+			p.intercept = a.fromServer
+			a.toHost = func(line []byte) { out.Write(line) }
+			a.toServer = func(line []byte) { gate.writeLine(line) }
+		}
 		if err := p.run(); err != nil {
 			s.d.say("reading from the MCP server: %v", err)
+		}
+		if a != nil {
+			close(a.gone)
 		}
 	}()
 
@@ -212,6 +259,14 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	}
 	c.stdin.Close()
 
+	if s.active != nil {
+		s.active.wait()
+		if s.active.flowLog != nil {
+			if err := s.active.flowLog.Close(); err != nil {
+				s.d.say("%v", err)
+			}
+		}
+	}
 	if s.rec != nil {
 		if err := s.rec.Close(); err != nil {
 			s.d.say("%v", err)
@@ -234,7 +289,7 @@ func (s *session) newPump(from string, src io.Reader, dst io.Writer, dir int) *p
 		src:      src,
 		dst:      dst,
 		maxFrame: s.opts.MaxFrameBytes,
-		keep:     s.rec != nil || s.opts.Trace,
+		keep:     s.rec != nil || s.opts.Trace || s.active != nil,
 	}
 	direction := "host -> server"
 	if from == mcplog.FromServer {
@@ -242,6 +297,9 @@ func (s *session) newPump(from string, src io.Reader, dst io.Writer, dir int) *p
 	}
 	p.onLine = func(line []byte) {
 		body := jsonrpc.TrimLine(line)
+		if s.active != nil && from == mcplog.FromClient {
+			s.active.fromHost(body)
+		}
 		if s.opts.Trace {
 			s.d.say("trace %s %d B %s", direction, len(line), describe(jsonrpc.Classify(body)))
 		}
@@ -345,12 +403,15 @@ func (s *session) copyStderr(r io.Reader) {
 // hostWriter writes to the host until a write fails, then discards and
 // calls gone once.
 type hostWriter struct {
+	mu   sync.Mutex // the pump's lines and the flow's answers
 	w    io.Writer
 	gone func()
 	dead bool
 }
 
 func (h *hostWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.dead {
 		return len(p), nil
 	}

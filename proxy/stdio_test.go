@@ -141,7 +141,13 @@ type logLine struct {
 // every line parses and that times never decrease.
 func readLog(t *testing.T, dir string) (map[string]any, []logLine, string) {
 	t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	all, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	var paths []string
+	for _, p := range all {
+		if !strings.HasSuffix(p, ".flow.jsonl") {
+			paths = append(paths, p)
+		}
+	}
 	if len(paths) != 1 {
 		t.Fatalf("want one log in %s, found %v", dir, paths)
 	}

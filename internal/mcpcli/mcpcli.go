@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/buildinfo"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/mcplog"
@@ -95,6 +96,12 @@ Run 'hoist-mcp --help' for every option.
 
 type options struct {
 	proxy.Options
+	flowPath    string
+	flowDecider string
+	flowTools   []string
+	flowOpts    proxy.FlowOptions
+	flowExplore float64
+	questions   int
 	listen          proxy.ListenOptions
 	tokenFile       string
 	idleMinutes     float64
@@ -163,6 +170,18 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 	f.StringVar(&opts.tokenFile, "listen-token-file", "", "require Authorization: Bearer with the token in `FILE`; allows non-loopback addresses")
 	f.Float64Var(&opts.idleMinutes, "listen-idle", proxy.DefaultListenIdle.Minutes(), "end a --listen session after `MINUTES` with no request and no open stream")
 	f.StringVar(&opts.Context, "context", "", "log the conversation the host appends to `FILE` ({\"role\",\"content\"} lines; {session} stands for the session) before each tools/call")
+	f.StringVar(&opts.flowPath, "flow", "", "serve the flow in `FILE` (from hoist learn or hoist compile) after each of the agent's calls")
+	f.Float64Var(&opts.flowOpts.Rule.Threshold, "flow-threshold", flow.DefaultThreshold, "least P(tool) × P(binding matched) a lookup needs")
+	f.StringVar(&opts.flowDecider, "flow-decider", "", "where P(tool) comes from: `reach` (the default) or habit")
+	f.StringSliceVar(&opts.flowTools, "flow-tools", nil, "the only `TOOLS` the flow may call (comma-separated; default: every read tool of the flow)")
+	f.IntVar(&opts.flowOpts.Caps.PerCall, "flow-per-call", flow.DefaultCaps.PerCall, "most lookups after one call")
+	f.IntVar(&opts.flowOpts.Caps.PerSession, "flow-per-session", flow.DefaultCaps.PerSession, "most lookups in one session")
+	f.IntVar(&opts.questions, "flow-questions", 300, "most questions to the System-One model in one session (the reach and habit deciders ask none)")
+	f.StringVar(&opts.flowOpts.Log, "flow-log", "", "append each decision and run to `FILE` (default <session>.flow.jsonl beside the log; {session} stands for the session)")
+	f.BoolVar(&opts.flowOpts.Shadow, "flow-shadow", false, "decide and log after each call, but look nothing up")
+	f.Float64Var(&opts.flowExplore, "flow-explore", 0, "with probability `EPSILON`, take another lookup that binds, drawn by the decider's probabilities, and log the policy")
+	f.Uint64Var(&opts.flowOpts.Seed, "flow-explore-seed", 1, "seed of --flow-explore's draws")
+	f.StringVar(&opts.flowOpts.TaskID, "task-id", "", "the task this session works on, which picks the flow's fold (default: the session)")
 	f.IntVar(&opts.RetainDays, "retain-days", 0, "at start, delete session files older than `N` days from --record (0 keeps all)")
 	f.BoolVar(&opts.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	f.BoolVar(&opts.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
@@ -179,6 +198,56 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 		return 0
 	}
 	return code
+}
+
+// validateFlow checks the --flow flags and loads the flow.
+func validateFlow(cmd *cobra.Command, o *options) error {
+	if o.flowPath == "" {
+		for _, name := range []string{"flow-threshold", "flow-decider", "flow-tools", "flow-per-call", "flow-per-session", "flow-questions", "flow-log", "flow-shadow", "flow-explore", "flow-explore-seed", "task-id"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s: needs --flow", name)
+			}
+		}
+		return nil
+	}
+	if o.listen.Addr != "" || o.Upstream != "" {
+		return errors.New("--flow: served over stdio with a server command for now; not with --listen or --upstream")
+	}
+	f, err := flow.Load(o.flowPath)
+	if err != nil {
+		return fmt.Errorf("--flow: %w", err)
+	}
+	d, err := flow.ParseDecider(o.flowDecider)
+	if err != nil {
+		return fmt.Errorf("--flow-decider: %w", err)
+	}
+	fo := o.flowOpts
+	fo.Flow = f
+	fo.Rule.Decider = d
+	fo.Rule.Epsilon = o.flowExplore
+	switch {
+	case fo.Rule.Threshold < 0 || fo.Rule.Threshold > 1:
+		return errors.New("--flow-threshold: must be between 0 and 1")
+	case o.flowExplore < 0 || o.flowExplore > 1:
+		return errors.New("--flow-explore: must be between 0 and 1")
+	case fo.Caps.PerCall < 0 || fo.Caps.PerSession < 0 || o.questions < 0:
+		return errors.New("--flow-per-call, --flow-per-session and --flow-questions: must be 0 or more")
+	}
+	if cmd.Flags().Changed("flow-tools") {
+		fo.Tools = o.flowTools
+		if fo.Tools == nil {
+			fo.Tools = []string{}
+		}
+	}
+	if fo.Log != "" {
+		path, err := proxy.ExpandHome(fo.Log)
+		if err != nil {
+			return fmt.Errorf("--flow-log: %w", err)
+		}
+		fo.Log = path
+	}
+	o.Flow = &fo
+	return nil
 }
 
 // httpguts reports whether name is a valid HTTP header name (a token).
@@ -246,6 +315,9 @@ func validate(cmd *cobra.Command, o *options) error {
 				return fmt.Errorf("--listen-token-file %s: the file is empty", o.tokenFile)
 			}
 		}
+	}
+	if err := validateFlow(cmd, o); err != nil {
+		return err
 	}
 	if o.Context != "" && !cmd.Flags().Changed("record") {
 		return errors.New("--context: needs --record, where the conversation is logged")

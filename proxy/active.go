@@ -1,0 +1,458 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/mcplog"
+)
+
+// FlowOptions serve a flow after the agent's calls (hoist-mcp --flow and the
+// flags under it; manual, "Active mode").
+type FlowOptions struct {
+	Flow *flow.Flow
+	Rule flow.Rule
+	Caps flow.Caps
+	// Tools, when not nil, are the only tools the flow may call.
+	Tools []string
+	// Log is the flow log's path ({session} stands for the session); ""
+	// means <session>.flow.jsonl beside the session log, or none.
+	Log string
+	// Shadow decides and logs, but looks nothing up.
+	Shadow bool
+	// Seed seeds the exploration draws.
+	Seed uint64
+	// TaskID picks the flow's fold; by default the session.
+	TaskID string
+	// LookupTimeout bounds the wait for the answer to one lookup; the run
+	// hands back to the agent when it passes.
+	LookupTimeout time.Duration
+}
+
+// Banner opens the text item a flow appends to the agent's result (manual,
+// "Active mode").
+const Banner = "--- Also looked up automatically (current results; no need to repeat these calls) ---"
+
+// active serves a flow in one stdio session: it learns the agent's calls
+// from the host's lines, holds the server's answer to a call while the flow
+// runs at its site, makes the lookups the flow takes as requests of its own
+// (ids hoist-<n>), and hands the answer back with their results appended.
+// One run at a time: an answer that arrives meanwhile is forwarded as it is.
+type active struct {
+	opts    FlowOptions
+	server  string // --server-name, else --domain; else initialize's name
+	rec     *mcplog.Writer
+	flowLog *mcplog.Writer
+	say     func(string, ...any)
+	session string
+
+	toServer func(line []byte) // one whole line, terminator included
+	toHost   func(line []byte)
+
+	mu      sync.Mutex
+	fs      *flow.Session // nil until the server answered initialize
+	off     bool          // the flow serves nothing in this session
+	calls   map[string]int
+	lists   map[string]bool
+	inits   map[string]bool
+	running bool
+	waitID  string
+	answer  chan []byte
+	n       int
+	runs    sync.WaitGroup
+	gone    chan struct{} // closed when the server's output has ended
+}
+
+func newActive(o FlowOptions, server string, say func(string, ...any)) *active {
+	if o.LookupTimeout <= 0 {
+		o.LookupTimeout = 30 * time.Second
+	}
+	return &active{
+		opts:   o,
+		server: server,
+		say:    say,
+		calls:  map[string]int{},
+		lists:  map[string]bool{},
+		inits:  map[string]bool{},
+		answer: make(chan []byte, 1),
+		gone:   make(chan struct{}),
+	}
+}
+
+// start makes the flow session once the server's name is known.
+func (a *active) start(serverName string) {
+	name := a.server
+	if name == "" {
+		name = serverName
+	}
+	o := flow.Options{
+		Rule:   a.opts.Rule,
+		Caps:   a.opts.Caps,
+		Server: name,
+		Tools:  a.opts.Tools,
+		TaskID: a.opts.TaskID,
+		Shadow: a.opts.Shadow,
+	}
+	if o.TaskID == "" {
+		o.TaskID = a.session
+	}
+	if o.Rule.Epsilon > 0 {
+		o.Rand = rand.New(rand.NewPCG(a.opts.Seed, 0x686f697374))
+	}
+	fs, err := flow.NewSession(a.opts.Flow, o)
+	if err != nil {
+		a.off = true
+		a.say("flow: %v", err)
+		return
+	}
+	a.fs = fs
+}
+
+// fromHost learns what the host asks: initialize, tools/list and the
+// agent's tools/call (line without terminator).
+func (a *active) fromHost(line []byte) {
+	m := jsonrpc.Classify(line)
+	if m.Kind != jsonrpc.Request {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch m.Method {
+	case "initialize":
+		a.inits[string(m.ID)] = true
+	case "tools/list":
+		a.lists[string(m.ID)] = true
+	case "tools/call":
+		if a.fs == nil {
+			return
+		}
+		var p struct {
+			Params struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(line, &p) == nil {
+			a.calls[string(m.ID)] = a.fs.Call(p.Params.Name, p.Params.Arguments)
+		}
+	}
+}
+
+// fromServer looks at a whole server line (terminator included) before it
+// is forwarded, and reports whether it took the line over: the answer to a
+// lookup of its own, or the agent's result held while the flow runs.
+func (a *active) fromServer(line []byte) bool {
+	body := jsonrpc.TrimLine(line)
+	m := jsonrpc.Classify(body)
+	if m.Kind != jsonrpc.Response || !m.HasID() {
+		return false
+	}
+	id := string(m.ID)
+	if strings.HasPrefix(id, `"hoist-`) {
+		a.mu.Lock()
+		wanted := id == a.waitID
+		a.waitID = ""
+		a.mu.Unlock()
+		if wanted {
+			a.answer <- body
+		}
+		return true // the proxy's own: never the host's
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.inits[id]:
+		delete(a.inits, id)
+		if a.fs == nil && !a.off {
+			var r struct {
+				Result struct {
+					ServerInfo struct {
+						Name string `json:"name"`
+					} `json:"serverInfo"`
+				} `json:"result"`
+			}
+			json.Unmarshal(body, &r)
+			a.start(r.Result.ServerInfo.Name)
+		}
+	case a.lists[id]:
+		delete(a.lists, id)
+		if a.fs != nil {
+			a.fs.Listed(listedTools(body))
+		}
+	default:
+		idx, ok := a.calls[id]
+		if !ok {
+			return false
+		}
+		delete(a.calls, id)
+		text, failed := resultText(body)
+		if a.running {
+			a.fs.Result(idx, text, failed)
+			return false
+		}
+		a.running = true
+		a.runs.Add(1)
+		go a.run(idx, line, text, failed)
+		return true
+	}
+	return false
+}
+
+// lookupResult is a lookup made and its answer, for the appended item.
+type lookupResult struct {
+	label string
+	text  string
+}
+
+// run runs the flow at the site of call idx and hands the held answer back.
+func (a *active) run(idx int, held []byte, text string, failed bool) {
+	defer a.runs.Done()
+	a.mu.Lock()
+	fs := a.fs
+	a.mu.Unlock()
+	fs.Result(idx, text, failed)
+	r := fs.Run(idx)
+	var found []lookupResult
+	for {
+		d := r.Next()
+		a.logJSON(d)
+		if d.Taken < 0 {
+			break
+		}
+		if a.opts.Shadow {
+			continue
+		}
+		o := d.Offers[d.Taken]
+		res, ok := a.lookup(fs.CallName(o.Tool), o.Args)
+		if !ok {
+			break
+		}
+		t, f := resultText(res)
+		r.Answer(t, f)
+		found = append(found, lookupResult{label: fs.CallName(o.Tool) + " " + string(o.Args), text: t})
+	}
+	rec := r.End()
+	a.logJSON(rec)
+	out := held
+	if len(found) > 0 {
+		if with, ok := appendItem(jsonrpc.TrimLine(held), lookupText(found)); ok {
+			if a.rec != nil {
+				a.rec.Record(mcplog.FromProxy, with)
+			}
+			out = append(bytes.Clone(with), '\n')
+		}
+	}
+	a.toHost(out)
+	a.mu.Lock()
+	a.running = false
+	a.mu.Unlock()
+}
+
+// lookup makes one request of the proxy's own and waits for its answer.
+func (a *active) lookup(tool string, args json.RawMessage) ([]byte, bool) {
+	a.mu.Lock()
+	a.n++
+	id := fmt.Sprintf("hoist-%d", a.n)
+	a.waitID = strconv.Quote(id)
+	a.mu.Unlock()
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	req := []byte(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":`)
+	req = mcplog.AppendString(req, tool)
+	req = append(req, `,"arguments":`...)
+	req = append(req, args...)
+	req = append(req, "}}"...)
+	if a.rec != nil {
+		a.rec.Record(mcplog.FromProxy, bytes.Clone(req))
+	}
+	a.toServer(append(req, '\n'))
+	t := time.NewTimer(a.opts.LookupTimeout)
+	defer t.Stop()
+	select {
+	case res := <-a.answer:
+		return res, true
+	case <-a.gone:
+		return nil, false
+	case <-t.C:
+		a.mu.Lock()
+		a.waitID = ""
+		a.mu.Unlock()
+		a.say("flow: the MCP server did not answer %s within %v; handing back to the agent", id, a.opts.LookupTimeout)
+		return nil, false
+	}
+}
+
+func (a *active) logJSON(v any) {
+	if a.flowLog == nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		a.say("flow log: %v", err)
+		return
+	}
+	a.flowLog.Append(b)
+}
+
+// wait waits for the run in progress, at the end of the session.
+func (a *active) wait() { a.runs.Wait() }
+
+// lookupText is the text item appended to the agent's result.
+func lookupText(found []lookupResult) string {
+	var b strings.Builder
+	b.WriteString(Banner)
+	for _, f := range found {
+		b.WriteString("\n\n")
+		b.WriteString(f.label)
+		b.WriteString(":\n")
+		b.WriteString(f.text)
+	}
+	return b.String()
+}
+
+// appendItem returns the response line with one more text item at the end
+// of result.content; every other byte stays as the server sent it.
+func appendItem(resp []byte, text string) ([]byte, bool) {
+	var resStart, resEnd = -1, -1
+	jsonrpc.EachMember(resp, func(key string, val []byte) {
+		if key == "result" && len(val) > 0 && val[0] == '{' {
+			resStart = offset(resp, val)
+			resEnd = resStart + len(val)
+		}
+	})
+	if resStart < 0 {
+		return nil, false
+	}
+	result := resp[resStart:resEnd]
+	end := -1
+	empty := false
+	jsonrpc.EachMember(result, func(key string, val []byte) {
+		if key == "content" && len(val) > 0 && val[0] == '[' {
+			end = resStart + offset(result, val) + len(val) - 1
+			empty = len(bytes.TrimSpace(val[1:len(val)-1])) == 0
+		}
+	})
+	if end < 0 {
+		return nil, false
+	}
+	item := []byte(`{"type":"text","text":`)
+	item = mcplog.AppendString(item, text)
+	item = append(item, '}')
+	out := make([]byte, 0, len(resp)+len(item)+1)
+	out = append(out, resp[:end]...)
+	if !empty {
+		out = append(out, ',')
+	}
+	out = append(out, item...)
+	return append(out, resp[end:]...), true
+}
+
+// offset returns where sub, a subslice of b, starts in b.
+func offset(b, sub []byte) int {
+	return cap(b) - cap(sub)
+}
+
+// resultText reads a tools/call response: its content's text items joined
+// by newlines and whether it failed (a JSON-RPC error, or isError).
+func resultText(resp []byte) (string, bool) {
+	var r struct {
+		Result *struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(resp, &r); err != nil {
+		return "", true
+	}
+	if r.Error != nil {
+		return r.Error.Message, true
+	}
+	if r.Result == nil {
+		return "", true
+	}
+	var texts []string
+	for _, c := range r.Result.Content {
+		if c.Type == "text" {
+			texts = append(texts, c.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), r.Result.IsError
+}
+
+// listedTools reads a tools/list response.
+func listedTools(resp []byte) []episode.Tool {
+	var r struct {
+		Result struct {
+			Tools []struct {
+				Name        string          `json:"name"`
+				InputSchema json.RawMessage `json:"inputSchema"`
+				Annotations json.RawMessage `json:"annotations"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(resp, &r) != nil {
+		return nil
+	}
+	out := make([]episode.Tool, 0, len(r.Result.Tools))
+	for _, t := range r.Result.Tools {
+		out = append(out, episode.Tool{Name: t.Name, Kind: episode.KindOf(t.Annotations), InputSchema: t.InputSchema, Annotations: t.Annotations})
+	}
+	return out
+}
+
+// lineGate serializes whole lines to the server: the host's lines, which
+// the pump writes in pieces, and the proxy's own requests, which must never
+// land inside one of them.
+type lineGate struct {
+	mu   sync.Mutex
+	w    io.Writer
+	held bool // the pump is inside a line
+}
+
+// Write is the pump's: the gate stays shut from a line's first piece to its
+// last.
+func (g *lineGate) Write(p []byte) (int, error) {
+	if !g.held {
+		g.mu.Lock()
+		g.held = true
+	}
+	n, err := g.w.Write(p)
+	if len(p) > 0 && p[len(p)-1] == '\n' || err != nil {
+		g.held = false
+		g.mu.Unlock()
+	}
+	return n, err
+}
+
+// release opens the gate after the pump stopped inside a line.
+func (g *lineGate) release() {
+	if g.held {
+		g.held = false
+		g.mu.Unlock()
+	}
+}
+
+// writeLine writes one whole line of the proxy's own.
+func (g *lineGate) writeLine(line []byte) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, err := g.w.Write(line)
+	return err
+}

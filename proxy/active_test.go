@@ -1,0 +1,283 @@
+package proxy_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/internal/testbin"
+)
+
+const demoFlow = "testdata/demo.flow.json"
+
+// call is the agent's tools/call of the demo's lookup with these arguments.
+func call(id int, args string) string {
+	return `{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"tools/call","params":{"name":"lookup","arguments":` + args + `}}` + "\n"
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// served starts hoist-mcp with a flow in front of the demo and opens the
+// session: initialize, initialized, tools/list.
+func served(t *testing.T, env []string, args ...string) (*proc, string) {
+	t.Helper()
+	dir := t.TempDir()
+	all := append([]string{"--record", dir, "--flow", demoFlow}, args...)
+	p := startProxy(t, env, append(all, "--", testbin.Build(t, "hoist-mcp-demo"))...)
+	p.send(tryIt[0]+"\n", tryIt[1]+"\n", tryIt[2]+"\n")
+	p.readLine()
+	p.readLine()
+	return p, dir
+}
+
+// lookedUp returns the text item a flow appended to an answer, or "".
+func lookedUp(t *testing.T, answer string) string {
+	t.Helper()
+	var r struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(answer), &r); err != nil {
+		t.Fatalf("answer %q: %v", answer, err)
+	}
+	if n := len(r.Result.Content); n == 2 {
+		return r.Result.Content[1].Text
+	} else if n != 1 {
+		t.Fatalf("answer has %d content items: %s", n, answer)
+	}
+	return ""
+}
+
+func flowLog(t *testing.T, dir string) (decisions []flow.Decision, runs []flow.RunRecord) {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.flow.jsonl"))
+	if len(paths) != 1 {
+		t.Fatalf("want one flow log in %s, got %v", dir, paths)
+	}
+	f, err := os.Open(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var probe struct{ Type string }
+		json.Unmarshal(sc.Bytes(), &probe)
+		switch probe.Type {
+		case "decision":
+			var d flow.Decision
+			if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+				t.Fatal(err)
+			}
+			decisions = append(decisions, d)
+		case "run":
+			var r flow.RunRecord
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			runs = append(runs, r)
+		default:
+			t.Fatalf("flow log line of type %q: %s", probe.Type, sc.Text())
+		}
+	}
+	return decisions, runs
+}
+
+// TestServeFlow serves a flow in front of the demo: after the agent's
+// lookup, the proxy looks up what the flow binds, hands the answer back with
+// one more text item, keeps its own request and answer from the host, and
+// logs the decisions and the run.
+func TestServeFlow(t *testing.T) {
+	p, dir := served(t, nil)
+	p.send(call(3, `{"text":"a","next":"b"}`))
+	answer := strings.TrimSuffix(p.readLine(), "\n")
+	want := `{"id":3,"jsonrpc":"2.0","result":{"content":[{"text":"{\"next\":\"b\",\"text\":\"a\"}","type":"text"},{"type":"text","text":"` +
+		`--- Also looked up automatically (current results; no need to repeat these calls) ---\n\nlookup {\"text\":\"b\"}:\n{\"text\":\"b\"}"}],"isError":false}}`
+	if answer != want {
+		t.Errorf("answer\n got %s\nwant %s", answer, want)
+	}
+	// The same lookup again, since no write: nothing to add.
+	p.send(call(4, `{"text":"c","next":"b"}`))
+	if item := lookedUp(t, p.readLine()); item != "" {
+		t.Errorf("a lookup answered since the last write was made again: %q", item)
+	}
+	// A write ends what was answered; then it is looked up again.
+	p.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"update","arguments":{"text":"w"}}}` + "\n")
+	p.readLine()
+	p.send(call(6, `{"text":"d","next":"b"}`))
+	if item := lookedUp(t, p.readLine()); !strings.HasSuffix(item, "lookup {\"text\":\"b\"}:\n{\"text\":\"b\"}") {
+		t.Errorf("after a write: appended %q", item)
+	}
+	rest, code := p.finish()
+	if code != 0 || rest != "" {
+		t.Fatalf("exit %d, more output %q; stderr:\n%s", code, rest, p.stderr)
+	}
+
+	_, lines, _ := readLog(t, dir)
+	var proxyReqs, proxyAnswers, hoistAnswers int
+	for _, l := range lines {
+		s := string(l.Message)
+		switch {
+		case l.From == "proxy" && strings.Contains(s, `"id":"hoist-`):
+			proxyReqs++
+		case l.From == "proxy" && strings.Contains(s, "Also looked up automatically"):
+			proxyAnswers++
+		case l.From == "server" && strings.Contains(s, `"id":"hoist-`):
+			hoistAnswers++
+		}
+	}
+	if proxyReqs != 2 || hoistAnswers != 2 || proxyAnswers != 2 {
+		t.Errorf("log: %d proxy requests, %d answers to them, %d answers handed back; want 2 each", proxyReqs, hoistAnswers, proxyAnswers)
+	}
+
+	decisions, runs := flowLog(t, dir)
+	if len(runs) != 4 {
+		t.Fatalf("want a run after each of the agent's 4 calls, got %d", len(runs))
+	}
+	f, err := flow.Load(demoFlow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decisions[0]; d.Site != "decide#0" || d.Taken != 0 || len(d.Offers) != 1 || d.Propensity != 1 || string(d.Offers[0].Args) != `{"text":"b"}` {
+		t.Errorf("first decision %+v", d)
+	}
+	// Each run re-scores to its logged logp given its decisions.
+	k := 0
+	for _, run := range runs {
+		n := 0
+		for _, s := range run.Sites {
+			if strings.HasPrefix(s.Address, "decide#") {
+				n++
+			}
+		}
+		again, err := flow.Rescore(f, run.Rule, decisions[k:k+n], run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k += n
+		if math.Abs(again.LogPolicy()-run.LogPolicy()) > 1e-12 || math.Abs(again.Surprise-run.Surprise) > 1e-9 {
+			t.Errorf("run re-scores to logp %v surprise %v, logged %v %v", again.LogPolicy(), again.Surprise, run.LogPolicy(), run.Surprise)
+		}
+	}
+}
+
+// TestServeFlowShadow checks that shadow mode logs the same decisions and
+// changes no byte the agent receives.
+func TestServeFlowShadow(t *testing.T) {
+	p, dir := served(t, nil, "--flow-shadow")
+	p.send(call(3, `{"text":"a","next":"b"}`))
+	if got, want := p.readLine(), `{"id":3,"jsonrpc":"2.0","result":{"content":[{"text":"{\"next\":\"b\",\"text\":\"a\"}","type":"text"}],"isError":false}}`+"\n"; got != want {
+		t.Errorf("shadow changed the answer:\n got %s\nwant %s", got, want)
+	}
+	p.finish()
+	decisions, runs := flowLog(t, dir)
+	if len(decisions) < 1 || !decisions[0].Shadow || decisions[0].Taken != 0 || len(runs) != 1 || !runs[0].Shadow {
+		t.Errorf("shadow decisions %+v, runs %+v", decisions, runs)
+	}
+	_, lines, _ := readLog(t, dir)
+	for _, l := range lines {
+		if l.From == "proxy" {
+			t.Errorf("shadow made a request or answer of its own: %s", l.Message)
+		}
+	}
+}
+
+// TestServeFlowNothing checks the cases where the flow looks nothing up: a
+// server none of the flow's, no budget, a threshold above the score, a tool
+// not in --flow-tools.
+func TestServeFlowNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		said string
+	}{
+		{"other server", []string{"--server-name", "tickets"}, `"tickets" is not among hoist-mcp-demo`},
+		{"per-call cap 0", []string{"--flow-per-call", "0"}, ""},
+		{"threshold above the score", []string{"--flow-threshold", "1", "--flow-decider", "habit", "--task-id", "t"}, ""},
+		{"not in --flow-tools", []string{"--flow-tools", "update"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.name == "threshold above the score" {
+				// The flow's habit is 4/4 and binding 4/4: a score of 1
+				// meets a threshold of 1, so raise it by checking with a
+				// flow whose binding matched 3 of 4.
+				args = []string{"--flow-threshold", "0.76"}
+			}
+			dir := t.TempDir()
+			flowFile := demoFlow
+			if tc.name == "threshold above the score" {
+				flowFile = filepath.Join(dir, "three.flow.json")
+				b, _ := os.ReadFile(demoFlow)
+				os.WriteFile(flowFile, []byte(strings.Replace(string(b), `"matched": {
+                "n": 4
+              }`, `"matched": {
+                "n": 3
+              }`, 1)), 0o600)
+			}
+			all := append([]string{"--record", t.TempDir(), "--flow", flowFile}, args...)
+			p := startProxy(t, nil, append(all, "--", testbin.Build(t, "hoist-mcp-demo"))...)
+			p.send(tryIt[0]+"\n", tryIt[1]+"\n", tryIt[2]+"\n")
+			p.readLine()
+			p.readLine()
+			p.send(call(3, `{"text":"a","next":"b"}`))
+			if item := lookedUp(t, p.readLine()); item != "" {
+				t.Errorf("looked up %q", item)
+			}
+			p.finish()
+			if tc.said != "" && !strings.Contains(p.stderr.String(), tc.said) {
+				t.Errorf("stderr does not say %q:\n%s", tc.said, p.stderr)
+			}
+		})
+	}
+	t.Run("threshold met at the boundary", func(t *testing.T) {
+		p, _ := served(t, nil, "--flow-threshold", "1")
+		p.send(call(3, `{"text":"a","next":"b"}`))
+		if item := lookedUp(t, p.readLine()); item == "" {
+			t.Error("a score equal to the threshold looked nothing up")
+		}
+		p.finish()
+	})
+}
+
+// TestServeFlowExplore checks that exploring logs propensities that sum to
+// one per decision and reproduce under a seed.
+func TestServeFlowExplore(t *testing.T) {
+	run := func(seed string) []flow.Decision {
+		p, dir := served(t, nil, "--flow-explore", "0.5", "--flow-explore-seed", seed)
+		for i := 0; i < 6; i++ {
+			p.send(call(10+i, `{"text":"a","next":"n`+itoa(i)+`"}`))
+			p.readLine()
+		}
+		p.finish()
+		d, _ := flowLog(t, dir)
+		return d
+	}
+	a, b := run("7"), run("7")
+	if len(a) != len(b) {
+		t.Fatalf("the same seed made %d and %d decisions", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Taken != b[i].Taken || a[i].Propensity != b[i].Propensity {
+			t.Errorf("decision %d differs under the same seed: %+v vs %+v", i, a[i], b[i])
+		}
+		if a[i].Propensity <= 0 || a[i].Propensity > 1 {
+			t.Errorf("decision %d: propensity %v", i, a[i].Propensity)
+		}
+		_, p := a[i].Rule.Propensities(a[i].Offers)
+		sum := 0.0
+		for _, x := range p {
+			sum += x
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("decision %d: propensities sum to %v", i, sum)
+		}
+	}
+}
