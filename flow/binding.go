@@ -1,0 +1,634 @@
+package flow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hoist-mcp/hoist/episode"
+)
+
+// A binding expression says where one argument of a lookup comes from. It is
+// the string form flows store (docs/flow.md, "Bindings") and procedures use
+// for their steps' arguments (issue 4, points 2 and 6):
+//
+//	$text                       the whole text of the site's result (the call that just returned)
+//	$result                     the site's result as a JSON document
+//	$result.user_id             a member of it
+//	$result.address.zip         nested members
+//	$result.orders[0]           an array element (negative counts from the end: [-1] is the last)
+//	$result.orders[*]           fan-out: one lookup per element of the list
+//	$result.items[*].item_id    fan-out, then a member of each element
+//	$result["odd key"]          a member whose name is not a plain name, quoted as a JSON string
+//	$call[2].orders[*]          the result of the episode's call 2 (0-based, Call.Index; a procedure's step 2)
+//	$last[get_user_details].user_id
+//	                            the latest result of that tool so far (the site's own included)
+//	"standard"                  a constant: any JSON value (string, number, true, false, null, array, object)
+//
+// A result's document is its text parsed as JSON when it is JSON, and the
+// text itself as a JSON string when it is not, so a tool that answers with a
+// bare id ("sara_doe_496") binds with $result or $last[tool] as well as with
+// $text. A plain name is letters, digits, '_' and '-'; any other member name
+// is quoted. A tool name in $last[...] runs to the closing bracket, or is
+// quoted when it holds a ']' or a '"'. An expression has at most one [*].
+// Numbers keep their digits as written (json.Number), so a binding copies an
+// id like 12345678901234567890 exactly.
+
+// Binding is a parsed binding expression. The zero Binding is the constant
+// null. Bindings are immutable and safe for concurrent use.
+type Binding struct {
+	root  rootKind
+	index int    // $call[N]
+	tool  string // $last[tool]
+	path  []step
+	val   json.RawMessage // the constant, compact
+	fan   bool
+}
+
+type rootKind uint8
+
+const (
+	rootConst rootKind = iota
+	rootText
+	rootResult
+	rootCall
+	rootLast
+)
+
+type step struct {
+	name  string // member name, when !isIdx && !all
+	index int
+	isIdx bool
+	all   bool // [*]
+}
+
+// ErrNoValue is returned (wrapped) by Eval when the expression names nothing
+// in the scope: a missing member, an index out of range, a call with no
+// result. A lookup whose binding has no value is not made.
+var ErrNoValue = errors.New("binding has no value")
+
+// SyntaxError is a binding expression that does not parse: Pos is the byte
+// offset in Expr where it goes wrong. Callers that read expressions from a
+// file wrap it with the file and the field (see FieldError).
+type SyntaxError struct {
+	Expr string
+	Pos  int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("binding %q at offset %d: %s", e.Expr, e.Pos, e.Msg)
+}
+
+// ParseBinding parses a binding expression (see the grammar above). Spaces
+// around the expression are ignored; inside it they are not allowed except
+// in quoted strings and constants.
+func ParseBinding(expr string) (Binding, error) {
+	p := parser{src: expr, s: strings.TrimSpace(expr)}
+	p.off = strings.Index(expr, p.s)
+	if p.off < 0 {
+		p.off = 0
+	}
+	b, err := p.parse()
+	if err != nil {
+		return Binding{}, err
+	}
+	return b, nil
+}
+
+// MustParseBinding is ParseBinding for expressions known to be good (tests,
+// built-in procedures); it panics on a bad one.
+func MustParseBinding(expr string) Binding {
+	b, err := ParseBinding(expr)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Const returns the binding of a constant value, which must marshal to JSON.
+func Const(v any) (Binding, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return Binding{}, fmt.Errorf("encoding constant: %w", err)
+	}
+	return Binding{root: rootConst, val: raw}, nil
+}
+
+type parser struct {
+	src string // the whole expression, for errors
+	s   string // trimmed
+	off int    // offset of s in src
+	i   int
+}
+
+func (p *parser) fail(msg string, args ...any) error {
+	return &SyntaxError{Expr: p.src, Pos: p.off + p.i, Msg: fmt.Sprintf(msg, args...)}
+}
+
+func (p *parser) parse() (Binding, error) {
+	if p.s == "" {
+		return Binding{}, p.fail("empty expression")
+	}
+	if p.s[0] != '$' {
+		var v any
+		dec := json.NewDecoder(strings.NewReader(p.s))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil || dec.More() || dec.InputOffset() != int64(len(p.s)) {
+			return Binding{}, p.fail("want a reference starting with $ or a JSON constant such as \"text\" or 42")
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(p.s)); err != nil {
+			return Binding{}, p.fail("constant: %v", err)
+		}
+		return Binding{root: rootConst, val: buf.Bytes()}, nil
+	}
+	var b Binding
+	p.i = 1
+	name := p.ident()
+	switch name {
+	case "text":
+		b.root = rootText
+	case "result":
+		b.root = rootResult
+	case "call":
+		b.root = rootCall
+		if !p.eat('[') {
+			return Binding{}, p.fail("$call wants an index: $call[N]")
+		}
+		start := p.i
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+		}
+		n, err := strconv.Atoi(p.s[start:p.i])
+		if err != nil || n < 0 {
+			p.i = start
+			return Binding{}, p.fail("$call wants a call index 0, 1, …")
+		}
+		b.index = n
+		if !p.eat(']') {
+			return Binding{}, p.fail("want ] after the call index")
+		}
+	case "last":
+		b.root = rootLast
+		if !p.eat('[') {
+			return Binding{}, p.fail("$last wants a tool name: $last[tool]")
+		}
+		if p.i < len(p.s) && p.s[p.i] == '"' {
+			s, err := p.quoted()
+			if err != nil {
+				return Binding{}, err
+			}
+			b.tool = s
+		} else {
+			end := strings.IndexByte(p.s[p.i:], ']')
+			if end < 0 {
+				return Binding{}, p.fail("want ] after the tool name")
+			}
+			b.tool = p.s[p.i : p.i+end]
+			p.i += end
+		}
+		if b.tool == "" {
+			return Binding{}, p.fail("empty tool name")
+		}
+		if !p.eat(']') {
+			return Binding{}, p.fail("want ] after the tool name")
+		}
+	case "":
+		return Binding{}, p.fail("want $text, $result, $call[N] or $last[tool] after $")
+	default:
+		p.i = 1
+		return Binding{}, p.fail("unknown root $%s: want $text, $result, $call[N] or $last[tool]", name)
+	}
+	for p.i < len(p.s) {
+		if b.root == rootText {
+			return Binding{}, p.fail("$text is the whole text and takes no path; use $result for a path into it")
+		}
+		switch p.s[p.i] {
+		case '.':
+			p.i++
+			name := p.ident()
+			if name == "" {
+				return Binding{}, p.fail("want a member name after '.' (quote other names: [\"name\"])")
+			}
+			b.path = append(b.path, step{name: name})
+		case '[':
+			p.i++
+			switch {
+			case p.eat('*'):
+				if b.fan {
+					p.i--
+					return Binding{}, p.fail("only one [*] fan-out per expression")
+				}
+				b.fan = true
+				b.path = append(b.path, step{all: true})
+			case p.i < len(p.s) && p.s[p.i] == '"':
+				s, err := p.quoted()
+				if err != nil {
+					return Binding{}, err
+				}
+				b.path = append(b.path, step{name: s})
+			default:
+				start := p.i
+				if p.i < len(p.s) && p.s[p.i] == '-' {
+					p.i++
+				}
+				for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+					p.i++
+				}
+				n, err := strconv.Atoi(p.s[start:p.i])
+				if err != nil {
+					p.i = start
+					return Binding{}, p.fail("want an index, [*] or a quoted name inside [ ]")
+				}
+				b.path = append(b.path, step{index: n, isIdx: true})
+			}
+			if !p.eat(']') {
+				return Binding{}, p.fail("want ]")
+			}
+		default:
+			return Binding{}, p.fail("unexpected %q: want .name, [N], [*] or [\"name\"]", p.s[p.i])
+		}
+	}
+	return b, nil
+}
+
+func (p *parser) eat(c byte) bool {
+	if p.i < len(p.s) && p.s[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func (p *parser) ident() string {
+	start := p.i
+	for p.i < len(p.s) && isNameByte(p.s[p.i]) {
+		p.i++
+	}
+	return p.s[start:p.i]
+}
+
+// quoted reads a JSON string starting at p.i.
+func (p *parser) quoted() (string, error) {
+	dec := json.NewDecoder(strings.NewReader(p.s[p.i:]))
+	var s string
+	if err := dec.Decode(&s); err != nil {
+		return "", p.fail("bad quoted name: want a JSON string")
+	}
+	p.i += int(dec.InputOffset())
+	return s, nil
+}
+
+// String returns the expression in its canonical form, which ParseBinding
+// reads back to an equal Binding.
+func (b Binding) String() string {
+	var sb strings.Builder
+	switch b.root {
+	case rootConst:
+		if b.val == nil {
+			return "null"
+		}
+		return string(b.val)
+	case rootText:
+		return "$text"
+	case rootResult:
+		sb.WriteString("$result")
+	case rootCall:
+		sb.WriteString("$call[")
+		sb.WriteString(strconv.Itoa(b.index))
+		sb.WriteByte(']')
+	case rootLast:
+		sb.WriteString("$last[")
+		if b.tool == "" || strings.ContainsAny(b.tool, "]\"") || strings.TrimSpace(b.tool) != b.tool {
+			sb.WriteString(strconv.Quote(b.tool))
+		} else {
+			sb.WriteString(b.tool)
+		}
+		sb.WriteByte(']')
+	}
+	for _, st := range b.path {
+		switch {
+		case st.all:
+			sb.WriteString("[*]")
+		case st.isIdx:
+			sb.WriteByte('[')
+			sb.WriteString(strconv.Itoa(st.index))
+			sb.WriteByte(']')
+		case isPlainName(st.name):
+			sb.WriteByte('.')
+			sb.WriteString(st.name)
+		default:
+			q, _ := json.Marshal(st.name)
+			sb.WriteByte('[')
+			sb.Write(q)
+			sb.WriteByte(']')
+		}
+	}
+	return sb.String()
+}
+
+func isPlainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isNameByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// MarshalText writes the canonical expression, so a Binding is a JSON string
+// in a flow.
+func (b Binding) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText parses an expression.
+func (b *Binding) UnmarshalText(text []byte) error {
+	nb, err := ParseBinding(string(text))
+	if err != nil {
+		return err
+	}
+	*b = nb
+	return nil
+}
+
+// IsConst reports whether the binding is a constant.
+func (b Binding) IsConst() bool { return b.root == rootConst }
+
+// FanOut reports whether the binding has a [*]: it gives one value per
+// element, and its lookup is made once per value.
+func (b Binding) FanOut() bool { return b.fan }
+
+// Tool returns the tool a $last[tool] binding reads, else "".
+func (b Binding) Tool() string { return b.tool }
+
+// Equal reports whether two bindings are the same expression.
+func (b Binding) Equal(o Binding) bool { return b.String() == o.String() }
+
+// Result is one tool result a binding may read. Its JSON document is parsed
+// once, on first use; a Result is not safe for concurrent use until Doc has
+// been called once.
+type Result struct {
+	Tool string
+	Text string
+
+	doc    any
+	parsed bool
+}
+
+// NewResult returns the result of a call of tool that answered text.
+func NewResult(tool, text string) *Result { return &Result{Tool: tool, Text: text} }
+
+// Doc returns the result's document: its text parsed as JSON (numbers as
+// json.Number), or the text itself as a string when it is not one JSON value.
+func (r *Result) Doc() any {
+	if !r.parsed {
+		r.parsed = true
+		r.doc = parseDoc(r.Text)
+	}
+	return r.doc
+}
+
+func parseDoc(text string) any {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return text
+	}
+	switch t[0] {
+	case '{', '[', '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 't', 'f', 'n':
+	default:
+		return text
+	}
+	dec := json.NewDecoder(strings.NewReader(t))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return text
+	}
+	return v
+}
+
+// Scope is what a binding reads: the site's result and the results so far,
+// by call index. Learning builds one along an episode (ScopeAt); the proxy
+// and hoist-procedure build one as results arrive (Add).
+type Scope struct {
+	// Site is the result of the call that just returned: $text and $result.
+	Site *Result
+	// Calls are the results by call index ($call[N]); nil where a call has no
+	// result yet. $last[tool] reads the latest non-nil entry of that tool.
+	Calls []*Result
+}
+
+// Add records the result of call i (growing Calls as needed) and makes it
+// the site.
+func (s *Scope) Add(i int, r *Result) {
+	for len(s.Calls) <= i {
+		s.Calls = append(s.Calls, nil)
+	}
+	s.Calls[i] = r
+	s.Site = r
+}
+
+// Last returns the latest result of tool in Calls, by call index, or nil.
+func (s *Scope) Last(tool string) *Result {
+	for i := len(s.Calls) - 1; i >= 0; i-- {
+		if r := s.Calls[i]; r != nil && r.Tool == tool {
+			return r
+		}
+	}
+	return nil
+}
+
+// Eval evaluates the binding in a scope and returns its values: exactly one
+// for a binding without [*], one per element (possibly none) for a fan-out.
+// Values are JSON-shaped Go values (string, json.Number, bool, nil,
+// []any, map[string]any). A reference that names nothing returns an error
+// wrapping ErrNoValue.
+func (b Binding) Eval(s *Scope) ([]any, error) {
+	var v any
+	switch b.root {
+	case rootConst:
+		if b.val == nil {
+			return []any{nil}, nil
+		}
+		c := parseDoc(string(b.val))
+		return []any{c}, nil
+	case rootText:
+		if s == nil || s.Site == nil {
+			return nil, fmt.Errorf("%s: no site result: %w", b, ErrNoValue)
+		}
+		return []any{s.Site.Text}, nil
+	case rootResult:
+		if s == nil || s.Site == nil {
+			return nil, fmt.Errorf("%s: no site result: %w", b, ErrNoValue)
+		}
+		v = s.Site.Doc()
+	case rootCall:
+		if s == nil || b.index >= len(s.Calls) || s.Calls[b.index] == nil {
+			return nil, fmt.Errorf("%s: call %d has no result: %w", b, b.index, ErrNoValue)
+		}
+		v = s.Calls[b.index].Doc()
+	case rootLast:
+		var r *Result
+		if s != nil {
+			r = s.Last(b.tool)
+		}
+		if r == nil {
+			return nil, fmt.Errorf("%s: no result of %s: %w", b, b.tool, ErrNoValue)
+		}
+		v = r.Doc()
+	}
+	return b.walk(v)
+}
+
+// EvalDoc evaluates the binding's path over one JSON document, as if it were
+// the site's result: $result, $call[N] and $last[tool] all read doc, $text
+// reads its JSON text, and a constant is itself.
+func (b Binding) EvalDoc(doc json.RawMessage) ([]any, error) {
+	r := NewResult("", string(doc))
+	return b.Eval(&Scope{Site: r, Calls: []*Result{r}})
+}
+
+func (b Binding) walk(v any) ([]any, error) {
+	for i, st := range b.path {
+		switch {
+		case st.all:
+			arr, ok := v.([]any)
+			if !ok {
+				return nil, b.noValue(i, "not a list")
+			}
+			out := make([]any, 0, len(arr))
+			rest := Binding{path: b.path[i+1:]}
+			for _, e := range arr {
+				vs, err := rest.walk(e)
+				if err != nil {
+					continue // an element without the member is skipped
+				}
+				out = append(out, vs...)
+			}
+			return out, nil
+		case st.isIdx:
+			arr, ok := v.([]any)
+			if !ok {
+				return nil, b.noValue(i, "not a list")
+			}
+			k := st.index
+			if k < 0 {
+				k += len(arr)
+			}
+			if k < 0 || k >= len(arr) {
+				return nil, b.noValue(i, "index out of range")
+			}
+			v = arr[k]
+		default:
+			obj, ok := v.(map[string]any)
+			if !ok {
+				return nil, b.noValue(i, "not an object")
+			}
+			m, ok := obj[st.name]
+			if !ok {
+				return nil, b.noValue(i, "no such member")
+			}
+			v = m
+		}
+	}
+	return []any{v}, nil
+}
+
+func (b Binding) noValue(i int, why string) error {
+	at := Binding{root: b.root, index: b.index, tool: b.tool, path: b.path[:i+1]}
+	return fmt.Errorf("%s: %s: %w", at, why, ErrNoValue)
+}
+
+// ScopeAt returns the scope of an episode at the result of call site (its
+// Call.Index): that result is the site, and Calls hold every result that
+// came before it in the episode's events, and it. A call without a result
+// gives a scope with no site.
+func ScopeAt(ep *episode.Episode, site int) *Scope {
+	s := &Scope{Calls: make([]*Result, 0, site+1)}
+	calls := ep.Calls()
+	for _, ev := range ep.Events {
+		if ev.Type != episode.EventResult || ev.Result == nil {
+			continue
+		}
+		i := ev.Result.CallIndex
+		tool := ""
+		if i >= 0 && i < len(calls) {
+			tool = calls[i].Tool
+		}
+		s.Add(i, NewResult(tool, ev.Result.Text))
+		if i == site {
+			return s
+		}
+	}
+	s.Site = nil
+	return s
+}
+
+// BindArgs evaluates a lookup's argument bindings in a scope and returns its
+// arguments as JSON objects (members sorted by name): one object, or, when
+// bindings fan out, one per combination of their values, at most max (0: no
+// limit), in order. A binding with no value gives an error wrapping
+// ErrNoValue; a fan-out over an empty list gives no objects.
+func BindArgs(args map[string]Binding, s *Scope, max int) ([]json.RawMessage, error) {
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	vals := make([][]any, len(names))
+	n := 1
+	for i, k := range names {
+		vs, err := args[k].Eval(s)
+		if err != nil {
+			return nil, fmt.Errorf("argument %s: %w", k, err)
+		}
+		vals[i] = vs
+		n *= len(vs)
+	}
+	if max > 0 && n > max {
+		n = max
+	}
+	out := make([]json.RawMessage, 0, n)
+	idx := make([]int, len(names))
+	for len(out) < n {
+		obj := make(map[string]any, len(names))
+		for i, k := range names {
+			obj[k] = vals[i][idx[i]]
+		}
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			return nil, fmt.Errorf("encoding arguments: %w", err)
+		}
+		out = append(out, raw)
+		for i := len(idx) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(vals[i]) {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out, nil
+}
+
+// Canonical returns a JSON-shaped value as compact JSON with object members
+// sorted, so that two values are the same exactly when their canonical forms
+// are equal. Numbers keep their digits (json.Number).
+func Canonical(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(raw)
+}
