@@ -168,6 +168,8 @@ func decodeStrict(text []byte, v any) (field string, err error) {
 		return "", nil
 	case errors.As(err, &te):
 		return te.Field, fmt.Errorf("want %s, got a JSON %s", mcplog.TypeWord(te.Type), te.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "", errors.New("not JSON: the object does not end on this line (a step is one line)")
 	case errors.As(err, &se):
 		return "", fmt.Errorf("not JSON at column %d: %v", se.Offset, se)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
