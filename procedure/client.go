@@ -170,7 +170,7 @@ func (c *Client) send(method string, params any) (<-chan response, error) {
 		return nil, err
 	}
 	if err := c.write(b); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", method, err)
+		return nil, fmt.Errorf("%s: the server stopped reading its stdin: %w", method, err)
 	}
 	return ch, nil
 }
@@ -346,7 +346,10 @@ func (c *Client) Close(grace time.Duration) error {
 	}()
 	select {
 	case err := <-exited:
-		return err
+		if err != nil {
+			return fmt.Errorf("the server: %w", err)
+		}
+		return nil
 	case <-time.After(grace):
 	}
 	c.cmd.Process.Signal(syscall.SIGTERM)

@@ -190,6 +190,10 @@ func thinkOf(ms *float64, line int, field string, bad func(int, string, string, 
 }
 
 func (p *Procedure) parseHeader(text []byte, n int, bad func(int, string, string, ...any) error) error {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(text, &members) == nil && members["procedure"] == nil {
+		return bad(n, "procedure", `the first line is the header and names the procedure: {"procedure": "name", ...}`)
+	}
 	var h fileHeader
 	if field, err := decodeStrict(text, &h); err != nil {
 		if field == "" && strings.HasPrefix(err.Error(), "unknown") {
