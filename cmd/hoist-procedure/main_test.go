@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/internal/demo"
 	"github.com/hoist-mcp/hoist/internal/testbin"
 	"github.com/hoist-mcp/hoist/mcplog"
@@ -407,4 +408,38 @@ func TestRunFailures(t *testing.T) {
 			t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 		}
 	})
+}
+
+// TestDefaultThinkGivesOneTurnPerStep: with the default think time, the
+// session hoist-mcp records infers to one LLM turn per step, as hoist learn
+// needs (the 500 ms rule of the manual's "LLM turns").
+func TestDefaultThinkGivesOneTurnPerStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("thinks for real")
+	}
+	dir := filepath.Join(t.TempDir(), "logs")
+	args := append([]string{"--json", "--param", "email=c5@example.com", procedureFile("cancel-order.jsonl"), "--",
+		testbin.Build(t, "hoist-mcp"), "--record", dir, "--"}, retailServer(t)...)
+	rep := decodeReport(t, hoistProcedure(t, nil, args...))
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(paths) != 1 {
+		t.Fatalf("logs: %q", paths)
+	}
+	ep, err := episode.ReadLog(paths[0], episode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []int
+	for _, c := range ep.Calls() {
+		turns = append(turns, c.Turn)
+	}
+	var want []int
+	for _, st := range rep.Steps {
+		for range st.Calls {
+			want = append(want, st.LLMTurn-1)
+		}
+	}
+	if diff := cmp.Diff(want, turns); diff != "" {
+		t.Errorf("the LLM turn of each call, inferred from the log (-procedure +log):\n%s", diff)
+	}
 }
