@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -441,5 +442,37 @@ func TestDefaultThinkGivesOneTurnPerStep(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, turns); diff != "" {
 		t.Errorf("the LLM turn of each call, inferred from the log (-procedure +log):\n%s", diff)
+	}
+}
+
+// TestOverHTTP runs a procedure against the retail world served over
+// Streamable HTTP, through hoist-mcp --upstream.
+func TestOverHTTP(t *testing.T) {
+	demoCmd := exec.Command(testbin.Build(t, "hoist-mcp-demo"), "--world", "retail", "--http", "127.0.0.1:0")
+	demoCmd.Env = testbin.Env()
+	stdout, _ := demoCmd.StdoutPipe()
+	if err := demoCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		demoCmd.Process.Signal(os.Interrupt)
+		demoCmd.Wait()
+	})
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() procedure.Report {
+		return decodeReport(t, hoistProcedure(t, nil, "--think", "0", "--json", "--param", "email=c11@example.com", procedureFile("cancel-order.jsonl"), "--",
+			testbin.Build(t, "hoist-mcp"), "--upstream", strings.TrimSpace(url)))
+	}
+	rep := run()
+	if rep.LLMTurns != 4 || rep.Calls != 5 || rep.ToolErrors != 0 || !strings.Contains(rep.Steps[3].Calls[0].Text, `"status": "cancelled"`) {
+		t.Errorf("first run: %+v", rep)
+	}
+	// The shop lives as long as its process: the second cancel is refused.
+	rep = run()
+	if got := rep.Steps[3].Calls[0]; !got.IsError || got.Text != "Error: Non-pending order cannot be cancelled" {
+		t.Errorf("second cancel: %+v", got)
 	}
 }
