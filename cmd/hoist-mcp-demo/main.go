@@ -42,7 +42,7 @@ printed on stdout), insisting on the session id and protocol version.
   echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo
   hoist-mcp-demo --http 127.0.0.1:8932 &
   hoist-mcp --upstream http://127.0.0.1:8932/mcp
-  hoist-procedure --param email=c7@example.com cancel-order.jsonl -- hoist-mcp-demo --world retail
+  hoist-procedure --param email=c7@example.com testdata/procedures/retail/cancel-order.jsonl -- hoist-mcp-demo --world retail
 `
 
 func main() {
