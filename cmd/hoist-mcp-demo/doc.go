@@ -1,6 +1,17 @@
-// Command hoist-mcp-demo is a tiny MCP server on stdio for trying hoist-mcp.
-// Its two tools store nothing and answer with their arguments: lookup,
-// annotated read-only, and update, annotated as not read-only. "fail": true
-// makes either return an error result, and "delay_ms": n makes it wait
-// before answering; calls run concurrently.
+// Command hoist-mcp-demo is a tiny MCP server, on stdio or (--http ADDR)
+// Streamable HTTP, for trying hoist-mcp.
+//
+// By default it serves the echo world: two tools that store nothing and
+// answer with their arguments, lookup, annotated read-only, and update,
+// annotated as not read-only. "fail": true makes either return an error
+// result, and "delay_ms": n makes it wait before answering; calls run
+// concurrently.
+//
+// --world retail serves a tiny shop instead, with four of τ²-bench retail's
+// tools (find_user_id_by_email, get_user_details and get_order_details, which
+// read, and cancel_pending_order, which writes) and canned data:
+// cN@example.com is user_N (N from 1 to 20), whose orders #WNa and #WNb are
+// pending. It answers as τ²-bench does, and a cancelled order stays
+// cancelled until the process exits. hoist-procedure runs scripted
+// customers against it.
 package main

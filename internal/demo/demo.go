@@ -1,9 +1,11 @@
-// Package demo is hoist-mcp-demo: a tiny MCP server over stdio for trying
-// the proxy (hoist-mcp manual, "Try it"). It stores nothing. Its two tools
-// answer with their arguments: lookup, annotated read-only, and update,
-// annotated as not read-only. "fail": true makes either return an error
-// result, and "delay_ms": n makes it wait n milliseconds first; calls are
-// served concurrently, so delayed calls overlap.
+// Package demo is hoist-mcp-demo: a tiny MCP server over stdio or
+// Streamable HTTP for trying the proxy (hoist-mcp manual, "Try it"). It
+// serves one of two worlds. The echo world (the default) stores nothing: its
+// two tools answer with their arguments, lookup annotated read-only and update
+// annotated as not read-only; "fail": true makes either return an error
+// result, and "delay_ms": n makes it wait n milliseconds first. The retail
+// world (NewRetail) is a tiny shop with four of τ²-bench retail's tools and
+// canned data. Calls are served concurrently, so delayed calls overlap.
 package demo
 
 import (
@@ -24,10 +26,42 @@ var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-
 type Server struct {
 	// Version is reported in serverInfo.
 	Version string
+	// World is what the server serves; nil serves the echo world.
+	World World
 }
 
-// Tools returns the demo's tools/list result.
-func Tools() []map[string]any {
+// World is what a demo server serves: its tools and their answers. Call may
+// be called concurrently.
+type World interface {
+	// Tools returns the tools/list result's tools, in order.
+	Tools() []any
+	// Instructions returns the initialize result's instructions.
+	Instructions() string
+	// Call answers a tools/call of the tool name; known is false when the
+	// world lists no such tool.
+	Call(ctx context.Context, name string, args map[string]any) (result any, known bool)
+}
+
+func (s *Server) world() World {
+	if s.World == nil {
+		return Echo{}
+	}
+	return s.World
+}
+
+// Echo is the default world: lookup and update store nothing and answer
+// with their arguments.
+type Echo struct{}
+
+var _ World = Echo{}
+
+// Instructions implements World.
+func (Echo) Instructions() string {
+	return "A demo server: lookup and update answer with their arguments."
+}
+
+// Tools implements World.
+func (Echo) Tools() []any {
 	schema := func() map[string]any {
 		return map[string]any{
 			"type": "object",
@@ -39,15 +73,15 @@ func Tools() []map[string]any {
 			"additionalProperties": true,
 		}
 	}
-	return []map[string]any{
-		{
+	return []any{
+		map[string]any{
 			"name":        "lookup",
 			"title":       "Look something up",
 			"description": "Reads nothing and answers with its arguments. Annotated read-only.",
 			"inputSchema": schema(),
 			"annotations": map[string]any{"readOnlyHint": true},
 		},
-		{
+		map[string]any{
 			"name":        "update",
 			"title":       "Update something",
 			"description": "Changes nothing and answers with its arguments. Annotated as not read-only.",
@@ -121,12 +155,12 @@ func (s *Server) Handle(line []byte, send func([]byte)) func(context.Context) {
 			"protocolVersion": Negotiate(req.Params),
 			"capabilities":    map[string]any{"tools": map[string]any{}},
 			"serverInfo":      map[string]any{"name": "hoist-mcp-demo", "version": s.Version},
-			"instructions":    "A demo server: lookup and update answer with their arguments.",
+			"instructions":    s.world().Instructions(),
 		})
 	case "ping":
 		result(map[string]any{})
 	case "tools/list":
-		result(map[string]any{"tools": Tools()})
+		result(map[string]any{"tools": s.world().Tools()})
 	case "tools/call":
 		var p struct {
 			Name      string         `json:"name"`
@@ -136,11 +170,15 @@ func (s *Server) Handle(line []byte, send func([]byte)) func(context.Context) {
 			fail(-32602, "invalid params: "+err.Error())
 			return nil
 		}
-		if p.Name != "lookup" && p.Name != "update" {
-			fail(-32602, fmt.Sprintf("unknown tool: %s", p.Name))
-			return nil
+		w := s.world()
+		return func(ctx context.Context) {
+			r, known := w.Call(ctx, p.Name, p.Arguments)
+			if !known {
+				fail(-32602, fmt.Sprintf("unknown tool: %s", p.Name))
+				return
+			}
+			result(r)
 		}
-		return func(ctx context.Context) { call(ctx, p.Arguments, result) }
 	default:
 		fail(-32601, "method not found: "+req.Method)
 	}
@@ -162,8 +200,12 @@ func Negotiate(params json.RawMessage) string {
 	return ProtocolVersions[len(ProtocolVersions)-1]
 }
 
-// call answers a tools/call with its arguments, after delay_ms.
-func call(ctx context.Context, args map[string]any, result func(any)) {
+// Call implements World: it answers lookup and update with their
+// arguments, after delay_ms.
+func (Echo) Call(ctx context.Context, name string, args map[string]any) (any, bool) {
+	if name != "lookup" && name != "update" {
+		return nil, false
+	}
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -177,10 +219,15 @@ func call(ctx context.Context, args map[string]any, result func(any)) {
 	}
 	text, _ := json.Marshal(args)
 	failed, _ := args["fail"].(bool)
-	result(map[string]any{
-		"content": []any{map[string]any{"type": "text", "text": string(text)}},
-		"isError": failed,
-	})
+	return textResult(string(text), failed), true
+}
+
+// textResult is a tools/call result of one text item.
+func textResult(text string, isError bool) map[string]any {
+	return map[string]any{
+		"content": []any{map[string]any{"type": "text", "text": text}},
+		"isError": isError,
+	}
 }
 
 // marshal writes one message. Maps marshal with sorted keys, so answers are

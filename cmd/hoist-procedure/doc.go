@@ -1,0 +1,25 @@
+// Command hoist-procedure runs a procedure file against an MCP server with
+// no model: the scripted agent of hoist's demo and end-to-end tests.
+//
+//	hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]
+//
+// It starts the server command and speaks MCP on its stdin and stdout
+// (initialize, notifications/initialized, tools/list, tools/call). Each step
+// of the file is one LLM turn: its calls go out together, with arguments
+// bound to the procedure's parameters (--param NAME=VALUE), constants, and
+// earlier results through the binding expressions that flows use
+// ($last[tool].member, $result.orders[*], $call[N]…). A think time passes
+// before each LLM turn after the first (--think, else the step's or the
+// file's think_ms, else 600 ms).
+//
+// In front of hoist-mcp serving a flow, a result may carry the proxy's
+// "Also looked up automatically" item; a later call with the same tool and
+// arguments is then not made (unless the procedure wrote in between), its
+// result taken from the lookup, and a step whose calls were all answered so
+// is reported as a skipped LLM turn.
+//
+// The report lists each step and call, then the LLM turns made and skipped;
+// --json writes it as JSON. Exit status: 0 when every step ran, 1 when the
+// run failed, 2 for a usage error or a bad procedure file (one line naming
+// file:line and field). The file format is in docs/procedure.md.
+package main

@@ -1,0 +1,363 @@
+package procedure
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hoist-mcp/hoist/jsonrpc"
+)
+
+// ProtocolVersion is the MCP revision hoist-procedure asks for.
+const ProtocolVersion = "2025-06-18"
+
+// Client is a minimal MCP client over a server's stdio: initialize, tools/list
+// and tools/call, with requests numbered 1, 2, … so that its sessions are
+// the same from run to run. One goroutine reads the server's stdout; writes
+// are serialized, so calls may be made concurrently (the calls of one LLM
+// turn are sent together).
+type Client struct {
+	in  io.WriteCloser
+	out io.ReadCloser
+	cmd *exec.Cmd
+
+	wmu    sync.Mutex // serializes writes to in
+	mu     sync.Mutex
+	nextID int
+	wait   map[string]chan response
+	err    error // why the reader stopped
+	done   chan struct{}
+	closed bool
+}
+
+type response struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Start starts the server command with its stdin and stdout as the MCP
+// stream and its stderr on stderr.
+func Start(command []string, stderr io.Writer, env []string) (*Client, error) {
+	if len(command) == 0 {
+		return nil, errors.New("no server command")
+	}
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Stderr = stderr
+	cmd.Env = env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the server: %w", err)
+	}
+	c := newClient(in, out)
+	c.cmd = cmd
+	return c, nil
+}
+
+func newClient(in io.WriteCloser, out io.ReadCloser) *Client {
+	c := &Client{in: in, out: out, nextID: 1, wait: map[string]chan response{}, done: make(chan struct{})}
+	go c.read()
+	return c
+}
+
+// read dispatches the server's lines until its stdout ends: responses to
+// their callers; a ping is answered, other requests refused; notifications
+// and lines that are not JSON-RPC are ignored.
+func (c *Client) read() {
+	br := bufio.NewReaderSize(c.out, 64<<10)
+	var err error
+	for {
+		var line []byte
+		line, err = br.ReadBytes('\n')
+		if len(line) > 0 {
+			c.dispatch(line)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err == io.EOF {
+		err = errors.New("the server closed its stdout")
+	}
+	c.mu.Lock()
+	c.err = err
+	for id, ch := range c.wait {
+		close(ch)
+		delete(c.wait, id)
+	}
+	c.mu.Unlock()
+	close(c.done)
+}
+
+func (c *Client) dispatch(line []byte) {
+	m := jsonrpc.Classify(line)
+	switch m.Kind {
+	case jsonrpc.Response:
+		var r response
+		if json.Unmarshal(line, &r) != nil {
+			return
+		}
+		c.mu.Lock()
+		ch := c.wait[string(m.ID)]
+		delete(c.wait, string(m.ID))
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- r
+		}
+	case jsonrpc.Request:
+		var answer map[string]any
+		if m.Method == "ping" {
+			answer = map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID), "result": map[string]any{}}
+		} else {
+			answer = map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID),
+				"error": map[string]any{"code": -32601, "message": "hoist-procedure does not answer " + m.Method}}
+		}
+		b, _ := json.Marshal(answer)
+		c.write(b)
+	}
+}
+
+func (c *Client) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.in.Write(append(b, '\n'))
+	return err
+}
+
+// notify sends a notification.
+func (c *Client) notify(method string) error {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
+	return c.write(b)
+}
+
+// send writes a request and returns the channel its response arrives on
+// (closed when the server's stdout ends first).
+func (c *Client) send(method string, params any) (<-chan response, error) {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	id := c.nextID
+	c.nextID++
+	ch := make(chan response, 1)
+	c.wait[strconv.Itoa(id)] = ch
+	c.mu.Unlock()
+	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.write(b); err != nil {
+		return nil, fmt.Errorf("%s: the server stopped reading its stdin: %w", method, err)
+	}
+	return ch, nil
+}
+
+// await waits for a response.
+func (c *Client) await(ctx context.Context, method string, ch <-chan response, timeout time.Duration) (json.RawMessage, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			c.mu.Lock()
+			err := c.err
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%s: no answer: %v", method, err)
+		}
+		if r.Error != nil {
+			return nil, fmt.Errorf("%s: the server answered error %d: %s", method, r.Error.Code, r.Error.Message)
+		}
+		if r.Result == nil {
+			return nil, fmt.Errorf("%s: the answer has no result", method)
+		}
+		return r.Result, nil
+	case <-t.C:
+		return nil, fmt.Errorf("%s: no answer within %v", method, timeout)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// request sends a request and waits for its result.
+func (c *Client) request(ctx context.Context, method string, params any, timeout time.Duration) (json.RawMessage, error) {
+	ch, err := c.send(method, params)
+	if err != nil {
+		return nil, err
+	}
+	return c.await(ctx, method, ch, timeout)
+}
+
+// ServerInfo is what the server said of itself in its initialize result.
+type ServerInfo struct {
+	Name            string `json:"name"`
+	Version         string `json:"version"`
+	ProtocolVersion string `json:"protocol_version"`
+}
+
+// Initialize runs the MCP handshake: initialize, then
+// notifications/initialized.
+func (c *Client) Initialize(ctx context.Context, timeout time.Duration) (ServerInfo, error) {
+	raw, err := c.request(ctx, "initialize", map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "hoist-procedure", "version": "1"},
+	}, timeout)
+	if err != nil {
+		return ServerInfo{}, err
+	}
+	var r struct {
+		ProtocolVersion string     `json:"protocolVersion"`
+		ServerInfo      ServerInfo `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return ServerInfo{}, fmt.Errorf("initialize: reading the result: %w", err)
+	}
+	info := r.ServerInfo
+	info.ProtocolVersion = r.ProtocolVersion
+	return info, c.notify("notifications/initialized")
+}
+
+// Tool is a tool the server lists.
+type Tool struct {
+	Name string
+	// ReadOnly is the tool's readOnlyHint.
+	ReadOnly bool
+}
+
+// ListTools lists the server's tools, following nextCursor.
+func (c *Client) ListTools(ctx context.Context, timeout time.Duration) ([]Tool, error) {
+	var tools []Tool
+	var cursor string
+	for page := 0; page < 100; page++ {
+		var params any
+		if cursor != "" {
+			params = map[string]any{"cursor": cursor}
+		}
+		raw, err := c.request(ctx, "tools/list", params, timeout)
+		if err != nil {
+			return nil, err
+		}
+		var r struct {
+			Tools []struct {
+				Name        string `json:"name"`
+				Annotations struct {
+					ReadOnlyHint bool `json:"readOnlyHint"`
+				} `json:"annotations"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("tools/list: reading the result: %w", err)
+		}
+		for _, t := range r.Tools {
+			tools = append(tools, Tool{Name: t.Name, ReadOnly: t.Annotations.ReadOnlyHint})
+		}
+		if r.NextCursor == "" {
+			return tools, nil
+		}
+		cursor = r.NextCursor
+	}
+	return nil, errors.New("tools/list: more than 100 pages")
+}
+
+// CallResult is a tools/call result: its text items in order and isError.
+type CallResult struct {
+	Texts   []string
+	IsError bool
+}
+
+// CallTool sends a tools/call and returns a function that waits for its
+// result, so that a turn's calls go out together.
+func (c *Client) CallTool(tool string, args json.RawMessage) (func(ctx context.Context, timeout time.Duration) (CallResult, error), error) {
+	ch, err := c.send("tools/call", map[string]any{"name": tool, "arguments": args})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, timeout time.Duration) (CallResult, error) {
+		raw, err := c.await(ctx, "tools/call "+tool, ch, timeout)
+		if err != nil {
+			return CallResult{}, err
+		}
+		var r struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"isError"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return CallResult{}, fmt.Errorf("tools/call %s: reading the result: %w", tool, err)
+		}
+		res := CallResult{IsError: r.IsError}
+		for _, item := range r.Content {
+			if item.Type == "text" {
+				res.Texts = append(res.Texts, item.Text)
+			}
+		}
+		return res, nil
+	}, nil
+}
+
+// Close ends the session the way MCP's stdio transport says: it closes the
+// server's stdin and waits for it to exit, then sends SIGTERM after grace,
+// then SIGKILL after grace again. It returns the server's exit error, if
+// any. Close is idempotent.
+func (c *Client) Close(grace time.Duration) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	err := c.in.Close()
+	if c.cmd == nil {
+		<-c.done
+		return err
+	}
+	// The reader must see the end of stdout before Wait closes the pipe.
+	exited := make(chan error, 1)
+	go func() {
+		<-c.done
+		exited <- c.cmd.Wait()
+	}()
+	select {
+	case err := <-exited:
+		if err != nil {
+			return fmt.Errorf("the server: %w", err)
+		}
+		return nil
+	case <-time.After(grace):
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		return fmt.Errorf("the server did not exit within %v of its stdin closing; stopped with SIGTERM: %w", grace, err)
+	case <-time.After(grace):
+	}
+	c.cmd.Process.Kill()
+	return fmt.Errorf("the server did not exit after SIGTERM; killed: %w", <-exited)
+}
