@@ -96,12 +96,12 @@ Run 'hoist-mcp --help' for every option.
 
 type options struct {
 	proxy.Options
-	flowPath    string
-	flowDecider string
-	flowTools   []string
-	flowOpts    proxy.FlowOptions
-	flowExplore float64
-	questions   int
+	flowPath        string
+	flowDecider     string
+	flowTools       []string
+	flowOpts        proxy.FlowOptions
+	flowExplore     float64
+	questions       int
 	listen          proxy.ListenOptions
 	tokenFile       string
 	idleMinutes     float64
