@@ -239,17 +239,22 @@ func (f *Flow) BareName(tool string) string {
 	return tool
 }
 
-// Marshal encodes the flow as indented JSON with a final newline. Maps are
+// Marshal encodes the flow as JSON with a final newline, indented, with
+// small values (a count, a binding, a contract) kept on one line. Maps are
 // written with sorted keys and slices in their (sorted) order, so the same
 // Flow always gives the same bytes.
 func (f *Flow) Marshal() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(f); err != nil {
 		return nil, fmt.Errorf("encoding flow: %w", err)
 	}
+	var buf bytes.Buffer
+	if err := indentJSON(&buf, bytes.TrimSuffix(compact.Bytes(), []byte("\n")), 0); err != nil {
+		return nil, fmt.Errorf("encoding flow: %w", err)
+	}
+	buf.WriteByte('\n')
 	return buf.Bytes(), nil
 }
 
