@@ -1,0 +1,202 @@
+package export
+
+import (
+	"time"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/store"
+)
+
+// colType is a column's logical type; each format maps it to its own.
+type colType int
+
+const (
+	tString     colType = iota
+	tInt32              // an index
+	tInt64              // a count or a duration in milliseconds
+	tFloat64            // a reward
+	tBool               //
+	tTimestamp          // milliseconds, UTC
+	tStringList         // a list of names
+	tJSON               // JSON kept as a string
+)
+
+func (t colType) String() string {
+	return [...]string{"string", "int32", "int64", "double", "boolean", "timestamp[ms, UTC]", "list<string>", "string (JSON)"}[t]
+}
+
+type column struct {
+	Name     string
+	Type     colType
+	Nullable bool
+	Doc      string
+}
+
+// dataset is one exported table. Rows are []any in column order: string,
+// int (tInt32), int64, float64, bool, time.Time, []string, or nil where the
+// column is nullable.
+type dataset struct {
+	Name    string
+	Doc     string
+	Columns []column
+	rows    func(ep *episode.Episode, s store.Session, emit func([]any) error) error
+}
+
+// Names follow OpenTelemetry's GenAI and MCP semantic conventions where one
+// exists (gen_ai.tool.name → tool_name, mcp.method.name → method,
+// jsonrpc.request.id → request_id), in snake_case (issue 3, point 6).
+var datasets = []*dataset{
+	{
+		Name: "sessions",
+		Doc:  "One row per session: a host session recorded by hoist-mcp (its servers' logs merged) or a τ²-bench simulation.",
+		Columns: []column{
+			{"session_id", tString, false, "the session's id (the first log's session, or <results file>#<simulation id>)"},
+			{"source", tString, false, "mcp (session logs) or tau2 (a τ²-bench results file)"},
+			{"host_session", tString, false, "the host session the proxies ran in (HOIST_SESSION, or host-<pid>)"},
+			{"agent_model", tString, false, "the model that drove the agent, when known"},
+			{"task_id", tString, true, "the τ²-bench task, when known"},
+			{"trial", tInt32, false, "the τ²-bench trial"},
+			{"reward", tFloat64, true, "the task's reward, null when unknown"},
+			{"started_at", tTimestamp, false, "when the session started"},
+			{"ended_at", tTimestamp, false, "started_at plus duration_ms"},
+			{"duration_ms", tInt64, false, "time from the start to the last event"},
+			{"servers", tStringList, false, "the MCP servers, in log order"},
+			{"llm_turns", tInt64, false, "LLM turns that called tools (inferred from timing for logs, exact for τ²-bench)"},
+			{"calls", tInt64, false, "tool calls, the proxy's own lookups included"},
+			{"reads", tInt64, false, "calls of tools annotated read-only"},
+			{"writes", tInt64, false, "calls of tools annotated as not read-only"},
+			{"errors", tInt64, false, "calls whose result was an error"},
+			{"messages", tInt64, false, "conversation messages (user and assistant)"},
+		},
+		rows: func(ep *episode.Episode, s store.Session, emit func([]any) error) error {
+			var task, reward any
+			if ep.TaskID != "" {
+				task = ep.TaskID
+			}
+			if ep.Reward != nil {
+				reward = *ep.Reward
+			}
+			return emit([]any{ep.ID, ep.Source, ep.HostSession, ep.AgentModel, task, ep.Trial, reward,
+				ep.Started, ep.Started.Add(time.Duration(s.DurationMS) * time.Millisecond), s.DurationMS, s.Servers,
+				int64(s.Turns), int64(s.Calls), int64(s.Reads), int64(s.Writes), int64(s.Errors), int64(s.Messages)})
+		},
+	},
+	{
+		Name: "turns",
+		Doc:  "One row per LLM turn: the tool calls the agent made from one model response.",
+		Columns: []column{
+			{"session_id", tString, false, "the session (sessions.session_id)"},
+			{"turn_index", tInt32, false, "the turn's position in its session, from 0"},
+			{"started_at", tTimestamp, false, "the turn's first call"},
+			{"ended_at", tTimestamp, false, "the turn's last result"},
+			{"duration_ms", tInt64, false, "ended_at minus started_at"},
+			{"calls", tInt64, false, "the turn's calls"},
+			{"errors", tInt64, false, "the turn's calls whose result was an error"},
+		},
+		rows: func(ep *episode.Episode, _ store.Session, emit func([]any) error) error {
+			calls := ep.Calls()
+			for _, t := range ep.Turns {
+				var errs int64
+				for _, ci := range t.Calls {
+					if ci >= 0 && ci < len(calls) && calls[ci].Result != nil && calls[ci].Result.IsError {
+						errs++
+					}
+				}
+				if err := emit([]any{ep.ID, t.Index, at(ep, t.StartMS), at(ep, t.EndMS), t.EndMS - t.StartMS, int64(len(t.Calls)), errs}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	},
+	{
+		Name: "calls",
+		Doc:  "One row per tools/call, with its result (the first response to it).",
+		Columns: []column{
+			{"session_id", tString, false, "the session (sessions.session_id)"},
+			{"call_index", tInt32, false, "the call's position in its session, from 0"},
+			{"turn_index", tInt32, false, "the LLM turn it belongs to (turns.turn_index)"},
+			{"request_id", tString, false, "jsonrpc.request.id: the JSON-RPC id as sent (raw JSON text: 3, \"hoist-1\")"},
+			{"method", tString, false, "mcp.method.name: always tools/call"},
+			{"server", tString, false, "the MCP server the call went to"},
+			{"tool_name", tString, false, "gen_ai.tool.name: the tool, server::tool when the session has several servers"},
+			{"tool_kind", tString, false, "read, write or generic (unknown), from the tool's readOnlyHint"},
+			{"actor", tString, false, "agent, or proxy for a flow's own lookups (ids hoist-…)"},
+			{"arguments", tJSON, true, "the call's arguments, raw JSON"},
+			{"called_at", tTimestamp, false, "when the proxy read the call"},
+			{"answered_at", tTimestamp, true, "when the proxy read its result; null when never answered"},
+			{"duration_ms", tInt64, true, "answered_at minus called_at"},
+			{"is_error", tBool, false, "a JSON-RPC error, or a result with isError: true"},
+			{"cancelled", tBool, false, "cancelled, or left unanswered when its log ended"},
+			{"result_text", tString, true, "the result's text items joined by newlines, or the error message"},
+			{"result", tJSON, true, "the response as sent, raw JSON"},
+		},
+		rows: func(ep *episode.Episode, _ store.Session, emit func([]any) error) error {
+			answered := map[int]int64{}
+			for _, ev := range ep.Events {
+				if ev.Result != nil {
+					if _, ok := answered[ev.Result.CallIndex]; !ok {
+						answered[ev.Result.CallIndex] = ev.TMS
+					}
+				}
+			}
+			for _, ev := range ep.Events {
+				c := ev.Call
+				if c == nil {
+					continue
+				}
+				kind := episode.Generic
+				if t := ep.Tool(c.Tool); t != nil && t.Kind != "" {
+					kind = t.Kind
+				}
+				var args, ansAt, dur, text, res any
+				if len(c.Args) > 0 {
+					args = string(c.Args)
+				}
+				isErr := false
+				if r := c.Result; r != nil {
+					text = r.Text
+					if len(r.Raw) > 0 {
+						res = string(r.Raw)
+					}
+					isErr = r.IsError
+					if ms, ok := answered[c.Index]; ok {
+						ansAt, dur = at(ep, ms), ms-ev.TMS
+					}
+				}
+				if err := emit([]any{ep.ID, c.Index, c.Turn, c.ID, "tools/call", c.Server, c.Tool, string(kind), string(c.By),
+					args, at(ep, ev.TMS), ansAt, dur, isErr, c.Cancelled, text, res}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	},
+	{
+		Name: "messages",
+		Doc:  "One row per conversation message (from the host's --context file, or a τ²-bench simulation).",
+		Columns: []column{
+			{"session_id", tString, false, "the session (sessions.session_id)"},
+			{"message_index", tInt32, false, "the message's position in its session, from 0"},
+			{"role", tString, false, "user or assistant"},
+			{"content", tString, false, "the message's text"},
+			{"sent_at", tTimestamp, false, "when the proxy logged it"},
+		},
+		rows: func(ep *episode.Episode, _ store.Session, emit func([]any) error) error {
+			i := 0
+			for _, ev := range ep.Events {
+				if m := ev.Message; m != nil {
+					if err := emit([]any{ep.ID, i, m.Role, m.Text, at(ep, ev.TMS)}); err != nil {
+						return err
+					}
+					i++
+				}
+			}
+			return nil
+		},
+	},
+}
+
+func at(ep *episode.Episode, ms int64) time.Time {
+	return ep.Started.Add(time.Duration(ms) * time.Millisecond)
+}

@@ -1,0 +1,345 @@
+// Package export writes the episode store out as datasets a notebook reads
+// as they are: Parquet (zstd) or Arrow IPC through arrow-go, or JSON lines
+// (DESIGN.md, "Export"; issue 3, point 6). It is the only package that
+// imports arrow-go.
+//
+// Each table (sessions, turns, calls, messages) is one dataset, Hive
+// partitioned by the session's domain and UTC start date
+// (sessions/domain=retail/date=2026-03-08/part-0.parquet), so that DuckDB,
+// pandas, polars and Spark read the partition columns from the paths.
+// Columns are typed (timestamps as timestamp[ms, UTC], counts as int64),
+// JSON stays a string, and every file carries the store's schema version in
+// its metadata (hoist.schema_version). A dataset card, README.md, is written
+// beside the datasets.
+//
+// An export is atomic: it is written to a temporary directory beside --out
+// and renamed into place, so a reader never sees half of one.
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/store"
+)
+
+// FormatVersion is the version of the export's layout (datasets, columns,
+// partitions), written beside the store's schema version.
+const FormatVersion = 1
+
+// Format is an output format.
+type Format string
+
+// The formats.
+const (
+	Parquet Format = "parquet"
+	Arrow   Format = "arrow"
+	JSONL   Format = "jsonl"
+)
+
+// Formats lists the formats, for help and flag checks.
+var Formats = []Format{Parquet, Arrow, JSONL}
+
+// Ext returns the file extension of the format.
+func (f Format) Ext() string {
+	switch f {
+	case Arrow:
+		return ".arrow"
+	case JSONL:
+		return ".jsonl"
+	default:
+		return ".parquet"
+	}
+}
+
+// ParseFormat returns the format named s.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown format %q (want parquet, arrow or jsonl)", s)
+}
+
+// marker is the file that says a directory is a hoist export, which Export
+// may replace.
+const marker = ".hoist-export"
+
+// Options says what to export where.
+type Options struct {
+	Format Format
+	// Out is the directory to write; an existing one is replaced only when
+	// it is empty or an earlier hoist export.
+	Out string
+	// Version is hoist's version, for the dataset card.
+	Version string
+	// Progress, when set, is called after each session with the rows
+	// written so far.
+	Progress func(sessions, rows int64)
+}
+
+// Result says what an export wrote.
+type Result struct {
+	Rows       map[string]int64 // by dataset
+	Files      int
+	Partitions int
+	Bytes      int64
+}
+
+// Datasets returns the names of the exported datasets, in order.
+func Datasets() []string {
+	var out []string
+	for _, d := range datasets {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// Export writes every episode of db to opts.Out.
+func Export(ctx context.Context, db *store.DB, opts Options) (Result, error) {
+	res := Result{Rows: map[string]int64{}}
+	if opts.Out == "" {
+		return res, errors.New("exporting: no output directory")
+	}
+	out := filepath.Clean(opts.Out)
+	if err := checkReplaceable(out); err != nil {
+		return res, err
+	}
+	parent := filepath.Dir(out)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return res, fmt.Errorf("exporting: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
+	if err != nil {
+		return res, fmt.Errorf("exporting: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return res, fmt.Errorf("exporting: %w", err)
+	}
+
+	parts, err := db.Partitions(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Partitions = len(parts)
+	mem := memory.NewGoAllocator()
+	var sessions, rows int64
+	for _, p := range parts {
+		if err := writePartition(ctx, db, tmp, p, opts.Format, db.SchemaVersion(), mem, &res, func(n int64) {
+			sessions++
+			rows += n
+			if opts.Progress != nil {
+				opts.Progress(sessions, rows)
+			}
+		}); err != nil {
+			return res, err
+		}
+	}
+	for _, d := range datasets {
+		if err := os.MkdirAll(filepath.Join(tmp, d.Name), 0o755); err != nil {
+			return res, fmt.Errorf("exporting: %w", err)
+		}
+	}
+	card := Card(opts.Format, db.SchemaVersion(), opts.Version, res)
+	if err := writeFileSync(filepath.Join(tmp, "README.md"), []byte(card)); err != nil {
+		return res, fmt.Errorf("writing the dataset card: %w", err)
+	}
+	if err := writeFileSync(filepath.Join(tmp, marker), []byte(fmt.Sprintf("hoist export, format %s, schema version %d\n", opts.Format, db.SchemaVersion()))); err != nil {
+		return res, fmt.Errorf("exporting: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if err := replaceDir(tmp, out); err != nil {
+		return res, err
+	}
+	done = true
+	return res, nil
+}
+
+// partitionDir is a Hive partition's path: values escaped as Hive escapes
+// them, and an empty domain as Hive's default (null) partition.
+func partitionDir(p store.Partition) string {
+	d := p.Domain
+	if d == "" {
+		d = "__HIVE_DEFAULT_PARTITION__"
+	} else {
+		d = hiveEscapeAll(d)
+	}
+	return filepath.Join("domain="+d, "date="+p.Date)
+}
+
+// hiveEscapeAll percent-encodes the characters Hive escapes in partition
+// values.
+func hiveEscapeAll(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || strings.IndexByte("\"#%'*/:=?\\\x7f{[]^", c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func writePartition(ctx context.Context, db *store.DB, root string, p store.Partition, format Format, schemaVersion int,
+	mem memory.Allocator, res *Result, progress func(rows int64)) (err error) {
+	type open struct {
+		d    *dataset
+		f    *os.File
+		w    tableWriter
+		rows int64
+	}
+	var files []*open
+	defer func() {
+		for _, o := range files {
+			if o.w != nil {
+				if cerr := o.w.Close(); cerr != nil && err == nil {
+					err = fmt.Errorf("writing %s: %w", o.f.Name(), cerr)
+				}
+			}
+			if err == nil {
+				err = o.f.Sync()
+			}
+			if cerr := o.f.Close(); cerr != nil && err == nil {
+				err = cerr
+			}
+			if err == nil {
+				res.Rows[o.d.Name] += o.rows
+				res.Files++
+				if st, serr := os.Stat(o.f.Name()); serr == nil {
+					res.Bytes += st.Size()
+				}
+			}
+		}
+	}()
+	for _, d := range datasets {
+		dir := filepath.Join(root, d.Name, partitionDir(p))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("exporting: %w", err)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "part-0"+format.Ext()), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return fmt.Errorf("exporting: %w", err)
+		}
+		o := &open{d: d, f: f}
+		files = append(files, o)
+		switch format {
+		case Arrow:
+			o.w, err = newIPCWriter(f, d, schemaVersion, mem)
+		case JSONL:
+			o.w = newJSONLWriter(f, d)
+		default:
+			o.w, err = newParquetWriter(f, d, schemaVersion, mem)
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", f.Name(), err)
+		}
+	}
+	return db.EpisodesIn(ctx, p, func(ep *episode.Episode, s store.Session) error {
+		var n int64
+		for _, o := range files {
+			if err := o.d.rows(ep, s, func(row []any) error {
+				o.rows++
+				n++
+				return o.w.Append(row)
+			}); err != nil {
+				return fmt.Errorf("exporting session %s: %w", ep.ID, err)
+			}
+		}
+		progress(n)
+		return ctx.Err()
+	})
+}
+
+// checkReplaceable refuses an --out that exists and is neither empty nor an
+// earlier export, so an export never deletes someone's files.
+func checkReplaceable(out string) error {
+	st, err := os.Stat(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("exporting: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("exporting: %s exists and is not a directory", out)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return fmt.Errorf("exporting: %w", err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(out, marker)); err != nil {
+		return fmt.Errorf("exporting: %s exists and is not a hoist export; choose another --out, or empty it", out)
+	}
+	return nil
+}
+
+// replaceDir puts the finished tmp at out: a rename when out is absent;
+// else out moves aside, tmp takes its place, and the old one is removed.
+func replaceDir(tmp, out string) error {
+	if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
+		if err := os.Rename(tmp, out); err != nil {
+			return fmt.Errorf("exporting: %w", err)
+		}
+		return syncDir(filepath.Dir(out))
+	}
+	old := tmp + ".old"
+	if err := os.Rename(out, old); err != nil {
+		return fmt.Errorf("exporting: moving the earlier export aside: %w", err)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		os.Rename(old, out)
+		return fmt.Errorf("exporting: %w", err)
+	}
+	if err := syncDir(filepath.Dir(out)); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+func writeFileSync(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}

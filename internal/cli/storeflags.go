@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/hoist-mcp/hoist/ingest"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/store"
+)
+
+// ExitBadInput is the exit code of a command that did its work but met bad
+// input on the way: malformed lines or logs it could not read, each named on
+// stderr.
+const ExitBadInput = 3
+
+// DefaultStoreName is the store's file name beside the logs, when --sessions
+// is given without --store.
+const DefaultStoreName = "hoist.db"
+
+// storeHelp is the part of each command's help that explains --store and
+// --sessions, which work the same on every command.
+const storeHelp = `The store is one SQLite file. --store PATH names it; without --store, a
+command given --sessions DIR uses DIR/hoist.db, so each directory of logs
+keeps its own store. A command given --sessions first ingests that directory
+into the store, incrementally: logs already ingested and unchanged are
+skipped, so this is fast the second time.`
+
+const exitHelp = `Exit codes: 0 done; 1 failed (the store is left as it was before the
+failing session); 2 bad flags or arguments; 3 done, but some input was bad
+(malformed lines, logs that could not be read), each named on stderr.`
+
+// storeOptions are the flags every store command shares.
+type storeOptions struct {
+	Store    string
+	Sessions string
+	Quiet    bool
+}
+
+func addStoreFlags(cmd *cobra.Command, o *storeOptions) {
+	cmd.Flags().StringVar(&o.Store, "store", "", "the episode store (default: DIR/"+DefaultStoreName+" with --sessions DIR)")
+	cmd.Flags().StringVar(&o.Sessions, "sessions", "", "a directory of session logs recorded by hoist-mcp --record, ingested first")
+	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "print nothing but the command's output and errors")
+}
+
+// storePath returns the store to open, or a flag error when there is none.
+func (o *storeOptions) storePath() (string, error) {
+	switch {
+	case o.Store != "":
+		return o.Store, nil
+	case o.Sessions != "":
+		return filepath.Join(o.Sessions, DefaultStoreName), nil
+	}
+	return "", &FlagError{errors.New("name the store with --store PATH, or the logs with --sessions DIR (the store is then DIR/" + DefaultStoreName + ")")}
+}
+
+// checkSessions refuses a --sessions that is not a directory before the
+// store is opened: opening the default store would create a mistyped DIR.
+func (o *storeOptions) checkSessions() error {
+	if o.Sessions == "" {
+		return nil
+	}
+	if fi, err := os.Stat(o.Sessions); err != nil || !fi.IsDir() {
+		return fmt.Errorf("--sessions %s: no such directory of session logs", o.Sessions)
+	}
+	return nil
+}
+
+// openStore opens the store and, with --sessions, ingests the logs into it
+// first. badInput reports whether the ingest met bad input.
+func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *store.DB, badInput bool, err error) {
+	path, err := o.storePath()
+	if err != nil {
+		return nil, false, err
+	}
+	if err := o.checkSessions(); err != nil {
+		return nil, false, err
+	}
+	if o.Sessions == "" {
+		// Reading a store that is not there would create an empty one and
+		// hide a mistyped path.
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, false, fmt.Errorf("no store at %s: ingest logs into it first (hoist ingest --sessions DIR --store %s)", path, path)
+		}
+	}
+	db, err = store.Open(ctx, path)
+	if err != nil {
+		return nil, false, err
+	}
+	if o.Sessions == "" {
+		return db, false, nil
+	}
+	st, err := ingestSessions(ctx, io, db, o.Sessions, o.Quiet, false)
+	if err != nil {
+		db.Close()
+		return nil, false, err
+	}
+	return db, st.Problems(), nil
+}
+
+// ingestSessions ingests a directory of logs, with warnings on stderr and
+// progress when stderr is a terminal. always prints the summary even when
+// nothing was read.
+func ingestSessions(ctx context.Context, ios iostreams.Streams, db *store.DB, dir string, quiet, always bool) (ingest.Stats, error) {
+	start := time.Now()
+	bar := newBar(ios.Err, quiet, "ingesting")
+	st, err := ingest.Dir(ctx, db, dir, ingest.Options{
+		Warn: func(err error) { bar.clear(); fmt.Fprintf(ios.Err, "hoist: %v\n", err) },
+		Progress: func(p ingest.Progress) {
+			bar.set(p.Files, p.FilesTotal, fmt.Sprintf("ingesting %s: %d lines", dir, p.Lines))
+		},
+	})
+	bar.finish()
+	if err != nil {
+		return st, err
+	}
+	if !quiet && (always || st.Read > 0) {
+		printIngestSummary(ios.Err, st, time.Since(start))
+	}
+	return st, nil
+}
+
+func printIngestSummary(w io.Writer, st ingest.Stats, d time.Duration) {
+	secs := max(d.Seconds(), 1e-6)
+	if st.Read == 0 && st.NotLogs == 0 && st.Failed == 0 {
+		fmt.Fprintf(w, "hoist: nothing new to ingest: %d files unchanged (%s)\n", st.Unchanged, d.Round(time.Millisecond))
+		return
+	}
+	fmt.Fprintf(w, "hoist: %d sessions written from %d files read (%d unchanged", st.Sessions, st.Read, st.Unchanged)
+	if st.NotLogs > 0 {
+		fmt.Fprintf(w, ", %d not session logs", st.NotLogs)
+	}
+	if st.Malformed > 0 {
+		fmt.Fprintf(w, ", %d malformed lines skipped", st.Malformed)
+	}
+	if st.Failed > 0 {
+		fmt.Fprintf(w, ", %d could not be read", st.Failed)
+	}
+	fmt.Fprintf(w, ") in %s: %d lines, %.0f lines/s, %.1f MB/s\n", d.Round(time.Millisecond), st.Lines,
+		float64(st.Lines)/secs, float64(st.Bytes)/1e6/secs)
+}
+
+// bar is a progress bar on a terminal, and nothing elsewhere or with
+// --quiet (issue 3, point 7).
+type bar struct {
+	pb *progressbar.ProgressBar
+}
+
+func newBar(w io.Writer, quiet bool, desc string) *bar {
+	if quiet || !iostreams.IsTerminal(w) {
+		return &bar{}
+	}
+	return &bar{pb: progressbar.NewOptions64(-1,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("files"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetWidth(30),
+	)}
+}
+
+func (b *bar) set(n, total int, desc string) {
+	if b.pb == nil {
+		return
+	}
+	if total > 0 && b.pb.GetMax64() != int64(total) {
+		b.pb.ChangeMax(total)
+	}
+	b.pb.Describe(desc)
+	_ = b.pb.Set(n)
+}
+
+func (b *bar) clear() {
+	if b.pb != nil {
+		_ = b.pb.Clear()
+	}
+}
+
+func (b *bar) finish() {
+	if b.pb != nil {
+		_ = b.pb.Finish()
+	}
+}
+
+// badInputError makes a command that finished exit 3.
+func badInputError() error {
+	return &exitCodeError{code: ExitBadInput, err: errors.New("done, but some input was bad (named above)")}
+}
