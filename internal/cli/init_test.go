@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,10 +16,9 @@ import (
 	"github.com/hoist-mcp/hoist/internal/testbin"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // run runs hoist in-process and returns its stdout, stderr and exit code.
-func run(t *testing.T, args ...string) (string, string, int) {
+func runInProcess(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := cli.Main(context.Background(), args, iostreams.Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
@@ -28,7 +26,7 @@ func run(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestInitStdio(t *testing.T) {
-	out, _, code := run(t, "init", "--domain", "orders", "--json", "--", "npx", "-y", "some-mcp-server")
+	out, _, code := runInProcess(t, "init", "--domain", "orders", "--json", "--", "npx", "-y", "some-mcp-server")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -60,7 +58,7 @@ func TestInitUsage(t *testing.T) {
 		{[]string{"init", "--listen-token-file", "f", "--", "srv"}, "needs --listen"},
 		{[]string{"init", "--bogus"}, "unknown flag"},
 	} {
-		_, errOut, code := run(t, tc.args...)
+		_, errOut, code := runInProcess(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("hoist %q: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
 		}
@@ -68,7 +66,7 @@ func TestInitUsage(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	out, _, code := run(t, "--version")
+	out, _, code := runInProcess(t, "--version")
 	if code != 0 || !strings.HasPrefix(out, "hoist ") {
 		t.Errorf("--version: exit %d, %q", code, out)
 	}
