@@ -92,7 +92,7 @@ func (f *Flow) Review(rule Rule, fold int) *Review {
 			case !sr.Served:
 				lr.Why = "site not served"
 			case lr.Binding == nil:
-				lr.Why = fmt.Sprintf("no binding matched the agent %d times", max(f.MinSupport, 1))
+				lr.Why = fmt.Sprintf("no binding reproduced the agent's arguments %d times (min support)", max(f.MinSupport, 1))
 			case lr.Score < rule.Threshold:
 				lr.Why = fmt.Sprintf("below the threshold: %.2f < %.2f", lr.Score, rule.Threshold)
 			default:

@@ -16,8 +16,7 @@ import (
 	"github.com/hoist-mcp/hoist/internal/testbin"
 )
 
-
-// run runs hoist in-process and returns its stdout, stderr and exit code.
+// runInProcess runs hoist in-process and returns its stdout, stderr and exit code.
 func runInProcess(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
