@@ -239,18 +239,55 @@ func (f *Flow) BareName(tool string) string {
 	return tool
 }
 
-// Marshal encodes the flow as indented JSON with a final newline. Maps are
+// Marshal encodes the flow as JSON with a final newline, indented, with
+// small values (a count, a binding, a contract) kept on one line. Maps are
 // written with sorted keys and slices in their (sorted) order, so the same
 // Flow always gives the same bytes.
 func (f *Flow) Marshal() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(f); err != nil {
+	if err := enc.Encode(f.normalized()); err != nil {
 		return nil, fmt.Errorf("encoding flow: %w", err)
 	}
+	var buf bytes.Buffer
+	if err := indentJSON(&buf, bytes.TrimSuffix(compact.Bytes(), []byte("\n")), 0); err != nil {
+		return nil, fmt.Errorf("encoding flow: %w", err)
+	}
+	buf.WriteByte('\n')
 	return buf.Bytes(), nil
+}
+
+// normalized returns a shallow copy whose nil lists and maps are empty, so
+// that they encode as [] and {}, never null.
+func (f *Flow) normalized() *Flow {
+	g := *f
+	if g.Servers == nil {
+		g.Servers = []string{}
+	}
+	if g.Learned.Sources == nil {
+		g.Learned.Sources = []string{}
+	}
+	if g.Tools == nil {
+		g.Tools = map[string]Tool{}
+	}
+	g.Sites = slices.Clone(f.Sites)
+	if g.Sites == nil {
+		g.Sites = []Site{}
+	}
+	for i := range g.Sites {
+		s := &g.Sites[i]
+		s.Lookups = slices.Clone(s.Lookups)
+		if s.Lookups == nil {
+			s.Lookups = []Lookup{}
+		}
+		for j := range s.Lookups {
+			if s.Lookups[j].Bindings == nil {
+				s.Lookups[j].Bindings = []Bound{}
+			}
+		}
+	}
+	return &g
 }
 
 // FieldError is a flow file that does not hold a valid flow: File and the

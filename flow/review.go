@@ -1,0 +1,148 @@
+package flow
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hoist-mcp/hoist/episode"
+)
+
+// Review is what a flow would do, for a person to check before serving it
+// (hoist flow-show): per site, the lookups it would make under a rule,
+// ranked, and what it would never do and why.
+type Review struct {
+	Domain     string       `json:"domain"`
+	Rule       Rule         `json:"rule"`
+	Fold       int          `json:"fold"`
+	Episodes   int          `json:"episodes"`
+	Sites      []SiteReview `json:"sites"`
+	Never      []ToolReview `json:"never"`
+	Lookups    int          `json:"lookups"`   // lookups that act, over all sites
+	SitesAct   int          `json:"sites_act"` // sites with at least one
+	MinSupport int          `json:"min_support"`
+}
+
+// SiteReview is one site under review.
+type SiteReview struct {
+	Tool    string         `json:"tool"`
+	Failed  bool           `json:"failed"`
+	Support int            `json:"support"`
+	Served  bool           `json:"served"`
+	Why     string         `json:"why,omitempty"` // why it is not served
+	Lookups []LookupReview `json:"lookups"`
+}
+
+// LookupReview is one candidate lookup under review. Act says whether the
+// flow would make it (P(tool) × P(binding) at or above the threshold, with
+// a binding); Why says why not.
+type LookupReview struct {
+	Tool     string             `json:"tool"`
+	Act      bool               `json:"act"`
+	Why      string             `json:"why,omitempty"`
+	PReach   float64            `json:"p_reach"`
+	PHabit   float64            `json:"p_habit"`
+	PBinding float64            `json:"p_binding"`
+	Score    float64            `json:"score"`
+	Binding  map[string]Binding `json:"binding,omitempty"`
+	Matched  int                `json:"matched"`
+	Reach    int                `json:"reach"`
+}
+
+// ToolReview is a tool the flow never looks up, and why.
+type ToolReview struct {
+	Tool string `json:"tool"`
+	Why  string `json:"why"`
+}
+
+// Review returns what f would do under rule for a task of fold (-1: the
+// totals). Sites come by support, most first; lookups by whether they act,
+// then score.
+func (f *Flow) Review(rule Rule, fold int) *Review {
+	if rule.Decider == "" {
+		rule.Decider = Reach
+	}
+	r := &Review{Domain: f.Domain, Rule: rule, Fold: fold, Episodes: f.Learned.Episodes, MinSupport: f.MinSupport, Sites: []SiteReview{}, Never: []ToolReview{}}
+	for _, s := range f.Sites {
+		sr := SiteReview{Tool: s.Tool, Failed: s.Failed, Support: s.Count.For(fold), Served: true, Lookups: []LookupReview{}}
+		if sr.Support < max(f.MinSupport, 1) {
+			sr.Served, sr.Why = false, fmt.Sprintf("low support: seen %d times, needs %d", sr.Support, max(f.MinSupport, 1))
+		}
+		if s.Promoted != nil && !*s.Promoted {
+			sr.Served, sr.Why = false, "not promoted: "+s.Reason
+		}
+		for _, l := range s.Lookups {
+			lr := LookupReview{Tool: l.Tool, Reach: l.Reach.For(fold)}
+			if sr.Support > 0 {
+				lr.PReach = float64(lr.Reach) / float64(sr.Support)
+				lr.PHabit = float64(l.Habit.For(fold)) / float64(sr.Support)
+			}
+			for _, b := range l.Bindings {
+				if m := b.Matched.For(fold); m >= f.MinSupport && m > lr.Matched {
+					lr.Matched, lr.Binding = m, b.Args
+				}
+			}
+			if lr.Binding != nil && lr.Reach > 0 {
+				lr.PBinding = float64(lr.Matched) / float64(lr.Reach)
+			}
+			o := Offer{PReach: lr.PReach, PHabit: lr.PHabit, PBinding: lr.PBinding}
+			lr.Score = o.Score(rule.Decider)
+			switch {
+			case !sr.Served:
+				lr.Why = "site not served"
+			case lr.Binding == nil:
+				lr.Why = fmt.Sprintf("no binding reproduced the agent's arguments %d times (min support)", max(f.MinSupport, 1))
+			case lr.Score < rule.Threshold:
+				lr.Why = fmt.Sprintf("below the threshold: %.2f < %.2f", lr.Score, rule.Threshold)
+			default:
+				lr.Act = true
+				r.Lookups++
+			}
+			sr.Lookups = append(sr.Lookups, lr)
+		}
+		slices.SortStableFunc(sr.Lookups, func(a, b LookupReview) int {
+			if a.Act != b.Act {
+				if a.Act {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(b.Score, a.Score)
+		})
+		if len(sr.Lookups) > 0 && sr.Lookups[0].Act {
+			r.SitesAct++
+		}
+		r.Sites = append(r.Sites, sr)
+	}
+	slices.SortStableFunc(r.Sites, func(a, b SiteReview) int { return cmp.Compare(b.Support, a.Support) })
+	names := make([]string, 0, len(f.Tools))
+	for name := range f.Tools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		switch k := f.Tools[name].Kind; k {
+		case episode.Write:
+			r.Never = append(r.Never, ToolReview{name, "a write tool: a flow only reads"})
+		case episode.Generic:
+			r.Never = append(r.Never, ToolReview{name, "no readOnlyHint: a flow calls only tools it knows read"})
+		}
+	}
+	return r
+}
+
+// BindingString returns a lookup's binding as "arg=expr, …", sorted by
+// argument.
+func BindingString(args map[string]Binding) string {
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + "=" + args[k].String()
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,175 @@
+package flow
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// checkSchema validates v against the subset of JSON Schema flow.schema.json
+// uses: type, const, enum, required, properties, additionalProperties,
+// items, minimum, maximum, minLength, pattern and local $ref.
+func checkSchema(root, s map[string]any, v any, path string) error {
+	if ref, ok := s["$ref"].(string); ok {
+		def := root["$defs"].(map[string]any)[strings.TrimPrefix(ref, "#/$defs/")]
+		if def == nil {
+			return fmt.Errorf("%s: unknown $ref %s", path, ref)
+		}
+		return checkSchema(root, def.(map[string]any), v, path)
+	}
+	if c, ok := s["const"]; ok && fmt.Sprint(c) != fmt.Sprint(v) {
+		return fmt.Errorf("%s: %v, want %v", path, v, c)
+	}
+	if e, ok := s["enum"].([]any); ok {
+		found := false
+		for _, x := range e {
+			found = found || x == v
+		}
+		if !found {
+			return fmt.Errorf("%s: %v not in %v", path, v, e)
+		}
+	}
+	switch s["type"] {
+	case "object":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: not an object", path)
+		}
+		for _, r := range asSlice(s["required"]) {
+			if _, ok := m[r.(string)]; !ok {
+				return fmt.Errorf("%s: missing %s", path, r)
+			}
+		}
+		props, _ := s["properties"].(map[string]any)
+		for k, x := range m {
+			if ps, ok := props[k]; ok {
+				if err := checkSchema(root, ps.(map[string]any), x, path+"."+k); err != nil {
+					return err
+				}
+				continue
+			}
+			switch ap := s["additionalProperties"].(type) {
+			case bool:
+				if !ap {
+					return fmt.Errorf("%s: unexpected member %s", path, k)
+				}
+			case map[string]any:
+				if err := checkSchema(root, ap, x, path+"."+k); err != nil {
+					return err
+				}
+			}
+		}
+	case "array":
+		a, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%s: not an array", path)
+		}
+		if is, ok := s["items"].(map[string]any); ok {
+			for i, x := range a {
+				if err := checkSchema(root, is, x, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+		}
+	case "string":
+		str, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("%s: not a string", path)
+		}
+		if n, ok := s["minLength"].(float64); ok && float64(len(str)) < n {
+			return fmt.Errorf("%s: shorter than %v", path, n)
+		}
+		if p, ok := s["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(str) {
+			return fmt.Errorf("%s: %q does not match %s", path, str, p)
+		}
+	case "integer":
+		n, ok := v.(float64)
+		if !ok || n != float64(int64(n)) {
+			return fmt.Errorf("%s: not an integer", path)
+		}
+		if m, ok := s["minimum"].(float64); ok && n < m {
+			return fmt.Errorf("%s: below %v", path, m)
+		}
+		if m, ok := s["maximum"].(float64); ok && n > m {
+			return fmt.Errorf("%s: above %v", path, m)
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return fmt.Errorf("%s: not a boolean", path)
+		}
+	}
+	return nil
+}
+
+func asSlice(v any) []any { s, _ := v.([]any); return s }
+
+func validateSchema(t *testing.T, data []byte) error {
+	t.Helper()
+	var root, v map[string]any
+	if err := json.Unmarshal(Schema, &root); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return checkSchema(root, root, v, "$")
+}
+
+func TestSchemaAcceptsFlows(t *testing.T) {
+	data, _ := shopFlow(t).Marshal()
+	if err := validateSchema(t, data); err != nil {
+		t.Errorf("shop flow: %v", err)
+	}
+	goldens, _ := filepath.Glob(filepath.Join("..", "learn", "testdata", "*.flow.json"))
+	if len(goldens) == 0 {
+		t.Fatal("no golden flows")
+	}
+	for _, g := range goldens {
+		data, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := validateSchema(t, data); err != nil {
+			t.Errorf("%s: %v", g, err)
+		}
+	}
+}
+
+func TestSchemaAndParseRefuse(t *testing.T) {
+	good, _ := shopFlow(t).Marshal()
+	for _, tc := range []struct{ name, from, to, parse string }{
+		{"unknown member", `"domain"`, `"colour": 1, "domain"`, "unknown field"},
+		{"bad kind", `"write"`, `"maybe"`, "tools.cancel.kind"},
+		{"bad binding", `"$text"`, `"$txt"`, "unknown root"},
+		{"version", `"hoist_flow": 1`, `"hoist_flow": 2`, "version 2"},
+	} {
+		bad := []byte(strings.Replace(string(good), tc.from, tc.to, 1))
+		if string(bad) == string(good) {
+			t.Fatalf("%s: %s not in the flow", tc.name, tc.from)
+		}
+		if tc.name != "bad binding" {
+			if err := validateSchema(t, bad); err == nil {
+				t.Errorf("%s: the schema accepts it", tc.name)
+			}
+		}
+		_, err := Parse(bad, "x.flow.json")
+		if err == nil || !strings.Contains(err.Error(), tc.parse) || !strings.HasPrefix(err.Error(), "x.flow.json: ") {
+			t.Errorf("%s: Parse = %v, want x.flow.json: …%s…", tc.name, err, tc.parse)
+		}
+	}
+	// What only Validate sees.
+	f := shopFlow(t)
+	f.Sites[0].Lookups = append([]Lookup{{Tool: "cancel"}}, f.Sites[0].Lookups...)
+	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "only read tools") {
+		t.Errorf("a write lookup validates: %v", err)
+	}
+	f = shopFlow(t)
+	f.Sites[0], f.Sites[1] = f.Sites[1], f.Sites[0]
+	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "not sorted") {
+		t.Errorf("unsorted sites validate: %v", err)
+	}
+}

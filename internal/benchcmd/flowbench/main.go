@@ -1,0 +1,307 @@
+// Command flowbench measures the flow package and learn against the targets
+// of issue 4, point 9, and prints the figures:
+//
+//   - decision latency of a 200-site flow: the time from an agent's result
+//     to the run's first decision (Session.Result, Session.Run, Run.Next),
+//     which parses the result and binds each lookup's arguments; p50, p99 and
+//     p99.9 over many decisions (target p99 ≤ 20 µs);
+//   - learn throughput from the store: the τ²-bench results files ingested
+//     -copies times into a temporary store, then learn.FromSource over it
+//     (store read and learn), and learn alone over the same episodes in
+//     memory at 1×, 4× and 16× (target ≥ 20,000 episodes/s, linear);
+//   - the offline share of LLM turns the learned flow would have saved on the
+//     τ²-bench trajectories, held out by task: one flow per domain with -folds
+//     folds, each episode replayed with its own task's fold left out (so it is
+//     served only counts of other tasks), beside the read-only ceiling of the
+//     same episodes (turns that call only read tools whose every argument
+//     appeared verbatim in an earlier result).
+//
+// Usage:
+//
+//	go run ./internal/benchcmd/flowbench [-tau2 /work/shared/data/tau2] [-copies 10] [-folds 5]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/ingest"
+	"github.com/hoist-mcp/hoist/learn"
+	"github.com/hoist-mcp/hoist/store"
+)
+
+// Targets of issue 4, point 9.
+const (
+	targetDecisionP99 = 20 * time.Microsecond
+	targetLearnRate   = 20000.0 // episodes per second
+)
+
+func main() {
+	tau2 := flag.String("tau2", "/work/shared/data/tau2", "the τ²-bench data `DIR` (results/, tool_kinds.json, tools.json)")
+	copies := flag.Int("copies", 10, "ingest the results files this many times for the store benchmark")
+	folds := flag.Int("folds", 5, "folds of the held-out replay")
+	decisions := flag.Int("decisions", 200000, "decisions to time")
+	threshold := flag.Float64("threshold", flow.DefaultThreshold, "the flow threshold of the replay")
+	flag.Parse()
+	if err := run(*tau2, *copies, *folds, *decisions, *threshold); err != nil {
+		fmt.Fprintf(os.Stderr, "flowbench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, copies, folds, decisions int, threshold float64) error {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	defer w.Flush()
+	fmt.Fprintf(w, "flowbench\t%s\n", time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "load at start\t%s\n\n", loadavg())
+
+	d := decisionLatency(decisions)
+	fmt.Fprintf(w, "decision latency, 200-site flow\tp50 %s\tp99 %s\tp99.9 %s\ttarget p99 ≤ %s\t%s\n", d[0], d[1], d[2], targetDecisionP99, verdict(d[1] <= targetDecisionP99))
+	w.Flush()
+
+	eps, err := readTau2(dir)
+	if err != nil {
+		return err
+	}
+	rate, n, err := learnFromStore(dir, copies)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "learn from the store (read + learn)\t%d episodes\t%.0f episodes/s\ttarget ≥ %.0f\t%s\n", n, rate, targetLearnRate, verdict(rate >= targetLearnRate))
+	for _, k := range []int{1, 4, 16} {
+		r := learnInMemory(eps, k)
+		fmt.Fprintf(w, "learn alone, %d× the episodes\t%d episodes\t%.0f episodes/s\t\t\n", k, k*len(eps), r)
+	}
+	w.Flush()
+
+	fmt.Fprintf(w, "\nheld-out replay (%d folds by task, reach, threshold %.2f)\tepisodes\ttool turns\tceiling\tsaved\tshare of ceiling\tlookups\tdetours\n", folds, threshold)
+	var all replay
+	for _, domain := range []string{"retail", "airline"} {
+		var de []*episode.Episode
+		for _, ep := range eps {
+			if ep.Domain == domain {
+				de = append(de, ep)
+			}
+		}
+		r := heldOut(de, domain, folds, threshold)
+		all.add(r)
+		r.print(w, domain)
+	}
+	all.print(w, "both")
+	fmt.Fprintf(w, "\nload at end\t%s\n", loadavg())
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "MET"
+	}
+	return "MISSED"
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// decisionLatency times the first decision after an agent's result on a
+// synthetic flow of 200 sites, each with four lookups bound by $text, a
+// member, a fan-out and an earlier result; the results are about 1 KB of
+// JSON. It returns p50, p99 and p99.9.
+func decisionLatency(n int) [3]time.Duration {
+	f := syntheticFlow(200)
+	rng := rand.New(rand.NewPCG(1, 2))
+	results := make([]string, 16)
+	for i := range results {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"id":"id-%d","user_id":"user_%d","orders":["#W%da","#W%db","#W%dc"],"items":[`, i, i, i, i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"item_id":"%d%d","price":%d.5,"options":{"color":"blue","size":"M"}}`, i, j, 10+j)
+		}
+		b.WriteString(`],"address":{"zip":"10001","city":"Springfield"}}`)
+		results[i] = b.String()
+	}
+	times := make([]time.Duration, 0, n)
+	var s *flow.Session
+	for k := 0; k < n; k++ {
+		if k%32 == 0 {
+			var err error
+			s, err = flow.NewSession(f, flow.Options{Rule: flow.Rule{Threshold: 0.3, Epsilon: 0.05}, Rand: rng, TaskID: fmt.Sprint(k)})
+			if err != nil {
+				panic(err)
+			}
+		}
+		tool := fmt.Sprintf("t%03d", rng.IntN(200))
+		args := json.RawMessage(fmt.Sprintf(`{"id":"x%d"}`, k))
+		i := s.Call(tool, args)
+		text := results[k%len(results)]
+		start := time.Now()
+		s.Result(i, text, false)
+		run := s.Run(i)
+		d := run.Next()
+		el := time.Since(start)
+		times = append(times, el)
+		if d.Taken >= 0 {
+			run.Answer(text, false) // keep the scope growing as a session's does
+		}
+	}
+	slices.Sort(times)
+	q := func(p float64) time.Duration { return times[min(len(times)-1, int(p*float64(len(times))))] }
+	return [3]time.Duration{q(0.50), q(0.99), q(0.999)}
+}
+
+func syntheticFlow(sites int) *flow.Flow {
+	const k = 5
+	f := &flow.Flow{Version: flow.Version, Domain: "bench", Servers: []string{"bench"}, Folds: k, MinSupport: 3, Tools: map[string]flow.Tool{}}
+	count := func(n int) flow.Count {
+		c := flow.Count{N: n, Folds: make([]int, k)}
+		for i := 0; i < n; i++ {
+			c.Folds[i%k]++
+		}
+		return c
+	}
+	exprs := []string{"$text", "$result.user_id", "$result.orders[*]", "$result.items[3].item_id"}
+	for i := 0; i < sites; i++ {
+		name := fmt.Sprintf("t%03d", i)
+		f.Tools[name] = flow.Tool{Server: "bench", Kind: "read", Input: flow.Contract{"id": {Type: "string", Required: true}}}
+	}
+	for i := 0; i < sites; i++ {
+		s := flow.Site{Tool: fmt.Sprintf("t%03d", i), Count: count(100)}
+		var tools []string
+		for j := 1; j <= 4; j++ {
+			tools = append(tools, fmt.Sprintf("t%03d", (i+j*37)%sites))
+		}
+		slices.Sort(tools)
+		tools = slices.Compact(tools)
+		for j, t := range tools {
+			s.Lookups = append(s.Lookups, flow.Lookup{
+				Tool: t, Reach: count(90 - 20*j), Habit: count(80 - 20*j),
+				Bindings: []flow.Bound{{Args: map[string]flow.Binding{"id": flow.MustParseBinding(exprs[j%len(exprs)])}, Matched: count(85 - 20*j)}},
+			})
+		}
+		f.Sites = append(f.Sites, s)
+	}
+	if err := f.Validate(); err != nil {
+		panic(err)
+	}
+	return f
+}
+
+func tau2Options(dir string) (episode.Tau2Options, error) {
+	kinds, err := episode.LoadToolKinds(filepath.Join(dir, "tool_kinds.json"))
+	if err != nil {
+		return episode.Tau2Options{}, err
+	}
+	schemas, err := episode.LoadToolSchemas(filepath.Join(dir, "tools.json"))
+	if err != nil {
+		return episode.Tau2Options{}, err
+	}
+	return episode.Tau2Options{Kinds: kinds, Schemas: schemas}, nil
+}
+
+func readTau2(dir string) ([]*episode.Episode, error) {
+	opt, err := tau2Options(dir)
+	if err != nil {
+		return nil, err
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "results", "*.json"))
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no results files in %s", dir)
+	}
+	var eps []*episode.Episode
+	for _, f := range files {
+		e, err := episode.ReadTau2File(f, opt)
+		if err != nil {
+			return nil, err
+		}
+		eps = append(eps, e...)
+	}
+	return eps, nil
+}
+
+// learnFromStore ingests the results files copies times (under other names,
+// so each copy is other episodes) into a temporary store, then times
+// learning from it, per domain, as hoist learn --store does.
+func learnFromStore(dir string, copies int) (float64, int, error) {
+	ctx := context.Background()
+	tmp, err := os.MkdirTemp("", "flowbench-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(tmp)
+	files, _ := filepath.Glob(filepath.Join(dir, "results", "*.json"))
+	var all []string
+	for c := 0; c < copies; c++ {
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return 0, 0, err
+			}
+			p := filepath.Join(tmp, fmt.Sprintf("%s-copy%d.json", strings.TrimSuffix(filepath.Base(f), ".json"), c))
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				return 0, 0, err
+			}
+			all = append(all, p)
+		}
+	}
+	db, err := store.Open(ctx, filepath.Join(tmp, "hoist.db"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	opt, err := tau2Options(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := ingest.Tau2(ctx, db, all, ingest.Tau2Options{Kinds: opt.Kinds, Schemas: opt.Schemas}); err != nil {
+		return 0, 0, err
+	}
+	best := 0.0
+	n := 0
+	for round := 0; round < 3; round++ {
+		n = 0
+		start := time.Now()
+		for _, domain := range []string{"retail", "airline"} {
+			f, err := learn.FromSource(ctx, db, episode.Filter{Domain: domain}, learn.Options{Domain: domain})
+			if err != nil {
+				return 0, 0, err
+			}
+			n += f.Learned.Episodes
+		}
+		best = max(best, float64(n)/time.Since(start).Seconds())
+	}
+	return best, n, nil
+}
+
+func learnInMemory(eps []*episode.Episode, k int) float64 {
+	best := 0.0
+	for round := 0; round < 3; round++ {
+		l := learn.New(learn.Options{})
+		start := time.Now()
+		for c := 0; c < k; c++ {
+			for _, ep := range eps {
+				l.Add(ep)
+			}
+		}
+		l.Flow()
+		best = max(best, float64(k*len(eps))/time.Since(start).Seconds())
+	}
+	return best
+}

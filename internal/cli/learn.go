@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/internal/atomicfile"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/learn"
+)
+
+func init() {
+	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdLearn(f, nil) })
+}
+
+// learnFlags are the flags learn and compile share.
+type learnFlags struct {
+	Domain     string
+	Out        string
+	HabitOnly  bool
+	Folds      int
+	MinSupport int
+}
+
+func addLearnFlags(cmd *cobra.Command, o *learnFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.Domain, "domain", "", "learn from the episodes of this `DOMAIN` and name the flow after it")
+	fl.StringVarP(&o.Out, "out", "o", "-", "write the flow to `FILE` (- for standard output)")
+	fl.BoolVar(&o.HabitOnly, "habit-only", false, "write a flow without an arbiter (every flow of this version; served with reach)")
+	fl.IntVar(&o.Folds, "folds", learn.DefaultFolds, "split counts into `K` folds by task, so no task is served by counts learned from itself (1: none)")
+	fl.IntVar(&o.MinSupport, "min-support", learn.DefaultMinSupport, "the least `N` matches a binding needs, and occurrences a site needs to be served")
+}
+
+func (o *learnFlags) check() error {
+	if o.Folds < 1 || o.Folds > 1000 {
+		return &FlagError{fmt.Errorf("--folds %d: want 1 to 1000", o.Folds)}
+	}
+	if o.MinSupport < 1 {
+		return &FlagError{fmt.Errorf("--min-support %d: want at least 1", o.MinSupport)}
+	}
+	if o.Out == "" {
+		return &FlagError{errors.New("--out: want a file, or - for standard output")}
+	}
+	return nil
+}
+
+func (o *learnFlags) options() learn.Options {
+	return learn.Options{Domain: o.Domain, Folds: o.Folds, MinSupport: o.MinSupport, HabitOnly: o.HabitOnly}
+}
+
+// learnOptions are hoist learn's inputs.
+type learnOptions struct {
+	IO iostreams.Streams
+	storeOptions
+	learnFlags
+}
+
+func newCmdLearn(f *Factory, runF func(context.Context, *learnOptions) error) *cobra.Command {
+	opts := &learnOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "learn --sessions DIR --domain D --out FILE [flags]",
+		Short: "Learn a flow from recorded sessions",
+		Long: `hoist learn reads the episodes in the store and writes a flow: after each
+of the agent's calls (a site: the tool that just returned, and whether it
+failed), which read tools of the same server the agent looked up before its
+next write (reach) and in its next LLM turn (habit), and where each of their
+arguments came from: the whole result text, a path into that result or an
+earlier one (nested members, list elements, every element of a list), or a
+constant, with how often each binding reproduced the agent's own arguments.
+It pins each tool's input contract from tools/list, so the proxy stops
+looking up a tool whose server changed it.
+
+Counts are split into --folds folds by task (the τ²-bench task id when known,
+else the host session); hoist-mcp --flow serves a task the counts of the
+other folds only. The same episodes give a byte-identical flow.
+docs/flow.md explains every field; hoist flow-show renders it for review.
+
+` + storeHelp + `
+
+` + exitHelp,
+		Example: `  hoist learn --sessions ~/.hoist/logs --domain retail --out retail.flow.json
+  hoist learn --store episodes.db --domain airline --folds 10 --min-support 5 -o airline.flow.json
+  hoist flow-show retail.flow.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := opts.storePath(); err != nil {
+				return err
+			}
+			if err := opts.learnFlags.check(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runLearn(cmd.Context(), opts)
+		},
+	}
+	addStoreFlags(cmd, &opts.storeOptions)
+	addLearnFlags(cmd, &opts.learnFlags)
+	return cmd
+}
+
+func runLearn(ctx context.Context, o *learnOptions) error {
+	db, bad, err := openStore(ctx, o.IO, &o.storeOptions)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	start := time.Now()
+	l := learn.New(o.options())
+	err = db.Episodes(ctx, episode.Filter{Domain: o.Domain}, func(ep *episode.Episode) error {
+		l.Add(ep)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading episodes: %w", err)
+	}
+	if err := writeFlow(o.IO, o.Out, l.Flow(), o.Quiet, time.Since(start)); err != nil {
+		return err
+	}
+	if bad {
+		return badInputError()
+	}
+	return nil
+}
+
+// writeFlow writes a learned flow to out (atomically) or standard output,
+// and says what it holds on stderr.
+func writeFlow(ios iostreams.Streams, out string, f *flow.Flow, quiet bool, took time.Duration) error {
+	if f.Learned.Episodes == 0 {
+		return errors.New("no episodes to learn from" + domainHint(f.Domain))
+	}
+	data, err := f.Marshal()
+	if err != nil {
+		return err
+	}
+	if out == "-" {
+		if _, err := ios.Out.Write(data); err != nil {
+			return err
+		}
+	} else if err := atomicfile.WriteFile(out, data, 0o600); err != nil {
+		return err
+	}
+	if !quiet {
+		rev := f.Review(flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}, -1)
+		where := out
+		if out == "-" {
+			where = "standard output"
+		}
+		fmt.Fprintf(ios.Err, "hoist: learned %d sites from %d episodes of %d tasks in %s; at threshold %.1f, %d lookups after %d sites; wrote %s\n",
+			len(f.Sites), f.Learned.Episodes, f.Learned.Tasks, took.Round(time.Millisecond), flow.DefaultThreshold, rev.Lookups, rev.SitesAct, where)
+	}
+	return nil
+}
+
+func domainHint(domain string) string {
+	if domain == "" {
+		return ""
+	}
+	return fmt.Sprintf(" in domain %q (is --domain right?)", domain)
+}
