@@ -34,7 +34,7 @@ var layers = map[string][]string{
 	"export":     {"store", "episode"},
 	"guards":     {"jsonrpc"},
 	"oracle":     {"jsonrpc"},
-	"proxy":      {"jsonrpc", "mcplog", "flow", "guards", "oracle"},
+	"proxy":      {"jsonrpc", "mcplog", "flow", "guards", "oracle", "episode"}, // episode: the tool types flow.Session.Listed takes
 	"procedure":  {"jsonrpc", "mcplog", "flow"}, // flow: the binding expressions procedures share with flows (issue 4, point 6)
 }
 
