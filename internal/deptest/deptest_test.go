@@ -35,7 +35,7 @@ var layers = map[string][]string{
 	"guards":     {"jsonrpc"},
 	"oracle":     {"jsonrpc"},
 	"proxy":      {"jsonrpc", "mcplog", "flow", "guards", "oracle", "episode"}, // episode: the tool types flow.Session.Listed takes
-	"procedure":  {"jsonrpc", "mcplog", "flow"}, // flow: the binding expressions procedures share with flows (issue 4, point 6)
+	"procedure":  {"jsonrpc", "mcplog", "flow"},                                // flow: the binding expressions procedures share with flows (issue 4, point 6)
 }
 
 // homes names the only packages that may import a third-party module, and
