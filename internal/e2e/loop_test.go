@@ -112,3 +112,29 @@ func TestLearnAndServe(t *testing.T) {
 		t.Errorf("want the served session's flow log, got %v", logs)
 	}
 }
+
+// TestTau2FlowServesRetailWorld serves the flow learned from τ²-bench's
+// retail train trajectories (testdata/flows) in front of the retail world:
+// after the customer is found, the proxy looks up the user and the first
+// order, as the agents in τ²-bench did, and the procedure skips that turn.
+func TestTau2FlowServesRetailWorld(t *testing.T) {
+	flowFile := filepath.Join(testbin.Root(), "testdata", "flows", "tau2-retail.flow.json")
+	r := procedure(t, "cancel-order.jsonl", "c7@example.com", "--domain", "retail", "--flow", flowFile)
+	var got []string
+	for _, s := range r.Steps {
+		for _, c := range s.Calls {
+			for _, l := range c.Lookups {
+				var args bytes.Buffer
+				json.Compact(&args, l.Arguments)
+				got = append(got, l.Tool+" "+args.String())
+			}
+		}
+	}
+	want := []string{`get_user_details {"user_id":"user_7"}`, `get_order_details {"order_id":"#W7a"}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lookups (-want +got):\n%s", diff)
+	}
+	if len(r.Steps) != 4 || !r.Steps[1].Skipped || r.LLMTurnsSkipped != 1 {
+		t.Errorf("want step 2 (get_user_details) skipped and 1 LLM turn saved; got %d skipped", r.LLMTurnsSkipped)
+	}
+}
