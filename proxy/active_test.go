@@ -281,3 +281,49 @@ func TestServeFlowExplore(t *testing.T) {
 		}
 	}
 }
+
+// TestServeFlowServerSaysOtherwise checks the server's tools/list overrules
+// the flow: no lookup of a tool it marks readOnlyHint false, nor of one whose
+// input contract differs from the pinned one.
+func TestServeFlowServerSaysOtherwise(t *testing.T) {
+	base, err := os.ReadFile(demoFlow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(map[string]any)
+	}{
+		{"contract changed", func(f map[string]any) {
+			lookup := f["tools"].(map[string]any)["lookup"].(map[string]any)
+			lookup["input"] = map[string]any{"text": map[string]any{"type": "string", "required": true}, "page": map[string]any{"type": "integer"}}
+		}},
+		{"readOnlyHint false", func(f map[string]any) {
+			// The flow believes update reads; the demo marks it readOnlyHint false.
+			tools := f["tools"].(map[string]any)
+			tools["update"].(map[string]any)["kind"] = "read"
+			l := f["sites"].([]any)[0].(map[string]any)["lookups"].([]any)[0].(map[string]any)
+			l["tool"] = "update"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var f map[string]any
+			json.Unmarshal(base, &f)
+			tc.edit(f)
+			b, _ := json.Marshal(f)
+			path := filepath.Join(t.TempDir(), "edited.flow.json")
+			os.WriteFile(path, b, 0o600)
+			p := startProxy(t, nil, "--flow", path, "--", testbin.Build(t, "hoist-mcp-demo"))
+			p.send(tryIt[0]+"\n", tryIt[1]+"\n", tryIt[2]+"\n")
+			p.readLine()
+			p.readLine()
+			p.send(call(3, `{"text":"a","next":"b"}`))
+			if item := lookedUp(t, p.readLine()); item != "" {
+				t.Errorf("looked up %q", item)
+			}
+			if _, code := p.finish(); code != 0 {
+				t.Errorf("exit %d: %s", code, p.stderr)
+			}
+		})
+	}
+}
