@@ -252,10 +252,12 @@ func (a *active) run(idx int, held []byte, text string, failed bool) {
 			out = append(bytes.Clone(with), '\n')
 		}
 	}
-	a.toHost(out)
+	// The run is over before the agent can have its answer, so that the
+	// answer to the agent's next call always gets a run of its own.
 	a.mu.Lock()
 	a.running = false
 	a.mu.Unlock()
+	a.toHost(out)
 }
 
 // lookup makes one request of the proxy's own and waits for its answer.
