@@ -384,6 +384,7 @@ type Result struct {
 
 	doc    any
 	parsed bool
+	valid  int8 // 0 unknown, 1 one JSON value, 2 not JSON
 }
 
 // NewResult returns the result of a call of tool that answered text.
@@ -399,6 +400,29 @@ func (r *Result) Doc() any {
 	return r.doc
 }
 
+// eval evaluates path over the result's document: over the parsed document
+// when Doc has built it, else over its JSON text directly, which skips what
+// the path passes by.
+func (r *Result) eval(b Binding) ([]any, error) {
+	if r.parsed {
+		return b.walk(r.doc)
+	}
+	if r.valid == 0 {
+		r.valid = 2
+		if t := strings.TrimSpace(r.Text); t != "" && validJSON(t) {
+			r.valid = 1
+		}
+	}
+	if r.valid == 2 {
+		return b.walk(r.Text)
+	}
+	vs, failed, why := walkRaw(r.Text, b.path, nil)
+	if failed >= 0 {
+		return nil, b.noValue(min(failed, len(b.path)-1), why)
+	}
+	return vs, nil
+}
+
 func parseDoc(text string) any {
 	t := strings.TrimSpace(text)
 	if t == "" {
@@ -409,10 +433,8 @@ func parseDoc(text string) any {
 	default:
 		return text
 	}
-	dec := json.NewDecoder(strings.NewReader(t))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	v, ok := parseJSON(t)
+	if !ok {
 		return text
 	}
 	return v
@@ -472,12 +494,12 @@ func (b Binding) Eval(s *Scope) ([]any, error) {
 		if s == nil || s.Site == nil {
 			return nil, fmt.Errorf("%s: no site result: %w", b, ErrNoValue)
 		}
-		v = s.Site.Doc()
+		return s.Site.eval(b)
 	case rootCall:
 		if s == nil || b.index >= len(s.Calls) || s.Calls[b.index] == nil {
 			return nil, fmt.Errorf("%s: call %d has no result: %w", b, b.index, ErrNoValue)
 		}
-		v = s.Calls[b.index].Doc()
+		return s.Calls[b.index].eval(b)
 	case rootLast:
 		var r *Result
 		if s != nil {
@@ -486,7 +508,7 @@ func (b Binding) Eval(s *Scope) ([]any, error) {
 		if r == nil {
 			return nil, fmt.Errorf("%s: no result of %s: %w", b, b.tool, ErrNoValue)
 		}
-		v = r.Doc()
+		return r.eval(b)
 	}
 	return b.walk(v)
 }
@@ -602,14 +624,17 @@ func BindArgs(args map[string]Binding, s *Scope, max int) ([]json.RawMessage, er
 	out := make([]json.RawMessage, 0, n)
 	idx := make([]int, len(names))
 	for len(out) < n {
-		obj := make(map[string]any, len(names))
+		raw := make([]byte, 1, 64)
+		raw[0] = '{'
 		for i, k := range names {
-			obj[k] = vals[i][idx[i]]
+			if i > 0 {
+				raw = append(raw, ',')
+			}
+			raw = appendJSONString(raw, k)
+			raw = append(raw, ':')
+			raw = appendJSON(raw, vals[i][idx[i]])
 		}
-		raw, err := json.Marshal(obj)
-		if err != nil {
-			return nil, fmt.Errorf("encoding arguments: %w", err)
-		}
+		raw = append(raw, '}')
 		out = append(out, raw)
 		for i := len(idx) - 1; i >= 0; i-- {
 			idx[i]++
@@ -625,10 +650,4 @@ func BindArgs(args map[string]Binding, s *Scope, max int) ([]json.RawMessage, er
 // Canonical returns a JSON-shaped value as compact JSON with object members
 // sorted, so that two values are the same exactly when their canonical forms
 // are equal. Numbers keep their digits (json.Number).
-func Canonical(v any) string {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(raw)
-}
+func Canonical(v any) string { return string(appendJSON(nil, v)) }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hoist-mcp/hoist/episode"
@@ -81,6 +82,8 @@ type Offer struct {
 	PBinding float64 `json:"p_binding"`
 	// Support is the site's count in the served fold.
 	Support int `json:"support"`
+
+	label string // Label, made once
 }
 
 // PTool returns the decider's P(tool).
@@ -95,7 +98,12 @@ func (o *Offer) PTool(d Decider) float64 {
 func (o *Offer) Score(d Decider) float64 { return o.PTool(d) * o.PBinding }
 
 // Label returns the offer's value at its decision site: "tool {args}".
-func (o *Offer) Label() string { return o.Tool + " " + string(o.Args) }
+func (o *Offer) Label() string {
+	if o.label == "" {
+		return o.Tool + " " + string(o.Args)
+	}
+	return o.label
+}
 
 // Stop is the value of a decision site that hands back to the agent.
 const Stop = "stop"
@@ -391,6 +399,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		}
 		for _, args := range objs {
 			out = append(out, Offer{
+				label:    l.Tool + " " + string(args),
 				Tool:     l.Tool,
 				Args:     args,
 				Binding:  best.Args,
@@ -447,7 +456,7 @@ func (s *Session) Run(i int) *Run {
 // (unless in shadow) and passes the answer to Answer.
 func (r *Run) Next() Decision {
 	s := r.s
-	d := Decision{Type: "decision", Site: fmt.Sprintf("decide#%d", len(r.sites)-r.obs), Greedy: -1, Taken: -1, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
+	d := Decision{Type: "decision", Site: address("decide#", len(r.sites)-r.obs), Greedy: -1, Taken: -1, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
 	if r.taken < r.max && !r.ended {
 		for _, o := range r.offers {
 			if !s.asked[o.Label()] {
@@ -516,7 +525,7 @@ func (r *Run) Answer(text string, failed bool) {
 	r.s.Result(i, text, failed)
 	tool := r.s.callTool[i]
 	r.sites = append(r.sites, RunSite{
-		Address: fmt.Sprintf("obs#%d", r.obs),
+		Address: address("obs#", r.obs),
 		Value:   outcome(failed),
 		LogP:    r.s.f.answerLogP(tool, failed, r.s.fold),
 	})
@@ -568,4 +577,24 @@ func surprise(sites []RunSite) float64 {
 		}
 	}
 	return s
+}
+
+// addresses caches the first site addresses of a run, which every run uses.
+var addresses = func() (a [2][16]string) {
+	for i := range a[0] {
+		a[0][i] = fmt.Sprintf("decide#%d", i)
+		a[1][i] = fmt.Sprintf("obs#%d", i)
+	}
+	return a
+}()
+
+// address returns the site address name#i.
+func address(name string, i int) string {
+	if i < len(addresses[0]) {
+		if name == "decide#" {
+			return addresses[0][i]
+		}
+		return addresses[1][i]
+	}
+	return name + strconv.Itoa(i)
 }

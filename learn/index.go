@@ -141,6 +141,9 @@ func (ix *indexer) candidates(scope *flow.Scope, v any) []string {
 		}
 	roots:
 		for _, rt := range roots {
+			if !mayContain(rt.r.Text, v) {
+				continue // not there: no need to parse it
+			}
 			for _, p := range ix.index(rt.r)[key] {
 				if p == "" && rt.root == "$result" {
 					if _, isText := v.(string); isText && scope.Site.Text == v {
@@ -162,4 +165,30 @@ func (ix *indexer) candidates(scope *flow.Scope, v any) []string {
 		return out
 	}
 	return []string{flow.Canonical(v)}
+}
+
+// mayContain reports whether a result's text may hold the scalar v: false
+// only when v's plain text is not in it and could not be escaped there, so
+// most results are never parsed for most values.
+func mayContain(text string, v any) bool {
+	var lit string
+	switch x := v.(type) {
+	case string:
+		for i := 0; i < len(x); i++ {
+			if c := x[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '/' || c == '<' || c == '>' || c == '&' {
+				return true // JSON may escape it
+			}
+		}
+		lit = x
+	case json.Number:
+		lit = string(x)
+	case bool:
+		lit = "false"
+		if x {
+			lit = "true"
+		}
+	default:
+		return true
+	}
+	return strings.Contains(text, lit)
 }

@@ -73,6 +73,7 @@ type Learner struct {
 	latest   time.Time
 	digest   hash.Hash
 	bindings map[string]flow.Binding // parsed expressions, by text
+	contract map[string]string       // listed inputSchema → canonical contract JSON ("" for none)
 }
 
 type siteKey struct {
@@ -128,6 +129,7 @@ func New(opt Options) *Learner {
 		tasks:    map[string]bool{},
 		digest:   sha256.New(),
 		bindings: map[string]flow.Binding{},
+		contract: map[string]string{},
 	}
 }
 
@@ -201,6 +203,7 @@ func (l *Learner) Add(ep *episode.Episode) {
 	}
 
 	ix := newIndexer()
+	args := make([]map[string]any, len(calls)) // decoded once per episode
 	scope := &flow.Scope{}
 	for pos, ev := range ep.Events {
 		if ev.Type != episode.EventResult || ev.Result == nil {
@@ -272,35 +275,54 @@ func (l *Learner) Add(ep *episode.Episode) {
 			// P(binding) = matched / reach.
 			if made := reach[tool]; len(made) > 0 {
 				la.reach.Add(fold)
-				l.countBindings(la, made, scope, ix, fold)
+				l.countBindings(la, made, args, scope, ix, fold)
 			}
 		}
 	}
 }
 
 // countBindings counts, for one occurrence of a lookup, every tuple of
-// argument bindings that reproduces the agent's calls of it.
-func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, scope *flow.Scope, ix *indexer, fold int) {
-	actual := make(map[string]bool, len(made))
+// argument bindings that reproduces the agent's calls of it: every call the
+// tuple makes (one per combination of fan-out values) is one of them.
+func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, decoded []map[string]any, scope *flow.Scope, ix *indexer, fold int) {
 	var first map[string]any
+	var names []string
+	actual := make(map[string]bool, len(made))
+	var key strings.Builder
 	for _, c := range made {
-		args, ok := decodeArgs(c.Args)
-		if !ok {
-			continue
+		args := decoded[c.Index]
+		if args == nil {
+			var ok bool
+			if args, ok = decodeArgs(c.Args); !ok {
+				continue
+			}
+			decoded[c.Index] = args
 		}
 		if first == nil {
 			first = args
+			names = make([]string, 0, len(first))
+			for name := range first {
+				names = append(names, name)
+			}
+			sort.Strings(names)
 		}
-		actual[flow.Canonical(args)] = true
+		if len(args) != len(names) {
+			continue
+		}
+		key.Reset()
+		for _, name := range names {
+			v, ok := args[name]
+			if !ok {
+				break
+			}
+			key.WriteString(valueKey(v))
+			key.WriteByte(0)
+		}
+		actual[key.String()] = true
 	}
 	if first == nil {
 		return
 	}
-	names := make([]string, 0, len(first))
-	for name := range first {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	cands := make([][]string, len(names))
 	for i, name := range names {
 		cands[i] = ix.candidates(scope, first[name])
@@ -308,29 +330,34 @@ func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, scope *flow
 			return
 		}
 	}
+	// Each candidate's values, as keys, evaluated once.
+	vals := make([][][]string, len(names))
+	for i := range names {
+		vals[i] = make([][]string, len(cands[i]))
+		for j, expr := range cands[i] {
+			b := l.binding(expr)
+			vs, err := b.Eval(scope)
+			if err != nil || len(vs) == 0 || len(vs) > maxFanOutValues {
+				continue
+			}
+			ks := make([]string, len(vs))
+			for k, v := range vs {
+				ks[k] = valueKey(v)
+			}
+			vals[i][j] = ks
+		}
+	}
 	// Every tuple, at most maxTuples, in a fixed order.
 	idx := make([]int, len(names))
-	args := make(map[string]flow.Binding, len(names))
 	for n := 0; n < maxTuples; n++ {
-		var key strings.Builder
-		for i, name := range names {
-			expr := cands[i][idx[i]]
-			b, ok := l.bindings[expr]
-			if !ok {
-				var err error
-				if b, err = flow.ParseBinding(expr); err != nil {
-					panic(fmt.Sprintf("learn made a bad binding %q: %v", expr, err))
-				}
-				l.bindings[expr] = b
+		if tupleMatches(vals, idx, actual) {
+			key.Reset()
+			for i, name := range names {
+				key.WriteString(name)
+				key.WriteByte('=')
+				key.WriteString(cands[i][idx[i]])
+				key.WriteByte(0)
 			}
-			args[name] = b
-			key.WriteString(name)
-			key.WriteByte('=')
-			key.WriteString(expr)
-			key.WriteByte(0)
-		}
-		objs, err := flow.BindArgs(args, scope, maxFanOutValues+1)
-		if err == nil && len(objs) > 0 && len(objs) <= maxFanOutValues && allIn(objs, actual) {
 			k := key.String()
 			ta := la.tuples[k]
 			if ta == nil {
@@ -356,29 +383,68 @@ func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, scope *flow
 	}
 }
 
-func allIn(objs []json.RawMessage, set map[string]bool) bool {
-	for _, o := range objs {
-		if !set[string(o)] {
+// tupleMatches reports whether every combination of the tuple's values is
+// one of the agent's calls (actual: their argument keys joined by NUL).
+func tupleMatches(vals [][][]string, idx []int, actual map[string]bool) bool {
+	n := 1
+	for i := range vals {
+		vs := vals[i][idx[i]]
+		if len(vs) == 0 {
+			return false
+		}
+		n *= len(vs)
+		if n > maxFanOutValues {
 			return false
 		}
 	}
+	pos := make([]int, len(vals))
+	var key strings.Builder
+	for c := 0; c < n; c++ {
+		key.Reset()
+		for i := range vals {
+			key.WriteString(vals[i][idx[i]][pos[i]])
+			key.WriteByte(0)
+		}
+		if !actual[key.String()] {
+			return false
+		}
+		for i := len(pos) - 1; i >= 0; i-- {
+			pos[i]++
+			if pos[i] < len(vals[i][idx[i]]) {
+				break
+			}
+			pos[i] = 0
+		}
+	}
 	return true
+}
+
+// valueKey is a JSON value's identity: its scalar key, or its canonical JSON.
+func valueKey(v any) string {
+	if k := scalarKey(v); k != "" {
+		return k
+	}
+	return "j" + flow.Canonical(v)
+}
+
+func (l *Learner) binding(expr string) flow.Binding {
+	b, ok := l.bindings[expr]
+	if !ok {
+		var err error
+		if b, err = flow.ParseBinding(expr); err != nil {
+			panic(fmt.Sprintf("learn made a bad binding %q: %v", expr, err))
+		}
+		l.bindings[expr] = b
+	}
+	return b
 }
 
 func decodeArgs(raw json.RawMessage) (map[string]any, bool) {
 	if len(raw) == 0 {
 		return map[string]any{}, true
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, false
-	}
-	if m == nil {
-		m = map[string]any{}
-	}
-	return m, true
+	m, ok := flow.NewResult("", string(raw)).Doc().(map[string]any)
+	return m, ok
 }
 
 func (l *Learner) noteTool(t *episode.Tool) {
@@ -391,9 +457,16 @@ func (l *Learner) noteTool(t *episode.Tool) {
 		ta.server = t.Server
 	}
 	ta.kinds[t.Kind]++
-	if c := flow.ContractOf(t.InputSchema); c != nil {
-		raw, _ := json.Marshal(c)
-		ta.contracts[string(raw)]++
+	c, ok := l.contract[string(t.InputSchema)]
+	if !ok {
+		if ct := flow.ContractOf(t.InputSchema); ct != nil {
+			raw, _ := json.Marshal(ct)
+			c = string(raw)
+		}
+		l.contract[string(t.InputSchema)] = c
+	}
+	if c != "" {
+		ta.contracts[c]++
 	}
 }
 
