@@ -223,6 +223,7 @@ type Session struct {
 	failed   []bool            // whether each call's result failed
 	used     int               // lookups made this session
 	probs    []float64
+	names    map[*Bound][]string // each binding's argument names, sorted
 }
 
 // NewSession prepares f for one session. A server that is none of the flow's
@@ -304,6 +305,23 @@ func (s *Session) flowName(tool string) string {
 		return name
 	}
 	return tool
+}
+
+// argNames returns a binding's argument names, sorted, made once.
+func (s *Session) argNames(b *Bound) []string {
+	if names, ok := s.names[b]; ok {
+		return names
+	}
+	names := make([]string, 0, len(b.Args))
+	for k := range b.Args {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	if s.names == nil {
+		s.names = map[*Bound][]string{}
+	}
+	s.names[b] = names
+	return names
 }
 
 // CallName returns the name a flow's tool is called by on the server.
@@ -388,8 +406,8 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 			if m < s.f.MinSupport || m <= bestN {
 				continue
 			}
-			o, err := BindArgs(b.Args, &s.scope, s.opt.Caps.PerCall)
-			if err != nil || len(o) == 0 {
+			o, bad, _ := bindArgs(s.argNames(b), b.Args, &s.scope, s.opt.Caps.PerCall)
+			if bad >= 0 || len(o) == 0 {
 				continue
 			}
 			best, objs, bestN = b, o, m

@@ -29,11 +29,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
+	"unsafe"
 
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
@@ -86,8 +89,10 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 	fmt.Fprintf(w, "load at start\t%s\n\n", loadavg())
 
 	if want("decision") {
-		d := decisionLatency(decisions)
-		fmt.Fprintf(w, "decision latency, 200-site flow\tp50 %s\tp99 %s\tp99.9 %s\ttarget p99 ≤ %s\t%s\n", d[0], d[1], d[2], targetDecisionP99, verdict(d[1] <= targetDecisionP99))
+		dd := decisionLatency(decisions)
+		d, c := dd[0], dd[1]
+		fmt.Fprintf(w, "decision latency, 200-site flow, wall clock\tp50 %s\tp90 %s\tp95 %s\tp99 %s\tp99.9 %s\ttarget p99 ≤ %s\t%s\n", d[0], d[3], d[4], d[1], d[2], targetDecisionP99, verdict(d[1] <= targetDecisionP99))
+		fmt.Fprintf(w, "  on the thread's CPU clock (time descheduled left out; ~0.3 µs of it is the clock)\tp50 %s\tp90 %s\tp95 %s\tp99 %s\tp99.9 %s\t\t%s\n", c[0], c[3], c[4], c[1], c[2], verdict(c[1] <= targetDecisionP99))
 		w.Flush()
 	}
 	eps, err := readTau2(dir)
@@ -148,7 +153,7 @@ func loadavg() string {
 // synthetic flow of 200 sites, each with four lookups bound by members, a
 // fan-out over a list of three, and a member of a list element; the results
 // are about 1 KB of JSON. It returns p50, p99 and p99.9.
-func decisionLatency(n int) [3]time.Duration {
+func decisionLatency(n int) [2][5]time.Duration {
 	f := syntheticFlow(200)
 	rng := rand.New(rand.NewPCG(1, 2))
 	results := make([]string, 16)
@@ -164,7 +169,10 @@ func decisionLatency(n int) [3]time.Duration {
 		b.WriteString(`],"address":{"zip":"10001","city":"Springfield"}}`)
 		results[i] = b.String()
 	}
+	runtime.LockOSThread() // the thread's CPU clock below is this goroutine's
+	defer runtime.UnlockOSThread()
 	times := make([]time.Duration, 0, n)
+	cpu := make([]time.Duration, 0, n)
 	var s *flow.Session
 	for k := 0; k < n; k++ {
 		if k%32 == 0 {
@@ -178,19 +186,34 @@ func decisionLatency(n int) [3]time.Duration {
 		args := json.RawMessage(fmt.Sprintf(`{"id":"x%d"}`, k))
 		i := s.Call(tool, args)
 		text := results[k%len(results)]
+		c0 := threadCPU()
 		start := time.Now()
 		s.Result(i, text, false)
 		run := s.Run(i)
 		d := run.Next()
 		el := time.Since(start)
 		times = append(times, el)
+		cpu = append(cpu, threadCPU()-c0)
 		if d.Taken >= 0 {
 			run.Answer(text, false) // keep the scope growing as a session's does
 		}
 	}
 	slices.Sort(times)
-	q := func(p float64) time.Duration { return times[min(len(times)-1, int(p*float64(len(times))))] }
-	return [3]time.Duration{q(0.50), q(0.99), q(0.999)}
+	slices.Sort(cpu)
+	q := func(ts []time.Duration, p float64) time.Duration { return ts[min(len(ts)-1, int(p*float64(len(ts))))] }
+	return [2][5]time.Duration{
+		{q(times, 0.50), q(times, 0.99), q(times, 0.999), q(times, 0.90), q(times, 0.95)},
+		{q(cpu, 0.50), q(cpu, 0.99), q(cpu, 0.999), q(cpu, 0.90), q(cpu, 0.95)},
+	}
+}
+
+// threadCPU returns the calling thread's CPU time: unlike the wall clock, it
+// does not run while other processes have the CPU, which on a shared machine
+// is most of a latency's tail.
+func threadCPU() time.Duration {
+	var ts syscall.Timespec
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3 /* CLOCK_THREAD_CPUTIME_ID */, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
 }
 
 func syntheticFlow(sites int) *flow.Flow {
