@@ -402,7 +402,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		bestN := -1
 		for bi := range l.Bindings {
 			b := &l.Bindings[bi]
-			m := b.Matched.For(s.fold)
+			m := b.Support(s.fold)
 			if m < s.f.MinSupport || m <= bestN {
 				continue
 			}
@@ -415,6 +415,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if best == nil {
 			continue
 		}
+		pb := best.PBinding(s.fold, reach)
 		for _, args := range objs {
 			out = append(out, Offer{
 				label:    l.Tool + " " + string(args),
@@ -424,7 +425,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 				From:     site.Tool,
 				PReach:   float64(reach) / float64(n),
 				PHabit:   float64(l.Habit.For(s.fold)) / float64(n),
-				PBinding: float64(bestN) / float64(reach),
+				PBinding: pb,
 				Support:  n,
 			})
 		}

@@ -92,8 +92,18 @@ type lookupAcc struct {
 }
 
 type tupleAcc struct {
-	args    []argExpr
-	matched flow.Count
+	args        []argExpr
+	fan         bool
+	matched     flow.Count
+	calls, used flow.Count // a fan-out's calls and those the agent made
+}
+
+// support is how many of the agent's calls the tuple reproduced.
+func (t *tupleAcc) support() int {
+	if t.fan {
+		return t.used.N
+	}
+	return t.matched.N
 }
 
 type argExpr struct{ name, expr string }
@@ -205,7 +215,18 @@ func (l *Learner) Add(ep *episode.Episode) {
 	ix := newIndexer()
 	args := make([]map[string]any, len(calls)) // decoded once per episode
 	scope := &flow.Scope{}
+	// The calls made since the last write, by tool: serving never repeats
+	// one (they are in flight or answered), so a fan-out is not credited
+	// with them.
+	sinceWrite := map[string][]*episode.Call{}
 	for pos, ev := range ep.Events {
+		if ev.Type == episode.EventCall && ev.Call != nil {
+			if kind(ev.Call) == episode.Write {
+				clear(sinceWrite)
+			}
+			sinceWrite[ev.Call.Tool] = append(sinceWrite[ev.Call.Tool], ev.Call)
+			continue
+		}
 		if ev.Type != episode.EventResult || ev.Result == nil {
 			continue
 		}
@@ -275,7 +296,7 @@ func (l *Learner) Add(ep *episode.Episode) {
 			// P(binding) = matched / reach.
 			if made := reach[tool]; len(made) > 0 {
 				la.reach.Add(fold)
-				l.countBindings(la, made, args, scope, ix, fold)
+				l.countBindings(la, made, sinceWrite[tool], args, scope, ix, fold)
 			}
 		}
 	}
@@ -284,12 +305,13 @@ func (l *Learner) Add(ep *episode.Episode) {
 // countBindings counts, for one occurrence of a lookup, every tuple of
 // argument bindings that reproduces the agent's calls of it: every call the
 // tuple makes (one per combination of fan-out values) is one of them.
-func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, decoded []map[string]any, scope *flow.Scope, ix *indexer, fold int) {
+func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, decoded []map[string]any, scope *flow.Scope, ix *indexer, fold int) {
 	var first map[string]any
 	var names []string
 	actual := make(map[string]bool, len(made))
+	asked := map[string]bool{}
 	var key strings.Builder
-	for _, c := range made {
+	for _, c := range append(made[:len(made):len(made)], prior...) {
 		args := decoded[c.Index]
 		if args == nil {
 			var ok bool
@@ -318,7 +340,11 @@ func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, decoded []m
 			key.WriteString(valueKey(v))
 			key.WriteByte(0)
 		}
-		actual[key.String()] = true
+		if slices.Contains(prior, c) {
+			asked[key.String()] = true
+		} else {
+			actual[key.String()] = true
+		}
 	}
 	if first == nil {
 		return
@@ -350,7 +376,7 @@ func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, decoded []m
 	// Every tuple, at most maxTuples, in a fixed order.
 	idx := make([]int, len(names))
 	for n := 0; n < maxTuples; n++ {
-		if tupleMatches(vals, idx, actual) {
+		if used, calls := tupleUse(vals, idx, actual, asked); used > 0 {
 			key.Reset()
 			for i, name := range names {
 				key.WriteString(name)
@@ -361,13 +387,20 @@ func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, decoded []m
 			k := key.String()
 			ta := la.tuples[k]
 			if ta == nil {
-				ta = &tupleAcc{matched: flow.NewCount(l.opt.Folds)}
+				ta = &tupleAcc{matched: flow.NewCount(l.opt.Folds), calls: flow.NewCount(l.opt.Folds), used: flow.NewCount(l.opt.Folds)}
 				for i, name := range names {
 					ta.args = append(ta.args, argExpr{name, cands[i][idx[i]]})
+					ta.fan = ta.fan || strings.Contains(cands[i][idx[i]], "[*]")
 				}
 				la.tuples[k] = ta
 			}
-			ta.matched.Add(fold)
+			if used == calls {
+				ta.matched.Add(fold)
+			}
+			if ta.fan {
+				ta.calls.AddN(fold, calls)
+				ta.used.AddN(fold, used)
+			}
 		}
 		i := len(idx) - 1
 		for ; i >= 0; i-- {
@@ -383,18 +416,20 @@ func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, decoded []m
 	}
 }
 
-// tupleMatches reports whether every combination of the tuple's values is
-// one of the agent's calls (actual: their argument keys joined by NUL).
-func tupleMatches(vals [][][]string, idx []int, actual map[string]bool) bool {
+// tupleUse returns how many calls the tuple makes (one per combination of
+// its values, less those already asked since the last write) and how many
+// of them are the agent's (actual: their argument keys joined by NUL); 0, 0
+// when it binds nothing or too much.
+func tupleUse(vals [][][]string, idx []int, actual, asked map[string]bool) (used, calls int) {
 	n := 1
 	for i := range vals {
 		vs := vals[i][idx[i]]
 		if len(vs) == 0 {
-			return false
+			return 0, 0
 		}
 		n *= len(vs)
 		if n > maxFanOutValues {
-			return false
+			return 0, 0
 		}
 	}
 	pos := make([]int, len(vals))
@@ -405,8 +440,14 @@ func tupleMatches(vals [][][]string, idx []int, actual map[string]bool) bool {
 			key.WriteString(vals[i][idx[i]][pos[i]])
 			key.WriteByte(0)
 		}
-		if !actual[key.String()] {
-			return false
+		switch k := key.String(); {
+		case asked[k]:
+			// made already: serving would not repeat it
+		case actual[k]:
+			used++
+			calls++
+		default:
+			calls++
 		}
 		for i := len(pos) - 1; i >= 0; i-- {
 			pos[i]++
@@ -416,7 +457,7 @@ func tupleMatches(vals [][][]string, idx []int, actual map[string]bool) bool {
 			pos[i] = 0
 		}
 	}
-	return true
+	return used, calls
 }
 
 // valueKey is a JSON value's identity: its scalar key, or its canonical JSON.
@@ -555,7 +596,7 @@ func (l *Learner) Flow() *flow.Flow {
 			var tuples []*tupleAcc
 			input := f.Tools[tool].Input
 			for _, ta := range la.tuples {
-				if ta.matched.N >= l.opt.MinSupport && fits(ta.args, input) {
+				if ta.support() >= l.opt.MinSupport && fits(ta.args, input) {
 					tuples = append(tuples, ta)
 				}
 			}
@@ -565,6 +606,10 @@ func (l *Learner) Flow() *flow.Flow {
 			}
 			for _, ta := range tuples {
 				b := flow.Bound{Args: map[string]flow.Binding{}, Matched: ta.matched}
+				if ta.fan {
+					calls, used := ta.calls, ta.used
+					b.Calls, b.Used = &calls, &used
+				}
 				for _, a := range ta.args {
 					b.Args[a.name] = l.bindings[a.expr]
 				}
@@ -590,11 +635,12 @@ func (l *Learner) Flow() *flow.Flow {
 	return f
 }
 
-// compareTuples ranks bindings: more matches first, then references before
-// constants, the site's result before earlier ones, a fan-out before a single
-// element (it covers more), then by text.
+// compareTuples ranks bindings: more of the agent's calls reproduced first
+// (a fan-out counts each call it shares with the agent), then references
+// before constants, the site's result before earlier ones, one element
+// before a fan-out (the same calls with fewer detours), then by text.
 func compareTuples(a, b *tupleAcc) int {
-	if c := cmp.Compare(b.matched.N, a.matched.N); c != 0 {
+	if c := cmp.Compare(b.support(), a.support()); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(tupleRank(a), tupleRank(b)); c != 0 {
@@ -614,7 +660,7 @@ func tupleRank(t *tupleAcc) int {
 			r += 100
 		}
 		if strings.Contains(a.expr, "[*]") {
-			fan = -1
+			fan = 1 // as many calls reproduced with more calls made: more detours
 		}
 	}
 	return 2*r + fan

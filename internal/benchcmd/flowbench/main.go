@@ -58,6 +58,7 @@ func main() {
 	decisions := flag.Int("decisions", 200000, "decisions to time")
 	threshold := flag.Float64("threshold", flow.DefaultThreshold, "the flow threshold of the replay")
 	only := flag.String("only", "", "run only this part: decision, learn or replay")
+	verbose := flag.Bool("v", false, "list the calls of ceiling turns the replay did not save, most frequent first")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -70,6 +71,10 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	parts = *only
+	if *verbose {
+		misses = map[string]int{}
+		defer printMisses()
+	}
 	if err := run(*tau2, *copies, *folds, *decisions, *threshold); err != nil {
 		fmt.Fprintf(os.Stderr, "flowbench: %v\n", err)
 		pprof.StopCPUProfile()
@@ -360,4 +365,23 @@ func learnInMemory(eps []*episode.Episode, k int) float64 {
 		best = max(best, float64(k*len(eps))/time.Since(start).Seconds())
 	}
 	return best
+}
+
+func printMisses() {
+	type kv struct {
+		k string
+		n int
+	}
+	var all []kv
+	for k, n := range misses {
+		all = append(all, kv{k, n})
+	}
+	slices.SortFunc(all, func(a, b kv) int { return b.n - a.n })
+	fmt.Println("\ncalls of ceiling turns not looked up:")
+	for i, e := range all {
+		if i == 40 {
+			break
+		}
+		fmt.Printf("  %4d  %s\n", e.n, e.k)
+	}
 }
