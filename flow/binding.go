@@ -375,9 +375,10 @@ func (b Binding) Tool() string { return b.tool }
 // Equal reports whether two bindings are the same expression.
 func (b Binding) Equal(o Binding) bool { return b.String() == o.String() }
 
-// Result is one tool result a binding may read. Its JSON document is parsed
-// once, on first use; a Result is not safe for concurrent use until Doc has
-// been called once.
+// Result is one tool result a binding may read. Bindings read its JSON text
+// directly, skipping what their paths pass by; Doc parses it whole, once.
+// A Result caches what it learns of its text, so it is not safe for
+// concurrent use.
 type Result struct {
 	Tool string
 	Text string
