@@ -143,16 +143,33 @@ func New(opt Options) *Learner {
 	}
 }
 
-// FromSource learns a flow from every episode src gives for f.
+// FromSource learns a flow from every episode src gives for f, in the
+// order src gives them. Learning runs on a goroutine of its own while src
+// reads the next episodes, so the two overlap; FromSource joins it before
+// returning.
 func FromSource(ctx context.Context, src episode.Source, f episode.Filter, opt Options) (*flow.Flow, error) {
 	l := New(opt)
+	eps := make(chan *episode.Episode, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ep := range eps {
+			l.Add(ep)
+		}
+	}()
 	err := src.Episodes(ctx, f, func(ep *episode.Episode) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		l.Add(ep)
-		return nil
+		select {
+		case eps <- ep:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	})
+	close(eps)
+	<-done
 	if err != nil {
 		return nil, fmt.Errorf("reading episodes: %w", err)
 	}

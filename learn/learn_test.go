@@ -2,6 +2,7 @@ package learn
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -317,5 +318,40 @@ func TestLearnFanOutPartial(t *testing.T) {
 		if b.Calls != nil && (b.Calls.N != 6 || b.Used.N != 3) {
 			t.Errorf("%s: calls %d used %d, want 6 and 3", flow.BindingString(b.Args), b.Calls.N, b.Used.N)
 		}
+	}
+}
+
+// sliceSource is an episode.Source over a slice.
+type sliceSource []*episode.Episode
+
+func (s sliceSource) Episodes(ctx context.Context, f episode.Filter, fn func(*episode.Episode) error) error {
+	for _, ep := range s {
+		if err := fn(ep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var _ episode.Source = sliceSource(nil)
+
+func TestFromSource(t *testing.T) {
+	var eps sliceSource
+	for n := 1; n <= 5; n++ {
+		eps = append(eps, userEpisode(n))
+	}
+	f, err := FromSource(context.Background(), eps, episode.Filter{}, Options{Domain: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := f.Marshal()
+	b, _ := learnAll(Options{Domain: "shop"}, eps...).Marshal()
+	if !bytes.Equal(a, b) {
+		t.Error("FromSource learns another flow than Add in order")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := FromSource(ctx, eps, episode.Filter{}, Options{}); err == nil {
+		t.Error("a cancelled context learned")
 	}
 }
