@@ -47,7 +47,8 @@ type LookupReview struct {
 	Score    float64            `json:"score"`
 	Binding  map[string]Binding `json:"binding,omitempty"`
 	Matched  int                `json:"matched"`
-	Of       int                `json:"of"` // reach, or a fan-out's calls
+	Of       int                `json:"of"`                // reach, or a fan-out's calls
+	FanOut   bool               `json:"fan_out,omitempty"` // Matched and Of count calls
 	Reach    int                `json:"reach"`
 }
 
@@ -86,7 +87,7 @@ func (f *Flow) Review(rule Rule, fold int) *Review {
 					lr.PBinding = b.PBinding(fold, lr.Reach)
 					lr.Of = lr.Reach
 					if b.Calls != nil {
-						lr.Of = b.Calls.For(fold)
+						lr.Of, lr.FanOut = b.Calls.For(fold), true
 					}
 				}
 			}
@@ -139,6 +140,9 @@ func (f *Flow) Review(rule Rule, fold int) *Review {
 // BindingString returns a lookup's binding as "arg=expr, …", sorted by
 // argument.
 func BindingString(args map[string]Binding) string {
+	if len(args) == 0 {
+		return "(no arguments)"
+	}
 	names := make([]string, 0, len(args))
 	for k := range args {
 		names = append(names, k)
