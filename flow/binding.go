@@ -375,15 +375,17 @@ func (b Binding) Tool() string { return b.tool }
 // Equal reports whether two bindings are the same expression.
 func (b Binding) Equal(o Binding) bool { return b.String() == o.String() }
 
-// Result is one tool result a binding may read. Its JSON document is parsed
-// once, on first use; a Result is not safe for concurrent use until Doc has
-// been called once.
+// Result is one tool result a binding may read. Bindings read its JSON text
+// directly, skipping what their paths pass by; Doc parses it whole, once.
+// A Result caches what it learns of its text, so it is not safe for
+// concurrent use.
 type Result struct {
 	Tool string
 	Text string
 
 	doc    any
 	parsed bool
+	valid  int8 // 0 unknown, 1 one JSON value, 2 not JSON
 }
 
 // NewResult returns the result of a call of tool that answered text.
@@ -399,6 +401,29 @@ func (r *Result) Doc() any {
 	return r.doc
 }
 
+// eval evaluates path over the result's document: over the parsed document
+// when Doc has built it, else over its JSON text directly, which skips what
+// the path passes by.
+func (r *Result) eval(b Binding) ([]any, fail) {
+	if r.parsed {
+		return b.walk(r.doc)
+	}
+	if r.valid == 0 {
+		r.valid = 2
+		if t := strings.TrimSpace(r.Text); t != "" && validJSON(t) {
+			r.valid = 1
+		}
+	}
+	if r.valid == 2 {
+		return b.walk(r.Text)
+	}
+	vs, failed, why := walkRaw(r.Text, b.path, nil)
+	if failed >= 0 {
+		return nil, fail{failed, why}
+	}
+	return vs, noFail
+}
+
 func parseDoc(text string) any {
 	t := strings.TrimSpace(text)
 	if t == "" {
@@ -409,10 +434,8 @@ func parseDoc(text string) any {
 	default:
 		return text
 	}
-	dec := json.NewDecoder(strings.NewReader(t))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	v, ok := parseJSON(t)
+	if !ok {
 		return text
 	}
 	return v
@@ -455,40 +478,64 @@ func (s *Scope) Last(tool string) *Result {
 // []any, map[string]any). A reference that names nothing returns an error
 // wrapping ErrNoValue.
 func (b Binding) Eval(s *Scope) ([]any, error) {
-	var v any
+	vs, f := b.values(s)
+	if f.why != "" {
+		return nil, b.failure(f)
+	}
+	return vs, nil
+}
+
+// fail says where an evaluation named nothing: the path step (-1: the root)
+// and why. The error is built only when a caller wants it, since serving
+// tries bindings that do not bind all the time.
+type fail struct {
+	step int
+	why  string
+}
+
+var noFail = fail{}
+
+func (b Binding) failure(f fail) error {
+	if f.step < 0 {
+		return fmt.Errorf("%s: %s: %w", b, f.why, ErrNoValue)
+	}
+	return b.noValue(min(f.step, len(b.path)-1), f.why)
+}
+
+// values is Eval without the error.
+func (b Binding) values(s *Scope) ([]any, fail) {
 	switch b.root {
 	case rootConst:
 		if b.val == nil {
-			return []any{nil}, nil
+			return []any{nil}, noFail
 		}
-		c := parseDoc(string(b.val))
-		return []any{c}, nil
+		return []any{parseDoc(string(b.val))}, noFail
 	case rootText:
 		if s == nil || s.Site == nil {
-			return nil, fmt.Errorf("%s: no site result: %w", b, ErrNoValue)
+			return nil, fail{-1, "no site result"}
 		}
-		return []any{s.Site.Text}, nil
+		return []any{s.Site.Text}, noFail
 	case rootResult:
 		if s == nil || s.Site == nil {
-			return nil, fmt.Errorf("%s: no site result: %w", b, ErrNoValue)
+			return nil, fail{-1, "no site result"}
 		}
-		v = s.Site.Doc()
+		return s.Site.eval(b)
 	case rootCall:
 		if s == nil || b.index >= len(s.Calls) || s.Calls[b.index] == nil {
-			return nil, fmt.Errorf("%s: call %d has no result: %w", b, b.index, ErrNoValue)
+			return nil, fail{-1, "call " + strconv.Itoa(b.index) + " has no result"}
 		}
-		v = s.Calls[b.index].Doc()
+		return s.Calls[b.index].eval(b)
 	case rootLast:
 		var r *Result
 		if s != nil {
 			r = s.Last(b.tool)
 		}
 		if r == nil {
-			return nil, fmt.Errorf("%s: no result of %s: %w", b, b.tool, ErrNoValue)
+			return nil, fail{-1, "no result of " + b.tool}
 		}
-		v = r.Doc()
+		return r.eval(b)
 	}
-	return b.walk(v)
+	return nil, fail{-1, "unknown root"}
 }
 
 // EvalDoc evaluates the binding's path over one JSON document, as if it were
@@ -499,50 +546,51 @@ func (b Binding) EvalDoc(doc json.RawMessage) ([]any, error) {
 	return b.Eval(&Scope{Site: r, Calls: []*Result{r}})
 }
 
-func (b Binding) walk(v any) ([]any, error) {
-	for i, st := range b.path {
+func (b Binding) walk(v any) ([]any, fail) { return walkPath(v, b.path, 0) }
+
+func walkPath(v any, path []step, base int) ([]any, fail) {
+	for i, st := range path {
 		switch {
 		case st.all:
-			arr, ok := v.([]any)
-			if !ok {
-				return nil, b.noValue(i, "not a list")
+			arr, isArr := v.([]any)
+			if !isArr {
+				return nil, fail{base + i, "not a list"}
 			}
 			out := make([]any, 0, len(arr))
-			rest := Binding{path: b.path[i+1:]}
 			for _, e := range arr {
-				vs, err := rest.walk(e)
-				if err != nil {
+				vs, f := walkPath(e, path[i+1:], base+i+1)
+				if f.why != "" {
 					continue // an element without the member is skipped
 				}
 				out = append(out, vs...)
 			}
-			return out, nil
+			return out, noFail
 		case st.isIdx:
-			arr, ok := v.([]any)
-			if !ok {
-				return nil, b.noValue(i, "not a list")
+			arr, isArr := v.([]any)
+			if !isArr {
+				return nil, fail{base + i, "not a list"}
 			}
 			k := st.index
 			if k < 0 {
 				k += len(arr)
 			}
 			if k < 0 || k >= len(arr) {
-				return nil, b.noValue(i, "index out of range")
+				return nil, fail{base + i, "index out of range"}
 			}
 			v = arr[k]
 		default:
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return nil, b.noValue(i, "not an object")
+			obj, isObj := v.(map[string]any)
+			if !isObj {
+				return nil, fail{base + i, "not an object"}
 			}
-			m, ok := obj[st.name]
-			if !ok {
-				return nil, b.noValue(i, "no such member")
+			m, found := obj[st.name]
+			if !found {
+				return nil, fail{base + i, "no such member"}
 			}
 			v = m
 		}
 	}
-	return []any{v}, nil
+	return []any{v}, noFail
 }
 
 func (b Binding) noValue(i int, why string) error {
@@ -586,30 +634,51 @@ func BindArgs(args map[string]Binding, s *Scope, max int) ([]json.RawMessage, er
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	vals := make([][]any, len(names))
+	out, bad, f := bindArgs(names, args, s, max)
+	if bad >= 0 {
+		return nil, fmt.Errorf("argument %s: %w", names[bad], args[names[bad]].failure(f))
+	}
+	return out, nil
+}
+
+// bindArgs is BindArgs over sorted argument names; bad is the index of the
+// argument that did not bind, or -1.
+func bindArgs(names []string, args map[string]Binding, s *Scope, max int) (out []json.RawMessage, bad int, f fail) {
+	var one [4][]any
+	vals := one[:0]
+	if len(names) > len(one) {
+		vals = make([][]any, 0, len(names))
+	}
 	n := 1
 	for i, k := range names {
-		vs, err := args[k].Eval(s)
-		if err != nil {
-			return nil, fmt.Errorf("argument %s: %w", k, err)
+		vs, f := args[k].values(s)
+		if f.why != "" {
+			return nil, i, f
 		}
-		vals[i] = vs
+		vals = append(vals, vs)
 		n *= len(vs)
 	}
 	if max > 0 && n > max {
 		n = max
 	}
-	out := make([]json.RawMessage, 0, n)
-	idx := make([]int, len(names))
+	out = make([]json.RawMessage, 0, n)
+	var idx0 [4]int
+	idx := idx0[:0]
+	for range names {
+		idx = append(idx, 0)
+	}
 	for len(out) < n {
-		obj := make(map[string]any, len(names))
+		raw := make([]byte, 1, 64)
+		raw[0] = '{'
 		for i, k := range names {
-			obj[k] = vals[i][idx[i]]
+			if i > 0 {
+				raw = append(raw, ',')
+			}
+			raw = appendJSONString(raw, k)
+			raw = append(raw, ':')
+			raw = appendJSON(raw, vals[i][idx[i]])
 		}
-		raw, err := json.Marshal(obj)
-		if err != nil {
-			return nil, fmt.Errorf("encoding arguments: %w", err)
-		}
+		raw = append(raw, '}')
 		out = append(out, raw)
 		for i := len(idx) - 1; i >= 0; i-- {
 			idx[i]++
@@ -619,16 +688,10 @@ func BindArgs(args map[string]Binding, s *Scope, max int) ([]json.RawMessage, er
 			idx[i] = 0
 		}
 	}
-	return out, nil
+	return out, -1, noFail
 }
 
 // Canonical returns a JSON-shaped value as compact JSON with object members
 // sorted, so that two values are the same exactly when their canonical forms
 // are equal. Numbers keep their digits (json.Number).
-func Canonical(v any) string {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(raw)
-}
+func Canonical(v any) string { return string(appendJSON(nil, v)) }

@@ -160,7 +160,8 @@ type Lookup struct {
 	Habit Count `json:"habit"`
 	// Bindings are the ways to bind its arguments that reproduced the
 	// agent's own at least MinSupport times, best first. Matches are
-	// counted where the lookup was reached, so P(binding) = matched/reach.
+	// counted where the lookup was reached, so P(binding) = matched/reach
+	// (for a fan-out, used/calls).
 	Bindings []Bound `json:"bindings"`
 }
 
@@ -170,6 +171,47 @@ type Lookup struct {
 type Bound struct {
 	Args    map[string]Binding `json:"args"`
 	Matched Count              `json:"matched"`
+	// Calls and Used are kept for a fan-out, which the agent often uses in
+	// part (the reservations it checks until it finds the one): over the
+	// occurrences where the lookup was reached and the binding bound, the
+	// calls it would have made, and how many of them the agent made.
+	// P(binding) of a fan-out is Used/Calls, per call.
+	Calls *Count `json:"calls,omitempty"`
+	Used  *Count `json:"used,omitempty"`
+}
+
+// FanOut reports whether the binding fans out (some argument has [*]).
+func (b *Bound) FanOut() bool {
+	for _, x := range b.Args {
+		if x.FanOut() {
+			return true
+		}
+	}
+	return false
+}
+
+// Support returns how many of the agent's calls the binding reproduced in
+// fold f: Used for a fan-out that keeps it, else Matched.
+func (b *Bound) Support(f int) int {
+	if b.Used != nil {
+		return b.Used.For(f)
+	}
+	return b.Matched.For(f)
+}
+
+// PBinding returns P(binding matched) in fold f for a lookup reached reach
+// times: Used/Calls for a fan-out that keeps them, else Matched/reach.
+func (b *Bound) PBinding(f, reach int) float64 {
+	if b.Calls != nil && b.Used != nil {
+		if c := b.Calls.For(f); c > 0 {
+			return float64(b.Used.For(f)) / float64(c)
+		}
+		return 0
+	}
+	if reach <= 0 {
+		return 0
+	}
+	return float64(b.Matched.For(f)) / float64(reach)
 }
 
 // Count is a count in total and per fold: N is the total and Folds[f] the
@@ -195,6 +237,14 @@ func (c *Count) Add(f int) {
 	c.N++
 	if f >= 0 && f < len(c.Folds) {
 		c.Folds[f]++
+	}
+}
+
+// AddN adds n occurrences from fold f.
+func (c *Count) AddN(f, n int) {
+	c.N += n
+	if f >= 0 && f < len(c.Folds) {
+		c.Folds[f] += n
 	}
 }
 
@@ -447,6 +497,17 @@ func (f *Flow) Validate() error {
 				bf := fmt.Sprintf("%s.bindings[%d]", lf, m)
 				if err := checkCount(bf+".matched", b.Matched, l.Reach.N); err != nil {
 					return err
+				}
+				if (b.Calls == nil) != (b.Used == nil) {
+					return bad(bf, "calls and used come together")
+				}
+				if b.Calls != nil {
+					if err := checkCount(bf+".calls", *b.Calls, 1<<40); err != nil {
+						return err
+					}
+					if err := checkCount(bf+".used", *b.Used, b.Calls.N); err != nil {
+						return err
+					}
 				}
 				for arg := range b.Args {
 					if t.Input != nil {

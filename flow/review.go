@@ -47,6 +47,8 @@ type LookupReview struct {
 	Score    float64            `json:"score"`
 	Binding  map[string]Binding `json:"binding,omitempty"`
 	Matched  int                `json:"matched"`
+	Of       int                `json:"of"`                // reach, or a fan-out's calls
+	FanOut   bool               `json:"fan_out,omitempty"` // Matched and Of count calls
 	Reach    int                `json:"reach"`
 }
 
@@ -78,13 +80,16 @@ func (f *Flow) Review(rule Rule, fold int) *Review {
 				lr.PReach = float64(lr.Reach) / float64(sr.Support)
 				lr.PHabit = float64(l.Habit.For(fold)) / float64(sr.Support)
 			}
-			for _, b := range l.Bindings {
-				if m := b.Matched.For(fold); m >= f.MinSupport && m > lr.Matched {
+			for bi := range l.Bindings {
+				b := &l.Bindings[bi]
+				if m := b.Support(fold); m >= f.MinSupport && m > lr.Matched {
 					lr.Matched, lr.Binding = m, b.Args
+					lr.PBinding = b.PBinding(fold, lr.Reach)
+					lr.Of = lr.Reach
+					if b.Calls != nil {
+						lr.Of, lr.FanOut = b.Calls.For(fold), true
+					}
 				}
-			}
-			if lr.Binding != nil && lr.Reach > 0 {
-				lr.PBinding = float64(lr.Matched) / float64(lr.Reach)
 			}
 			o := Offer{PReach: lr.PReach, PHabit: lr.PHabit, PBinding: lr.PBinding}
 			lr.Score = o.Score(rule.Decider)
@@ -135,6 +140,9 @@ func (f *Flow) Review(rule Rule, fold int) *Review {
 // BindingString returns a lookup's binding as "arg=expr, …", sorted by
 // argument.
 func BindingString(args map[string]Binding) string {
+	if len(args) == 0 {
+		return "(no arguments)"
+	}
 	names := make([]string, 0, len(args))
 	for k := range args {
 		names = append(names, k)

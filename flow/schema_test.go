@@ -173,3 +173,44 @@ func TestSchemaAndParseRefuse(t *testing.T) {
 		t.Errorf("unsorted sites validate: %v", err)
 	}
 }
+
+// FuzzParse: no flow file makes Parse panic, and a flow it accepts encodes
+// to bytes it reads back to the same bytes.
+func FuzzParse(f *testing.F) {
+	good, _ := shopFlow(f).Marshal()
+	f.Add(good)
+	if g, err := os.ReadFile(filepath.Join("..", "learn", "testdata", "binding_forms.flow.json")); err == nil {
+		f.Add(g)
+	}
+	f.Add([]byte(`{"hoist_flow":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fl, err := Parse(data, "fuzz.flow.json")
+		if err != nil {
+			return
+		}
+		a, err := fl.Marshal()
+		if err != nil {
+			t.Fatalf("a parsed flow does not encode: %v", err)
+		}
+		fl2, err := Parse(a, "again")
+		if err != nil {
+			t.Fatalf("an encoded flow does not parse: %v\n%s", err, a)
+		}
+		b, _ := fl2.Marshal()
+		if string(a) != string(b) {
+			t.Fatalf("not stable:\n%s\n%s", a, b)
+		}
+		// Serving it must not panic either.
+		if s, err := NewSession(fl2, Options{Rule: Rule{Threshold: 0.1}}); err == nil {
+			for _, site := range fl2.Sites {
+				i := s.Call(fl2.BareName(site.Tool), json.RawMessage(`{"x":1}`))
+				s.Result(i, `{"first":"a","orders":["b"],"x":[1,2]}`, site.Failed)
+				run := s.Run(i)
+				for k := 0; k < 10 && run.Next().Taken >= 0; k++ {
+					run.Answer(`{}`, false)
+				}
+				run.End()
+			}
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hoist-mcp/hoist/episode"
@@ -81,6 +82,8 @@ type Offer struct {
 	PBinding float64 `json:"p_binding"`
 	// Support is the site's count in the served fold.
 	Support int `json:"support"`
+
+	label string // Label, made once
 }
 
 // PTool returns the decider's P(tool).
@@ -95,7 +98,12 @@ func (o *Offer) PTool(d Decider) float64 {
 func (o *Offer) Score(d Decider) float64 { return o.PTool(d) * o.PBinding }
 
 // Label returns the offer's value at its decision site: "tool {args}".
-func (o *Offer) Label() string { return o.Tool + " " + string(o.Args) }
+func (o *Offer) Label() string {
+	if o.label == "" {
+		return o.Tool + " " + string(o.Args)
+	}
+	return o.label
+}
 
 // Stop is the value of a decision site that hands back to the agent.
 const Stop = "stop"
@@ -215,6 +223,7 @@ type Session struct {
 	failed   []bool            // whether each call's result failed
 	used     int               // lookups made this session
 	probs    []float64
+	names    map[*Bound][]string // each binding's argument names, sorted
 }
 
 // NewSession prepares f for one session. A server that is none of the flow's
@@ -298,6 +307,23 @@ func (s *Session) flowName(tool string) string {
 	return tool
 }
 
+// argNames returns a binding's argument names, sorted, made once.
+func (s *Session) argNames(b *Bound) []string {
+	if names, ok := s.names[b]; ok {
+		return names
+	}
+	names := make([]string, 0, len(b.Args))
+	for k := range b.Args {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	if s.names == nil {
+		s.names = map[*Bound][]string{}
+	}
+	s.names[b] = names
+	return names
+}
+
 // CallName returns the name a flow's tool is called by on the server.
 func (s *Session) CallName(tool string) string { return s.f.BareName(tool) }
 
@@ -376,12 +402,12 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		bestN := -1
 		for bi := range l.Bindings {
 			b := &l.Bindings[bi]
-			m := b.Matched.For(s.fold)
+			m := b.Support(s.fold)
 			if m < s.f.MinSupport || m <= bestN {
 				continue
 			}
-			o, err := BindArgs(b.Args, &s.scope, s.opt.Caps.PerCall)
-			if err != nil || len(o) == 0 {
+			o, bad, _ := bindArgs(s.argNames(b), b.Args, &s.scope, s.opt.Caps.PerCall)
+			if bad >= 0 || len(o) == 0 {
 				continue
 			}
 			best, objs, bestN = b, o, m
@@ -389,15 +415,17 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if best == nil {
 			continue
 		}
+		pb := best.PBinding(s.fold, reach)
 		for _, args := range objs {
 			out = append(out, Offer{
+				label:    l.Tool + " " + string(args),
 				Tool:     l.Tool,
 				Args:     args,
 				Binding:  best.Args,
 				From:     site.Tool,
 				PReach:   float64(reach) / float64(n),
 				PHabit:   float64(l.Habit.For(s.fold)) / float64(n),
-				PBinding: float64(bestN) / float64(reach),
+				PBinding: pb,
 				Support:  n,
 			})
 		}
@@ -447,7 +475,7 @@ func (s *Session) Run(i int) *Run {
 // (unless in shadow) and passes the answer to Answer.
 func (r *Run) Next() Decision {
 	s := r.s
-	d := Decision{Type: "decision", Site: fmt.Sprintf("decide#%d", len(r.sites)-r.obs), Greedy: -1, Taken: -1, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
+	d := Decision{Type: "decision", Site: address("decide#", len(r.sites)-r.obs), Greedy: -1, Taken: -1, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
 	if r.taken < r.max && !r.ended {
 		for _, o := range r.offers {
 			if !s.asked[o.Label()] {
@@ -516,7 +544,7 @@ func (r *Run) Answer(text string, failed bool) {
 	r.s.Result(i, text, failed)
 	tool := r.s.callTool[i]
 	r.sites = append(r.sites, RunSite{
-		Address: fmt.Sprintf("obs#%d", r.obs),
+		Address: address("obs#", r.obs),
 		Value:   outcome(failed),
 		LogP:    r.s.f.answerLogP(tool, failed, r.s.fold),
 	})
@@ -568,4 +596,24 @@ func surprise(sites []RunSite) float64 {
 		}
 	}
 	return s
+}
+
+// addresses caches the first site addresses of a run, which every run uses.
+var addresses = func() (a [2][16]string) {
+	for i := range a[0] {
+		a[0][i] = fmt.Sprintf("decide#%d", i)
+		a[1][i] = fmt.Sprintf("obs#%d", i)
+	}
+	return a
+}()
+
+// address returns the site address name#i.
+func address(name string, i int) string {
+	if i < len(addresses[0]) {
+		if name == "decide#" {
+			return addresses[0][i]
+		}
+		return addresses[1][i]
+	}
+	return name + strconv.Itoa(i)
 }

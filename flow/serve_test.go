@@ -362,3 +362,52 @@ func TestRunSiteJSON(t *testing.T) {
 		t.Errorf("−Inf as %s", raw)
 	}
 }
+
+// TestServeSeveralServers: a flow learned across two servers names tools
+// server::tool; each proxy looks up only its own server's tools, by their
+// own names, and decides from its own server's calls.
+func TestServeSeveralServers(t *testing.T) {
+	one := map[string]Binding{"q": MustParseBinding("$result.topic")}
+	f := &Flow{
+		Version: Version, Domain: "support", Servers: []string{"docs", "tickets"}, MinSupport: 1,
+		Tools: map[string]Tool{
+			"docs::search":     {Server: "docs", Kind: episode.Read},
+			"tickets::get":     {Server: "tickets", Kind: episode.Read},
+			"tickets::related": {Server: "tickets", Kind: episode.Read},
+		},
+		Sites: []Site{{Tool: "tickets::get", Count: Count{N: 4}, Lookups: []Lookup{
+			{Tool: "docs::search", Reach: Count{N: 4}, Habit: Count{N: 4}, Bindings: []Bound{{Args: one, Matched: Count{N: 4}}}},
+			{Tool: "tickets::related", Reach: Count{N: 4}, Habit: Count{N: 4}, Bindings: []Bound{{Args: one, Matched: Count{N: 4}}}},
+		}}},
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(f, Options{Server: "tickets", Rule: Rule{Threshold: 0.3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := s.Call("get", json.RawMessage(`{"id":1}`))
+	s.Result(i, `{"topic":"refunds"}`, false)
+	run := s.Run(i)
+	d := run.Next()
+	if len(d.Offers) != 1 || d.Offers[0].Tool != "tickets::related" || s.CallName(d.Offers[0].Tool) != "related" {
+		t.Errorf("offers %+v", d.Offers)
+	}
+	if d2 := run.Next(); d2.Taken != -1 {
+		t.Errorf("looked up another server's tool: %v", d2.Value())
+	}
+	// The docs proxy never sees tickets::get, so it decides nothing.
+	s, _ = NewSession(f, Options{Server: "docs", Rule: Rule{Threshold: 0.3}})
+	i = s.Call("search", json.RawMessage(`{"q":"x"}`))
+	s.Result(i, `{}`, false)
+	if d := s.Run(i).Next(); len(d.Offers) != 0 {
+		t.Errorf("docs offers %+v", d.Offers)
+	}
+	raw, _ := json.Marshal(d)
+	for _, want := range []string{`"site":"decide#0"`, `"binding":{"q":"$result.topic"}`, `"p_reach":1`, `"greedy":0`, `"taken":0`, `"propensity":1`, `"rule":{"decider":"reach","threshold":0.3,"epsilon":0}`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("decision line %s lacks %s", raw, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package learn
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,13 +16,15 @@ const (
 	maxScalars = 20000 // per result
 )
 
-// indexer finds where a value occurs in an episode's results so far: for each
-// result, every scalar's paths, built once, on first use.
+// indexer finds where a value occurs in an episode's results so far.
+// It walks a result only when its text may hold the value (mayContain), and
+// builds a path only where it finds the value, so learning stays linear in
+// the results' size and allocates little.
 type indexer struct {
-	docs map[*flow.Result]map[string][]string // scalar key → paths ("", ".a.b[0]")
+	seen []string // scratch: tools met walking back through the scope
 }
 
-func newIndexer() *indexer { return &indexer{docs: map[*flow.Result]map[string][]string{}} }
+func newIndexer() *indexer { return &indexer{} }
 
 // scalarKey returns a key for a JSON scalar, "" for anything else.
 func scalarKey(v any) string {
@@ -39,18 +42,33 @@ func scalarKey(v any) string {
 	return ""
 }
 
-func (ix *indexer) index(r *flow.Result) map[string][]string {
-	if m, ok := ix.docs[r]; ok {
-		return m
+// sameScalar reports whether the document value d is the scalar v.
+func sameScalar(d, v any) bool {
+	switch x := v.(type) {
+	case string:
+		y, ok := d.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := d.(json.Number)
+		return ok && x == y
+	case bool:
+		y, ok := d.(bool)
+		return ok && x == y
 	}
-	m := map[string][]string{}
+	return false
+}
+
+// paths calls emit with the path ("", ".a.b[0]", in key order) of every
+// place the scalar v occurs in doc, until emit returns false.
+func (ix *indexer) paths(doc any, v any, emit func(path string) bool) {
+	var buf []byte
 	n := 0
-	var walk func(v any, path string, depth int)
-	walk = func(v any, path string, depth int) {
+	var walk func(d any, depth int) bool
+	walk = func(d any, depth int) bool {
 		if n >= maxScalars || depth > maxDepth {
-			return
+			return true
 		}
-		switch x := v.(type) {
+		switch x := d.(type) {
 		case map[string]any:
 			keys := make([]string, 0, len(x))
 			for k := range x {
@@ -58,22 +76,33 @@ func (ix *indexer) index(r *flow.Result) map[string][]string {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				walk(x[k], path+member(k), depth+1)
+				mark := len(buf)
+				buf = append(buf, member(k)...)
+				if !walk(x[k], depth+1) {
+					return false
+				}
+				buf = buf[:mark]
 			}
 		case []any:
 			for i, e := range x {
-				walk(e, path+"["+strconv.Itoa(i)+"]", depth+1)
+				mark := len(buf)
+				buf = append(buf, '[')
+				buf = strconv.AppendInt(buf, int64(i), 10)
+				buf = append(buf, ']')
+				if !walk(e, depth+1) {
+					return false
+				}
+				buf = buf[:mark]
 			}
 		default:
-			if k := scalarKey(v); k != "" {
-				m[k] = append(m[k], path)
-				n++
+			n++
+			if sameScalar(d, v) {
+				return emit(string(buf))
 			}
 		}
+		return true
 	}
-	walk(r.Doc(), "", 0)
-	ix.docs[r] = m
-	return m
+	walk(doc, 0)
 }
 
 func member(k string) string {
@@ -129,9 +158,15 @@ func (ix *indexer) candidates(scope *flow.Scope, v any) []string {
 			r    *flow.Result
 			root string
 		}{{scope.Site, "$result"}}
+		seen := ix.seen[:0]
+		defer func() { ix.seen = seen[:0] }()
 		for i := len(scope.Calls) - 1; i >= 0; i-- {
 			r := scope.Calls[i]
-			if r == nil || r == scope.Site || r.Tool == "" || strings.ContainsAny(r.Tool, "]\"") || scope.Last(r.Tool) != r {
+			if r == nil || slices.Contains(seen, r.Tool) {
+				continue
+			}
+			seen = append(seen, r.Tool) // the first from the end is the latest, as $last reads it
+			if r == scope.Site || r.Tool == "" || strings.ContainsAny(r.Tool, "]\"") {
 				continue
 			}
 			roots = append(roots, struct {
@@ -139,22 +174,31 @@ func (ix *indexer) candidates(scope *flow.Scope, v any) []string {
 				root string
 			}{r, "$last[" + r.Tool + "]"})
 		}
-	roots:
 		for _, rt := range roots {
-			for _, p := range ix.index(rt.r)[key] {
+			if !mayContain(rt.r.Text, v) {
+				continue // not there: no need to parse it
+			}
+			full := false
+			ix.paths(rt.r.Doc(), v, func(p string) bool {
 				if p == "" && rt.root == "$result" {
 					if _, isText := v.(string); isText && scope.Site.Text == v {
-						continue // $text says it better
+						return true // $text says it better
 					}
 				}
 				if !add(rt.root + p) {
-					break roots
+					full = true
+					return false
 				}
 				for _, fp := range fanVariants(p) {
 					if !add(rt.root + fp) {
-						break roots
+						full = true
+						return false
 					}
 				}
+				return true
+			})
+			if full {
+				break
 			}
 		}
 	}
@@ -162,4 +206,30 @@ func (ix *indexer) candidates(scope *flow.Scope, v any) []string {
 		return out
 	}
 	return []string{flow.Canonical(v)}
+}
+
+// mayContain reports whether a result's text may hold the scalar v: false
+// only when v's plain text is not in it and could not be escaped there, so
+// most results are never parsed for most values.
+func mayContain(text string, v any) bool {
+	var lit string
+	switch x := v.(type) {
+	case string:
+		for i := 0; i < len(x); i++ {
+			if c := x[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '/' || c == '<' || c == '>' || c == '&' {
+				return true // JSON may escape it
+			}
+		}
+		lit = x
+	case json.Number:
+		lit = string(x)
+	case bool:
+		lit = "false"
+		if x {
+			lit = "true"
+		}
+	default:
+		return true
+	}
+	return strings.Contains(text, lit)
 }

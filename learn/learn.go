@@ -73,6 +73,7 @@ type Learner struct {
 	latest   time.Time
 	digest   hash.Hash
 	bindings map[string]flow.Binding // parsed expressions, by text
+	contract map[string]string       // listed inputSchema → canonical contract JSON ("" for none)
 }
 
 type siteKey struct {
@@ -91,8 +92,18 @@ type lookupAcc struct {
 }
 
 type tupleAcc struct {
-	args    []argExpr
-	matched flow.Count
+	args        []argExpr
+	fan         bool
+	matched     flow.Count
+	calls, used flow.Count // a fan-out's calls and those the agent made
+}
+
+// support is how many of the agent's calls the tuple reproduced.
+func (t *tupleAcc) support() int {
+	if t.fan {
+		return t.used.N
+	}
+	return t.matched.N
 }
 
 type argExpr struct{ name, expr string }
@@ -128,19 +139,37 @@ func New(opt Options) *Learner {
 		tasks:    map[string]bool{},
 		digest:   sha256.New(),
 		bindings: map[string]flow.Binding{},
+		contract: map[string]string{},
 	}
 }
 
-// FromSource learns a flow from every episode src gives for f.
+// FromSource learns a flow from every episode src gives for f, in the
+// order src gives them. Learning runs on a goroutine of its own while src
+// reads the next episodes, so the two overlap; FromSource joins it before
+// returning.
 func FromSource(ctx context.Context, src episode.Source, f episode.Filter, opt Options) (*flow.Flow, error) {
 	l := New(opt)
+	eps := make(chan *episode.Episode, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ep := range eps {
+			l.Add(ep)
+		}
+	}()
 	err := src.Episodes(ctx, f, func(ep *episode.Episode) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		l.Add(ep)
-		return nil
+		select {
+		case eps <- ep:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	})
+	close(eps)
+	<-done
 	if err != nil {
 		return nil, fmt.Errorf("reading episodes: %w", err)
 	}
@@ -201,8 +230,20 @@ func (l *Learner) Add(ep *episode.Episode) {
 	}
 
 	ix := newIndexer()
+	args := make([]map[string]any, len(calls)) // decoded once per episode
 	scope := &flow.Scope{}
+	// The calls made since the last write, by tool: serving never repeats
+	// one (they are in flight or answered), so a fan-out is not credited
+	// with them.
+	sinceWrite := map[string][]*episode.Call{}
 	for pos, ev := range ep.Events {
+		if ev.Type == episode.EventCall && ev.Call != nil {
+			if kind(ev.Call) == episode.Write {
+				clear(sinceWrite)
+			}
+			sinceWrite[ev.Call.Tool] = append(sinceWrite[ev.Call.Tool], ev.Call)
+			continue
+		}
 		if ev.Type != episode.EventResult || ev.Result == nil {
 			continue
 		}
@@ -272,35 +313,59 @@ func (l *Learner) Add(ep *episode.Episode) {
 			// P(binding) = matched / reach.
 			if made := reach[tool]; len(made) > 0 {
 				la.reach.Add(fold)
-				l.countBindings(la, made, scope, ix, fold)
+				l.countBindings(la, made, sinceWrite[tool], args, scope, ix, fold)
 			}
 		}
 	}
 }
 
 // countBindings counts, for one occurrence of a lookup, every tuple of
-// argument bindings that reproduces the agent's calls of it.
-func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, scope *flow.Scope, ix *indexer, fold int) {
-	actual := make(map[string]bool, len(made))
+// argument bindings that reproduces the agent's calls of it: every call the
+// tuple makes (one per combination of fan-out values) is one of them.
+func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, decoded []map[string]any, scope *flow.Scope, ix *indexer, fold int) {
 	var first map[string]any
-	for _, c := range made {
-		args, ok := decodeArgs(c.Args)
-		if !ok {
-			continue
+	var names []string
+	actual := make(map[string]bool, len(made))
+	asked := map[string]bool{}
+	var key strings.Builder
+	for _, c := range append(made[:len(made):len(made)], prior...) {
+		args := decoded[c.Index]
+		if args == nil {
+			var ok bool
+			if args, ok = decodeArgs(c.Args); !ok {
+				continue
+			}
+			decoded[c.Index] = args
 		}
 		if first == nil {
 			first = args
+			names = make([]string, 0, len(first))
+			for name := range first {
+				names = append(names, name)
+			}
+			sort.Strings(names)
 		}
-		actual[flow.Canonical(args)] = true
+		if len(args) != len(names) {
+			continue
+		}
+		key.Reset()
+		for _, name := range names {
+			v, ok := args[name]
+			if !ok {
+				break
+			}
+			key.WriteString(valueKey(v))
+			key.WriteByte(0)
+		}
+		if slices.Contains(prior, c) {
+			asked[key.String()] = true
+		} else {
+			actual[key.String()] = true
+		}
 	}
 	if first == nil {
 		return
 	}
-	names := make([]string, 0, len(first))
-	for name := range first {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	cands := make([][]string, len(names))
 	for i, name := range names {
 		cands[i] = ix.candidates(scope, first[name])
@@ -308,39 +373,51 @@ func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, scope *flow
 			return
 		}
 	}
+	// Each candidate's values, as keys, evaluated once.
+	vals := make([][][]string, len(names))
+	for i := range names {
+		vals[i] = make([][]string, len(cands[i]))
+		for j, expr := range cands[i] {
+			b := l.binding(expr)
+			vs, err := b.Eval(scope)
+			if err != nil || len(vs) == 0 || len(vs) > maxFanOutValues {
+				continue
+			}
+			ks := make([]string, len(vs))
+			for k, v := range vs {
+				ks[k] = valueKey(v)
+			}
+			vals[i][j] = ks
+		}
+	}
 	// Every tuple, at most maxTuples, in a fixed order.
 	idx := make([]int, len(names))
-	args := make(map[string]flow.Binding, len(names))
 	for n := 0; n < maxTuples; n++ {
-		var key strings.Builder
-		for i, name := range names {
-			expr := cands[i][idx[i]]
-			b, ok := l.bindings[expr]
-			if !ok {
-				var err error
-				if b, err = flow.ParseBinding(expr); err != nil {
-					panic(fmt.Sprintf("learn made a bad binding %q: %v", expr, err))
-				}
-				l.bindings[expr] = b
+		if used, calls := tupleUse(vals, idx, actual, asked); used > 0 {
+			key.Reset()
+			for i, name := range names {
+				key.WriteString(name)
+				key.WriteByte('=')
+				key.WriteString(cands[i][idx[i]])
+				key.WriteByte(0)
 			}
-			args[name] = b
-			key.WriteString(name)
-			key.WriteByte('=')
-			key.WriteString(expr)
-			key.WriteByte(0)
-		}
-		objs, err := flow.BindArgs(args, scope, maxFanOutValues+1)
-		if err == nil && len(objs) > 0 && len(objs) <= maxFanOutValues && allIn(objs, actual) {
 			k := key.String()
 			ta := la.tuples[k]
 			if ta == nil {
-				ta = &tupleAcc{matched: flow.NewCount(l.opt.Folds)}
+				ta = &tupleAcc{matched: flow.NewCount(l.opt.Folds), calls: flow.NewCount(l.opt.Folds), used: flow.NewCount(l.opt.Folds)}
 				for i, name := range names {
 					ta.args = append(ta.args, argExpr{name, cands[i][idx[i]]})
+					ta.fan = ta.fan || strings.Contains(cands[i][idx[i]], "[*]")
 				}
 				la.tuples[k] = ta
 			}
-			ta.matched.Add(fold)
+			if used == calls {
+				ta.matched.Add(fold)
+			}
+			if ta.fan {
+				ta.calls.AddN(fold, calls)
+				ta.used.AddN(fold, used)
+			}
 		}
 		i := len(idx) - 1
 		for ; i >= 0; i-- {
@@ -356,29 +433,76 @@ func (l *Learner) countBindings(la *lookupAcc, made []*episode.Call, scope *flow
 	}
 }
 
-func allIn(objs []json.RawMessage, set map[string]bool) bool {
-	for _, o := range objs {
-		if !set[string(o)] {
-			return false
+// tupleUse returns how many calls the tuple makes (one per combination of
+// its values, less those already asked since the last write) and how many
+// of them are the agent's (actual: their argument keys joined by NUL); 0, 0
+// when it binds nothing or too much.
+func tupleUse(vals [][][]string, idx []int, actual, asked map[string]bool) (used, calls int) {
+	n := 1
+	for i := range vals {
+		vs := vals[i][idx[i]]
+		if len(vs) == 0 {
+			return 0, 0
+		}
+		n *= len(vs)
+		if n > maxFanOutValues {
+			return 0, 0
 		}
 	}
-	return true
+	pos := make([]int, len(vals))
+	var key strings.Builder
+	for c := 0; c < n; c++ {
+		key.Reset()
+		for i := range vals {
+			key.WriteString(vals[i][idx[i]][pos[i]])
+			key.WriteByte(0)
+		}
+		switch k := key.String(); {
+		case asked[k]:
+			// made already: serving would not repeat it
+		case actual[k]:
+			used++
+			calls++
+		default:
+			calls++
+		}
+		for i := len(pos) - 1; i >= 0; i-- {
+			pos[i]++
+			if pos[i] < len(vals[i][idx[i]]) {
+				break
+			}
+			pos[i] = 0
+		}
+	}
+	return used, calls
+}
+
+// valueKey is a JSON value's identity: its scalar key, or its canonical JSON.
+func valueKey(v any) string {
+	if k := scalarKey(v); k != "" {
+		return k
+	}
+	return "j" + flow.Canonical(v)
+}
+
+func (l *Learner) binding(expr string) flow.Binding {
+	b, ok := l.bindings[expr]
+	if !ok {
+		var err error
+		if b, err = flow.ParseBinding(expr); err != nil {
+			panic(fmt.Sprintf("learn made a bad binding %q: %v", expr, err))
+		}
+		l.bindings[expr] = b
+	}
+	return b
 }
 
 func decodeArgs(raw json.RawMessage) (map[string]any, bool) {
 	if len(raw) == 0 {
 		return map[string]any{}, true
 	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, false
-	}
-	if m == nil {
-		m = map[string]any{}
-	}
-	return m, true
+	m, ok := flow.NewResult("", string(raw)).Doc().(map[string]any)
+	return m, ok
 }
 
 func (l *Learner) noteTool(t *episode.Tool) {
@@ -391,9 +515,16 @@ func (l *Learner) noteTool(t *episode.Tool) {
 		ta.server = t.Server
 	}
 	ta.kinds[t.Kind]++
-	if c := flow.ContractOf(t.InputSchema); c != nil {
-		raw, _ := json.Marshal(c)
-		ta.contracts[string(raw)]++
+	c, ok := l.contract[string(t.InputSchema)]
+	if !ok {
+		if ct := flow.ContractOf(t.InputSchema); ct != nil {
+			raw, _ := json.Marshal(ct)
+			c = string(raw)
+		}
+		l.contract[string(t.InputSchema)] = c
+	}
+	if c != "" {
+		ta.contracts[c]++
 	}
 }
 
@@ -482,7 +613,7 @@ func (l *Learner) Flow() *flow.Flow {
 			var tuples []*tupleAcc
 			input := f.Tools[tool].Input
 			for _, ta := range la.tuples {
-				if ta.matched.N >= l.opt.MinSupport && fits(ta.args, input) {
+				if ta.support() >= l.opt.MinSupport && fits(ta.args, input) {
 					tuples = append(tuples, ta)
 				}
 			}
@@ -492,6 +623,10 @@ func (l *Learner) Flow() *flow.Flow {
 			}
 			for _, ta := range tuples {
 				b := flow.Bound{Args: map[string]flow.Binding{}, Matched: ta.matched}
+				if ta.fan {
+					calls, used := ta.calls, ta.used
+					b.Calls, b.Used = &calls, &used
+				}
 				for _, a := range ta.args {
 					b.Args[a.name] = l.bindings[a.expr]
 				}
@@ -517,11 +652,12 @@ func (l *Learner) Flow() *flow.Flow {
 	return f
 }
 
-// compareTuples ranks bindings: more matches first, then references before
-// constants, the site's result before earlier ones, a fan-out before a single
-// element (it covers more), then by text.
+// compareTuples ranks bindings: more of the agent's calls reproduced first
+// (a fan-out counts each call it shares with the agent), then references
+// before constants, the site's result before earlier ones, one element
+// before a fan-out (the same calls with fewer detours), then by text.
 func compareTuples(a, b *tupleAcc) int {
-	if c := cmp.Compare(b.matched.N, a.matched.N); c != 0 {
+	if c := cmp.Compare(b.support(), a.support()); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(tupleRank(a), tupleRank(b)); c != 0 {
@@ -541,7 +677,7 @@ func tupleRank(t *tupleAcc) int {
 			r += 100
 		}
 		if strings.Contains(a.expr, "[*]") {
-			fan = -1
+			fan = 1 // as many calls reproduced with more calls made: more detours
 		}
 	}
 	return 2*r + fan

@@ -2,6 +2,7 @@ package learn
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -130,11 +131,13 @@ func TestLearnBindingForms(t *testing.T) {
 	}{
 		// The whole text of a bare-id result.
 		{"find_user", "get_user", []string{`{"user_id":"$text"}×4`}, 4, 4},
-		// Fan-out over a list beats one element, which matched as often.
+		// Fan-out over a list reproduces 8 calls, one element 4.
 		{"get_user", "get_order", []string{`{"order_id":"$result.orders[*]"}×4`, `{"order_id":"$result.orders[0]"}×4`}, 4, 4},
 		// An element of a nested list; the site occurs twice an episode, and
 		// binds only after the order with items.
-		{"get_order", "get_item", []string{`{"item_id":"$result.items[0].item_id"}×4`}, 8, 8},
+		// The fan-out over the items reproduces as many calls (used 4 of 8
+		// calls, matched whole never), with detours: it ranks second.
+		{"get_order", "get_item", []string{`{"item_id":"$result.items[0].item_id"}×4`, `{"item_id":"$result.items[*].item_id"}×0`}, 8, 8},
 		// A nested member of an earlier result, and a constant.
 		{"get_item", "search", []string{`{"mode":"\"standard\"","zip":"$last[get_user].profile.zip"}×4`}, 4, 4},
 	} {
@@ -276,5 +279,79 @@ func golden(t *testing.T, name string, f *flow.Flow) {
 	}
 	if d := cmp.Diff(string(want), string(got)); d != "" {
 		t.Errorf("%s (-want +got; -update rewrites):\n%s", path, d)
+	}
+}
+
+// TestLearnFanOutPartial: the agent checks two of a user's three orders; the
+// fan-out over them is credited per call (used 2 of 3), and the calls the
+// agent had already made since its last write are not counted against it.
+func TestLearnFanOutPartial(t *testing.T) {
+	var eps []*episode.Episode
+	for n := 1; n <= 3; n++ {
+		u := fmt.Sprintf("user_%d", n)
+		eps = append(eps, crafted(fmt.Sprint(n), fmt.Sprint(n),
+			call{tool: "get_user", args: fmt.Sprintf(`{"user_id":%q}`, u), result: fmt.Sprintf(`{"orders":["%da","%db","%dc"]}`, n, n, n)},
+			call{tool: "get_order", args: fmt.Sprintf(`{"order_id":"%da"}`, n), result: `{}`, turn: 1},
+			call{tool: "get_order", args: fmt.Sprintf(`{"order_id":"%db"}`, n), result: `{}`, turn: 2},
+			call{tool: "cancel", args: fmt.Sprintf(`{"order_id":"%db"}`, n), result: `ok`, turn: 3},
+		))
+	}
+	f := learnAll(Options{Folds: 1, MinSupport: 2}, eps...)
+	l := lookup(t, f, "get_user", "get_order")
+	if l == nil || len(l.Bindings) == 0 {
+		t.Fatalf("no binding: %+v", l)
+	}
+	b := l.Bindings[0]
+	if got := flow.BindingString(b.Args); got != "order_id=$result.orders[*]" || b.Calls == nil || b.Calls.N != 9 || b.Used.N != 6 || b.Matched.N != 0 {
+		t.Fatalf("best binding %s: %+v calls %+v used %+v", got, b, b.Calls, b.Used)
+	}
+	if p := b.PBinding(-1, l.Reach.N); p != 6.0/9 {
+		t.Errorf("P(binding) = %v, want 2/3", p)
+	}
+	// After the first order, the fan-out's first call was already made:
+	// 2 calls of which the agent made 1.
+	l = lookup(t, f, "get_order", "get_order")
+	if l == nil || len(l.Bindings) == 0 {
+		t.Fatalf("get_order → get_order: %+v", l)
+	}
+	for _, b := range l.Bindings {
+		if b.Calls != nil && (b.Calls.N != 6 || b.Used.N != 3) {
+			t.Errorf("%s: calls %d used %d, want 6 and 3", flow.BindingString(b.Args), b.Calls.N, b.Used.N)
+		}
+	}
+}
+
+// sliceSource is an episode.Source over a slice.
+type sliceSource []*episode.Episode
+
+func (s sliceSource) Episodes(ctx context.Context, f episode.Filter, fn func(*episode.Episode) error) error {
+	for _, ep := range s {
+		if err := fn(ep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var _ episode.Source = sliceSource(nil)
+
+func TestFromSource(t *testing.T) {
+	var eps sliceSource
+	for n := 1; n <= 5; n++ {
+		eps = append(eps, userEpisode(n))
+	}
+	f, err := FromSource(context.Background(), eps, episode.Filter{}, Options{Domain: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := f.Marshal()
+	b, _ := learnAll(Options{Domain: "shop"}, eps...).Marshal()
+	if !bytes.Equal(a, b) {
+		t.Error("FromSource learns another flow than Add in order")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := FromSource(ctx, eps, episode.Filter{}, Options{}); err == nil {
+		t.Error("a cancelled context learned")
 	}
 }

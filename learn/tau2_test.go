@@ -60,9 +60,15 @@ func TestLearnTau2Sample(t *testing.T) {
 			if !bytes.Equal(a, b) {
 				t.Errorf("two learns of the same input differ")
 			}
-			if os.Getenv("HOIST_DUMP") != "" {
-				os.WriteFile(filepath.Join(t.TempDir(), "..", domain+".flow.json"), a, 0o644)
-				t.Logf("%s", a)
+			if len(f.Sites) == 0 || f.Learned.Episodes == 0 {
+				t.Errorf("learned nothing: %d sites from %d episodes", len(f.Sites), f.Learned.Episodes)
+			}
+			for _, s := range f.Sites {
+				for _, l := range s.Lookups {
+					if f.Tools[l.Tool].Kind != episode.Read {
+						t.Errorf("site %s looks up %s, a %s tool", s.Tool, l.Tool, f.Tools[l.Tool].Kind)
+					}
+				}
 			}
 		})
 	}

@@ -143,7 +143,7 @@ func showText(w io.Writer, file string, rev *flow.Review, all bool) error {
 			}
 			fmt.Fprintf(w, "%s%-28s P(reach) %.2f  P(habit) %.2f", mark, l.Tool, l.PReach, l.PHabit)
 			if l.Binding != nil {
-				fmt.Fprintf(w, "  binding %s matched %d/%d (%.2f)", flow.BindingString(l.Binding), l.Matched, l.Reach, l.PBinding)
+				fmt.Fprintf(w, "  binding %s matched %d/%d%s (%.2f)", flow.BindingString(l.Binding), l.Matched, l.Of, callsNote(l), l.PBinding)
 			}
 			if !l.Act {
 				fmt.Fprintf(w, "  [%s]", l.Why)
@@ -158,6 +158,14 @@ func showText(w io.Writer, file string, rev *flow.Review, all bool) error {
 		}
 	}
 	return nil
+}
+
+// callsNote says that a fan-out's match rate counts calls, not occurrences.
+func callsNote(l flow.LookupReview) string {
+	if l.FanOut {
+		return " calls"
+	}
+	return ""
 }
 
 func orNone(s string) string {
@@ -196,7 +204,7 @@ func showMarkdown(w io.Writer, file string, rev *flow.Review, all bool) error {
 			b, m := "", ""
 			if l.Binding != nil {
 				b = "`" + mdCell(flow.BindingString(l.Binding)) + "`"
-				m = fmt.Sprintf("%d/%d (%.2f)", l.Matched, l.Reach, l.PBinding)
+				m = fmt.Sprintf("%d/%d%s (%.2f)", l.Matched, l.Of, callsNote(l), l.PBinding)
 			}
 			fmt.Fprintf(w, "| %s | `%s` | %.2f | %.2f | %s | %s | %s |\n", act, l.Tool, l.PReach, l.PHabit, b, m, mdCell(l.Why))
 		}

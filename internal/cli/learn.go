@@ -113,15 +113,11 @@ func runLearn(ctx context.Context, o *learnOptions) error {
 	}
 	defer db.Close()
 	start := time.Now()
-	l := learn.New(o.options())
-	err = db.Episodes(ctx, episode.Filter{Domain: o.Domain}, func(ep *episode.Episode) error {
-		l.Add(ep)
-		return nil
-	})
+	f, err := learn.FromSource(ctx, db, episode.Filter{Domain: o.Domain}, o.options())
 	if err != nil {
-		return fmt.Errorf("reading episodes: %w", err)
+		return err
 	}
-	if err := writeFlow(o.IO, o.Out, l.Flow(), o.Quiet, time.Since(start)); err != nil {
+	if err := writeFlow(o.IO, o.Out, f, o.Quiet, time.Since(start)); err != nil {
 		return err
 	}
 	if bad {

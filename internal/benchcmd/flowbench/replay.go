@@ -150,10 +150,19 @@ func replayEpisode(f *flow.Flow, ep *episode.Episode, threshold float64) replay 
 		}
 		if all {
 			r.saved++
+		} else if ceilingOK[t.Index] && misses != nil {
+			for _, ci := range agent {
+				if !covered[ci] {
+					misses[ep.Domain+" "+calls[ci].Tool+" "+string(calls[ci].Args)]++
+				}
+			}
 		}
 	}
 	return r
 }
+
+// misses counts, with -v, the calls of ceiling turns the flow did not look up.
+var misses map[string]int
 
 // later returns the first agent call after event pos whose label is lb, or -1.
 func later(ep *episode.Episode, pos int, labels []string, lb string) int {
