@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hoist-mcp/hoist/flow"
@@ -325,5 +327,57 @@ func TestServeFlowServerSaysOtherwise(t *testing.T) {
 				t.Errorf("exit %d: %s", code, p.stderr)
 			}
 		})
+	}
+}
+
+// TestServeFlowUpstream serves the flow in front of hoist-mcp-demo --http
+// through --upstream: the same lookups, made as POSTs of the proxy's own.
+func TestServeFlowUpstream(t *testing.T) {
+	dir := t.TempDir()
+	p := startProxy(t, nil, "--record", dir, "--flow", demoFlow, "--upstream", startDemoHTTP(t))
+	p.send(init16(1))
+	p.readLine()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	p.readLine()
+	p.send(call(3, `{"text":"a","next":"b"}`))
+	var answer string
+	for answer == "" || !strings.Contains(answer, `"id":3`) {
+		answer = p.readLine()
+	}
+	if item := lookedUp(t, answer); !strings.HasSuffix(item, "lookup {\"text\":\"b\"}:\n{\"text\":\"b\"}") {
+		t.Errorf("appended %q", item)
+	}
+	if _, code := p.finish(); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.stderr)
+	}
+	if d, runs := flowLog(t, dir); len(runs) != 1 || len(d) != 2 || d[0].Taken != 0 {
+		t.Errorf("flow log: %d decisions, %d runs", len(d), len(runs))
+	}
+}
+
+// TestServeFlowListen serves the flow to a host over HTTP (--listen): each
+// session runs the flow and keeps a flow log of its own.
+func TestServeFlowListen(t *testing.T) {
+	dir := t.TempDir()
+	l := startListen(t, "--record", dir, "--flow", demoFlow, "--", testbin.Build(t, "hoist-mcp-demo"))
+	for i := 0; i < 2; i++ {
+		sid := l.initialize(nil)
+		l.do("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, session(sid))
+		l.do("POST", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, session(sid))
+		r := l.do("POST", strings.TrimSpace(call(3, `{"text":"a","next":"b"}`)), func(r *http.Request) {
+			session(sid)(r)
+			r.Header.Set("Accept", "application/json")
+		})
+		if item := lookedUp(t, r.body); !strings.HasSuffix(item, "lookup {\"text\":\"b\"}:\n{\"text\":\"b\"}") {
+			t.Errorf("session %d: appended %q", i, item)
+		}
+	}
+	l.cmd.Process.Signal(syscall.SIGTERM)
+	if code := l.wait(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.flow.jsonl"))
+	if len(logs) != 2 {
+		t.Errorf("want a flow log per session, got %v", logs)
 	}
 }

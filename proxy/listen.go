@@ -442,6 +442,31 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 			s.context = &contextTail{path: SessionPath(o.Context, name)}
 		}
 	}
+	if o.Flow != nil {
+		server := o.ServerName
+		if server == "" {
+			server = o.Domain
+		}
+		a := newActive(*o.Flow, server, func(f string, args ...any) { l.d.say("session "+s.id[:8]+": "+f, args...) })
+		a.rec = s.rec
+		a.session = hostSession
+		if r.Header.Get("Hoist-Session") == "" {
+			a.session = s.name
+		}
+		path := o.Flow.Log
+		if path == "" && s.rec != nil {
+			path = strings.TrimSuffix(s.rec.Path(), ".jsonl") + ".flow.jsonl"
+		}
+		if path != "" {
+			w, err := mcplog.CreateJSONL(SessionPath(path, a.session))
+			if err != nil {
+				l.d.say("flow log: %v", err)
+			} else {
+				a.flowLog = w
+			}
+		}
+		s.active = a
+	}
 	if err := s.startBackend(); err != nil {
 		if s.rec != nil {
 			s.rec.Close()

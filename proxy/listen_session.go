@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"sync"
@@ -27,6 +28,8 @@ type lsession struct {
 	rec  *mcplog.Writer
 	// context reads the session's --context file.
 	context *contextTail
+	// active serves --flow in this session.
+	active *active
 
 	child    *child
 	up       *upstream
@@ -81,6 +84,10 @@ func (s *lsession) record(from string, line []byte) {
 // session of --upstream.
 func (s *lsession) startBackend() error {
 	o := s.l.opts
+	if a := s.active; a != nil {
+		a.toHost = func(line []byte) { s.deliver(jsonrpc.TrimLine(line)) }
+		a.toServer = func(line []byte) { s.toServer(line) }
+	}
 	if o.Upstream != "" {
 		s.up = newUpstream(o.Upstream, o.UpstreamHeader, o.MaxFrameBytes, func(from string, line []byte) {
 			s.record(from, line)
@@ -128,16 +135,24 @@ func (w *diagWriter) Write(p []byte) (int, error) {
 func (s *lsession) fromHost(line []byte) {
 	recordContext(s.context, s.rec, line)
 	s.record(mcplog.FromClient, line)
-	if s.up != nil {
-		s.up.send(line)
-		return
+	if s.active != nil {
+		s.active.fromHost(line)
 	}
 	buf := make([]byte, len(line)+1)
 	copy(buf, line)
 	buf[len(line)] = '\n'
+	s.toServer(buf)
+}
+
+// toServer forwards one whole line (terminator included) to the server.
+func (s *lsession) toServer(line []byte) {
+	if s.up != nil {
+		s.up.send(jsonrpc.TrimLine(line))
+		return
+	}
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
-	s.child.stdin.Write(buf)
+	s.child.stdin.Write(line)
 }
 
 var errDuplicateID = errors.New("a request with this id is already waiting for its response in this session")
@@ -200,6 +215,16 @@ func (s *lsession) closeStream(ch chan []byte) {
 // waiting for it; anything else to the GET stream when one is open, else to
 // a waiting request's event stream, else to the queue (manual, "Streams").
 func (s *lsession) route(line []byte) {
+	// A flow takes the answers to its own lookups, and holds the agent's
+	// while it runs.
+	if s.active != nil && s.active.fromServer(append(bytes.Clone(line), '\n')) {
+		return
+	}
+	s.deliver(line)
+}
+
+// deliver passes a server message on to the host's streams.
+func (s *lsession) deliver(line []byte) {
 	m := jsonrpc.Classify(line)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -235,6 +260,7 @@ func (s *lsession) route(line []byte) {
 // shutdown ends the session once; see listener.end.
 func (s *lsession) shutdown(why string) {
 	s.endOnce.Do(func() {
+		defer s.endFlow()
 		if s.up != nil {
 			close(s.done)
 			s.up.close()
@@ -266,4 +292,20 @@ func (s *lsession) shutdown(why string) {
 		}
 		s.l.d.say("session %s ended: %s", s.id[:8], why)
 	})
+}
+
+// endFlow lets a run in progress hand back and closes the flow log, once the
+// server's side has ended.
+func (s *lsession) endFlow() {
+	a := s.active
+	if a == nil {
+		return
+	}
+	close(a.gone)
+	a.wait()
+	if a.flowLog != nil {
+		if err := a.flowLog.Close(); err != nil {
+			s.l.d.say("%v", err)
+		}
+	}
 }

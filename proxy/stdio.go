@@ -88,6 +88,11 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 				s.d.say("warning: %v", pruneErr)
 			}
 		}
+		if o.Flow != nil {
+			if err := s.startFlow(start); err != nil {
+				s.d.say("%v", err)
+			}
+		}
 		return s.runUpstream(ctx, st)
 	}
 

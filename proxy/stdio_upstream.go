@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -17,18 +18,9 @@ import (
 func (s *session) runUpstream(ctx context.Context, st Streams) int {
 	var outMu sync.Mutex
 	hostGone := false
-	toHost := func(from string, line []byte) {
-		buf := make([]byte, len(line)+1)
-		copy(buf, line)
-		buf[len(line)] = '\n'
+	write := func(buf []byte) {
 		outMu.Lock()
 		defer outMu.Unlock()
-		if s.rec != nil {
-			s.rec.Record(from, buf[:len(line)])
-		}
-		if s.opts.Trace {
-			s.d.say("trace server -> host %d B %s", len(buf), describe(jsonrpc.Classify(line)))
-		}
 		if hostGone {
 			return
 		}
@@ -36,7 +28,29 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 			hostGone = true
 		}
 	}
+	a := s.active
+	toHost := func(from string, line []byte) {
+		buf := make([]byte, len(line)+1)
+		copy(buf, line)
+		buf[len(line)] = '\n'
+		if s.rec != nil {
+			s.rec.Record(from, bytes.Clone(line)) // the recorder's own: it recycles it
+		}
+		if s.opts.Trace {
+			s.d.say("trace server -> host %d B %s", len(buf), describe(jsonrpc.Classify(line)))
+		}
+		// A flow takes the answer to its own lookups, and holds the
+		// agent's while it runs.
+		if a != nil && from == mcplog.FromServer && a.fromServer(buf) {
+			return
+		}
+		write(buf)
+	}
 	u := newUpstream(s.opts.Upstream, s.opts.UpstreamHeader, s.opts.MaxFrameBytes, toHost, s.d.say)
+	if a != nil {
+		a.toHost = write
+		a.toServer = func(line []byte) { u.send(jsonrpc.TrimLine(line)) }
+	}
 
 	lines := make(chan []byte)
 	readDone := make(chan error, 1)
@@ -58,6 +72,9 @@ loop:
 				recordContext(s.context, s.rec, body)
 				s.rec.Record(mcplog.FromClient, body)
 			}
+			if a != nil {
+				a.fromHost(body)
+			}
 			u.send(body)
 		case err := <-readDone:
 			if err != nil {
@@ -69,6 +86,15 @@ loop:
 		}
 	}
 	u.close()
+	if a != nil {
+		close(a.gone)
+		a.wait()
+		if a.flowLog != nil {
+			if err := a.flowLog.Close(); err != nil {
+				s.d.say("%v", err)
+			}
+		}
+	}
 	if s.rec != nil {
 		if err := s.rec.Close(); err != nil {
 			s.d.say("%v", err)

@@ -210,9 +210,6 @@ func validateFlow(cmd *cobra.Command, o *options) error {
 		}
 		return nil
 	}
-	if o.listen.Addr != "" || o.Upstream != "" {
-		return errors.New("--flow: served over stdio with a server command for now; not with --listen or --upstream")
-	}
 	f, err := flow.Load(o.flowPath)
 	if err != nil {
 		return fmt.Errorf("--flow: %w", err)
