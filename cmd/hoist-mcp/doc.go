@@ -1,12 +1,19 @@
-// Command hoist-mcp is a recording MCP proxy. It starts an MCP server as a
-// child process, forwards every line between it and the host byte for byte,
-// and with --record writes each line to a session log:
+// Command hoist-mcp is a recording MCP proxy that can also act on what it
+// sees. It starts an MCP server as a child process (or speaks to one over
+// Streamable HTTP with --upstream), serves the host over stdio (or over
+// Streamable HTTP with --listen), forwards every line byte for byte, and with
+// --record writes each line to a session log:
 //
 //	hoist-mcp --record ~/.hoist/logs --domain orders -- npx -y some-mcp-server
 //
 // The log is DIR/<session>.jsonl: a header line, then one line per wire line
 // with its time ({"t_ms":12,"from":"client","message":{…}}), the message
 // exactly as sent, or "raw" text for a line that is not JSON.
+//
+// With --flow FILE it serves a flow learned by hoist learn: after each of the
+// agent's calls it makes the read-only lookups the flow predicts and appends
+// their results to the agent's answer, logging each decision to
+// <session>.flow.jsonl.
 //
 // Exit status: the server's (128+n when signal n ended it); 125 when the
 // proxy itself failed (no log is left); 2 for usage errors.
