@@ -94,6 +94,8 @@ type lookupAcc struct {
 type tupleAcc struct {
 	args        []argExpr
 	fan         bool
+	constant    bool            // some argument is a constant
+	tasks       map[string]bool // with a constant: the tasks it matched in, up to MinSupport
 	matched     flow.Count
 	calls, used flow.Count // a fan-out's calls and those the agent made
 }
@@ -313,7 +315,7 @@ func (l *Learner) Add(ep *episode.Episode) {
 			// P(binding) = matched / reach.
 			if made := reach[tool]; len(made) > 0 {
 				la.reach.Add(fold)
-				l.countBindings(la, made, sinceWrite[tool], args, scope, ix, fold)
+				l.countBindings(la, made, sinceWrite[tool], args, scope, ix, fold, key)
 			}
 		}
 	}
@@ -322,7 +324,7 @@ func (l *Learner) Add(ep *episode.Episode) {
 // countBindings counts, for one occurrence of a lookup, every tuple of
 // argument bindings that reproduces the agent's calls of it: every call the
 // tuple makes (one per combination of fan-out values) is one of them.
-func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, decoded []map[string]any, scope *flow.Scope, ix *indexer, fold int) {
+func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, decoded []map[string]any, scope *flow.Scope, ix *indexer, fold int, task string) {
 	var first map[string]any
 	var names []string
 	actual := make(map[string]bool, len(made))
@@ -393,7 +395,16 @@ func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, deco
 	// Every tuple, at most maxTuples, in a fixed order.
 	idx := make([]int, len(names))
 	for n := 0; n < maxTuples; n++ {
-		if used, calls := tupleUse(vals, idx, actual, asked); used > 0 {
+		fans := 0
+		for i := range names {
+			if strings.Contains(cands[i][idx[i]], "[*]") {
+				fans++
+			}
+		}
+		if fans > 1 {
+			// Two lists fanned out against each other make every pair of
+			// their values: not a lookup an agent makes.
+		} else if used, calls := tupleUse(vals, idx, actual, asked); used > 0 {
 			key.Reset()
 			for i, name := range names {
 				key.WriteString(name)
@@ -408,8 +419,15 @@ func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, deco
 				for i, name := range names {
 					ta.args = append(ta.args, argExpr{name, cands[i][idx[i]]})
 					ta.fan = ta.fan || strings.Contains(cands[i][idx[i]], "[*]")
+					ta.constant = ta.constant || !strings.HasPrefix(cands[i][idx[i]], "$")
 				}
 				la.tuples[k] = ta
+			}
+			if ta.constant && len(ta.tasks) < l.opt.MinSupport {
+				if ta.tasks == nil {
+					ta.tasks = map[string]bool{}
+				}
+				ta.tasks[task] = true
 			}
 			if used == calls {
 				ta.matched.Add(fold)
@@ -613,7 +631,9 @@ func (l *Learner) Flow() *flow.Flow {
 			var tuples []*tupleAcc
 			input := f.Tools[tool].Input
 			for _, ta := range la.tuples {
-				if ta.support() >= l.opt.MinSupport && fits(ta.args, input) {
+				// A constant generalizes only if it served several tasks: one
+				// task's id, met by many agents, is not a constant.
+				if ta.support() >= l.opt.MinSupport && fits(ta.args, input) && (!ta.constant || len(ta.tasks) >= l.opt.MinSupport) {
 					tuples = append(tuples, ta)
 				}
 			}

@@ -355,3 +355,21 @@ func TestFromSource(t *testing.T) {
 		t.Error("a cancelled context learned")
 	}
 }
+
+// TestLearnConstantNeedsTasks: a value typed in one task, met by several
+// agents of that task, is no constant; one used across tasks is.
+func TestLearnConstantNeedsTasks(t *testing.T) {
+	ep := func(id, task, value string) *episode.Episode {
+		return crafted(id, task,
+			call{tool: "get_user", args: `{"user_id":"u"}`, result: `{}`},
+			call{tool: "search", args: fmt.Sprintf(`{"zip":%q}`, value), result: `[]`, turn: 1})
+	}
+	f := learnAll(Options{Folds: 1, MinSupport: 2}, ep("a", "t1", "99999"), ep("b", "t1", "99999"), ep("c", "t1", "99999"))
+	if l := lookup(t, f, "get_user", "search"); l == nil || len(l.Bindings) != 0 {
+		t.Errorf("one task's value became a constant: %+v", l)
+	}
+	f = learnAll(Options{Folds: 1, MinSupport: 2}, ep("a", "t1", "99999"), ep("b", "t2", "99999"))
+	if l := lookup(t, f, "get_user", "search"); l == nil || len(l.Bindings) != 1 {
+		t.Errorf("a value of two tasks is not a constant: %+v", l)
+	}
+}
