@@ -121,20 +121,22 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 		return nil
 	}
 
-	fmt.Fprintf(w, "\nheld-out replay (%d folds by task, reach, threshold %.2f)\tepisodes\ttool turns\tceiling\tsaved\tshare of ceiling\tlookups\tdetours\n", folds, threshold)
-	var all replay
-	for _, domain := range []string{"retail", "airline"} {
-		var de []*episode.Episode
-		for _, ep := range eps {
-			if ep.Domain == domain {
-				de = append(de, ep)
+	for _, d := range []flow.Decider{flow.Reach, flow.Habit} {
+		fmt.Fprintf(w, "\nheld-out replay (%d folds by task, %s, threshold %.2f)\tepisodes\ttool turns\tceiling\tsaved\tshare of ceiling\tlookups\tdetours\n", folds, d, threshold)
+		var all replay
+		for _, domain := range []string{"retail", "airline"} {
+			var de []*episode.Episode
+			for _, ep := range eps {
+				if ep.Domain == domain {
+					de = append(de, ep)
+				}
 			}
+			r := heldOut(de, domain, folds, flow.Rule{Decider: d, Threshold: threshold})
+			all.add(r)
+			r.print(w, domain)
 		}
-		r := heldOut(de, domain, folds, threshold)
-		all.add(r)
-		r.print(w, domain)
+		all.print(w, "both")
 	}
-	all.print(w, "both")
 	fmt.Fprintf(w, "\nload at end\t%s\n", loadavg())
 	return nil
 }
