@@ -340,14 +340,23 @@ func TestFromSource(t *testing.T) {
 	for n := 1; n <= 5; n++ {
 		eps = append(eps, userEpisode(n))
 	}
-	f, err := FromSource(context.Background(), eps, episode.Filter{}, Options{Domain: "shop"})
-	if err != nil {
-		t.Fatal(err)
+	for n := 1; n <= 3; n++ {
+		eps = append(eps, userEpisode(n)) // tasks met twice, in other shards
 	}
-	a, _ := f.Marshal()
-	b, _ := learnAll(Options{Domain: "shop"}, eps...).Marshal()
-	if !bytes.Equal(a, b) {
-		t.Error("FromSource learns another flow than Add in order")
+	eps = append(eps, crafted("c1", "t1", call{tool: "get_user", args: `{"user_id":"u"}`, result: `{}`},
+		call{tool: "search", args: `{"zip":"5"}`, result: `[]`, turn: 1}))
+	eps = append(eps, crafted("c2", "t2", call{tool: "get_user", args: `{"user_id":"u"}`, result: `{}`},
+		call{tool: "search", args: `{"zip":"5"}`, result: `[]`, turn: 1}))
+	want, _ := learnAll(Options{Domain: "shop", MinSupport: 2}, eps...).Marshal()
+	for workers := 1; workers <= 4; workers++ {
+		f, err := FromSource(context.Background(), eps, episode.Filter{}, Options{Domain: "shop", MinSupport: 2, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := f.Marshal()
+		if !bytes.Equal(got, want) {
+			t.Errorf("FromSource on %d workers learns another flow than Add in order:\n%s", workers, cmp.Diff(string(want), string(got)))
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
