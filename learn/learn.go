@@ -16,10 +16,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hoist-mcp/hoist/episode"
@@ -53,6 +55,8 @@ type Options struct {
 	// MaxBindings is how many bindings a lookup keeps, best first (0:
 	// DefaultMaxBindings).
 	MaxBindings int
+	// Workers is how many goroutines FromSource counts on (0: GOMAXPROCS).
+	Workers int
 	// HabitOnly marks the flow as learned without an arbiter (learn
 	// --habit-only). No flow of this version has one, so it changes only the
 	// provenance.
@@ -94,6 +98,8 @@ type lookupAcc struct {
 type tupleAcc struct {
 	args        []argExpr
 	fan         bool
+	constant    bool            // some argument is a constant
+	tasks       map[string]bool // with a constant: the tasks it matched in, up to MinSupport
 	matched     flow.Count
 	calls, used flow.Count // a fan-out's calls and those the agent made
 }
@@ -143,37 +149,125 @@ func New(opt Options) *Learner {
 	}
 }
 
-// FromSource learns a flow from every episode src gives for f, in the
-// order src gives them. Learning runs on a goroutine of its own while src
-// reads the next episodes, so the two overlap; FromSource joins it before
-// returning.
+// FromSource learns a flow from every episode src gives for f. Episodes
+// are counted on opt.Workers goroutines (0: GOMAXPROCS) while src reads on,
+// and the counts merged by addition, so the flow is byte-identical to Add's
+// over the same episodes in the same order. FromSource joins its goroutines
+// before returning.
 func FromSource(ctx context.Context, src episode.Source, f episode.Filter, opt Options) (*flow.Flow, error) {
+	n := opt.Workers
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
 	l := New(opt)
-	eps := make(chan *episode.Episode, 64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ep := range eps {
-			l.Add(ep)
-		}
-	}()
+	shards := make([]*Learner, n)
+	chans := make([]chan *episode.Episode, n)
+	var wg sync.WaitGroup
+	for w := range shards {
+		shards[w] = New(opt)
+		chans[w] = make(chan *episode.Episode, 32)
+		wg.Add(1)
+		go func(sh *Learner, ch <-chan *episode.Episode) {
+			defer wg.Done()
+			for ep := range ch {
+				sh.count(ep)
+			}
+		}(shards[w], chans[w])
+	}
+	i := 0
 	err := src.Episodes(ctx, f, func(ep *episode.Episode) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		l.note(ep)
 		select {
-		case eps <- ep:
+		case chans[i%n] <- ep:
+			i++
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	})
-	close(eps)
-	<-done
+	for _, ch := range chans {
+		close(ch)
+	}
+	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("reading episodes: %w", err)
 	}
+	for _, sh := range shards {
+		l.merge(sh)
+	}
 	return l.Flow(), nil
+}
+
+// merge adds o's counts (not its provenance, which note keeps in order) to
+// l. o must not be used after.
+func (l *Learner) merge(o *Learner) {
+	for sk, osa := range o.sites {
+		sa := l.sites[sk]
+		if sa == nil {
+			l.sites[sk] = osa
+			continue
+		}
+		addCount(&sa.count, osa.count)
+		for tool, ola := range osa.lookups {
+			la := sa.lookups[tool]
+			if la == nil {
+				sa.lookups[tool] = ola
+				continue
+			}
+			addCount(&la.reach, ola.reach)
+			addCount(&la.habit, ola.habit)
+			for k, ota := range ola.tuples {
+				ta := la.tuples[k]
+				if ta == nil {
+					la.tuples[k] = ota
+					continue
+				}
+				addCount(&ta.matched, ota.matched)
+				addCount(&ta.calls, ota.calls)
+				addCount(&ta.used, ota.used)
+				for task := range ota.tasks {
+					if ta.tasks == nil {
+						ta.tasks = map[string]bool{}
+					}
+					ta.tasks[task] = true
+				}
+			}
+		}
+	}
+	for name, ota := range o.tools {
+		ta := l.tools[name]
+		if ta == nil {
+			l.tools[name] = ota
+			continue
+		}
+		if ta.server == "" {
+			ta.server = ota.server
+		}
+		for k, n := range ota.kinds {
+			ta.kinds[k] += n
+		}
+		for c, n := range ota.contracts {
+			ta.contracts[c] += n
+		}
+	}
+	for s := range o.servers {
+		l.servers[s] = true
+	}
+	for expr, b := range o.bindings {
+		l.bindings[expr] = b
+	}
+}
+
+func addCount(dst *flow.Count, src flow.Count) {
+	dst.N += src.N
+	for i := range src.Folds {
+		if i < len(dst.Folds) {
+			dst.Folds[i] += src.Folds[i]
+		}
+	}
 }
 
 // Episodes returns how many episodes the Learner has seen.
@@ -181,10 +275,14 @@ func (l *Learner) Episodes() int { return l.episodes }
 
 // Add learns from one episode.
 func (l *Learner) Add(ep *episode.Episode) {
+	l.note(ep)
+	l.count(ep)
+}
+
+// note records an episode's provenance: what must see episodes in order.
+func (l *Learner) note(ep *episode.Episode) {
 	l.episodes++
-	key := flow.TaskKey(ep)
-	l.tasks[key] = true
-	fold := flow.FoldOf(key, l.k)
+	l.tasks[flow.TaskKey(ep)] = true
 	if ep.Source != "" {
 		l.sources[ep.Source] = true
 	}
@@ -192,7 +290,13 @@ func (l *Learner) Add(ep *episode.Episode) {
 		l.latest = ep.Started
 	}
 	l.writeDigest(ep)
+}
 
+// count adds an episode's counts, which are sums: shards of episodes
+// counted apart and merged give the same counts.
+func (l *Learner) count(ep *episode.Episode) {
+	key := flow.TaskKey(ep)
+	fold := flow.FoldOf(key, l.k)
 	tools := make(map[string]*episode.Tool, len(ep.Tools))
 	for i := range ep.Tools {
 		t := &ep.Tools[i]
@@ -313,7 +417,7 @@ func (l *Learner) Add(ep *episode.Episode) {
 			// P(binding) = matched / reach.
 			if made := reach[tool]; len(made) > 0 {
 				la.reach.Add(fold)
-				l.countBindings(la, made, sinceWrite[tool], args, scope, ix, fold)
+				l.countBindings(la, made, sinceWrite[tool], args, scope, ix, fold, key)
 			}
 		}
 	}
@@ -322,7 +426,7 @@ func (l *Learner) Add(ep *episode.Episode) {
 // countBindings counts, for one occurrence of a lookup, every tuple of
 // argument bindings that reproduces the agent's calls of it: every call the
 // tuple makes (one per combination of fan-out values) is one of them.
-func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, decoded []map[string]any, scope *flow.Scope, ix *indexer, fold int) {
+func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, decoded []map[string]any, scope *flow.Scope, ix *indexer, fold int, task string) {
 	var first map[string]any
 	var names []string
 	actual := make(map[string]bool, len(made))
@@ -393,7 +497,16 @@ func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, deco
 	// Every tuple, at most maxTuples, in a fixed order.
 	idx := make([]int, len(names))
 	for n := 0; n < maxTuples; n++ {
-		if used, calls := tupleUse(vals, idx, actual, asked); used > 0 {
+		fans := 0
+		for i := range names {
+			if strings.Contains(cands[i][idx[i]], "[*]") {
+				fans++
+			}
+		}
+		if fans > 1 {
+			// Two lists fanned out against each other make every pair of
+			// their values: not a lookup an agent makes.
+		} else if used, calls := tupleUse(vals, idx, actual, asked); used > 0 {
 			key.Reset()
 			for i, name := range names {
 				key.WriteString(name)
@@ -408,8 +521,15 @@ func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, deco
 				for i, name := range names {
 					ta.args = append(ta.args, argExpr{name, cands[i][idx[i]]})
 					ta.fan = ta.fan || strings.Contains(cands[i][idx[i]], "[*]")
+					ta.constant = ta.constant || !strings.HasPrefix(cands[i][idx[i]], "$")
 				}
 				la.tuples[k] = ta
+			}
+			if ta.constant && len(ta.tasks) < l.opt.MinSupport {
+				if ta.tasks == nil {
+					ta.tasks = map[string]bool{}
+				}
+				ta.tasks[task] = true
 			}
 			if used == calls {
 				ta.matched.Add(fold)
@@ -613,7 +733,9 @@ func (l *Learner) Flow() *flow.Flow {
 			var tuples []*tupleAcc
 			input := f.Tools[tool].Input
 			for _, ta := range la.tuples {
-				if ta.support() >= l.opt.MinSupport && fits(ta.args, input) {
+				// A constant generalizes only if it served several tasks: one
+				// task's id, met by many agents, is not a constant.
+				if ta.support() >= l.opt.MinSupport && fits(ta.args, input) && (!ta.constant || len(ta.tasks) >= l.opt.MinSupport) {
 					tuples = append(tuples, ta)
 				}
 			}

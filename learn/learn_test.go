@@ -340,18 +340,45 @@ func TestFromSource(t *testing.T) {
 	for n := 1; n <= 5; n++ {
 		eps = append(eps, userEpisode(n))
 	}
-	f, err := FromSource(context.Background(), eps, episode.Filter{}, Options{Domain: "shop"})
-	if err != nil {
-		t.Fatal(err)
+	for n := 1; n <= 3; n++ {
+		eps = append(eps, userEpisode(n)) // tasks met twice, in other shards
 	}
-	a, _ := f.Marshal()
-	b, _ := learnAll(Options{Domain: "shop"}, eps...).Marshal()
-	if !bytes.Equal(a, b) {
-		t.Error("FromSource learns another flow than Add in order")
+	eps = append(eps, crafted("c1", "t1", call{tool: "get_user", args: `{"user_id":"u"}`, result: `{}`},
+		call{tool: "search", args: `{"zip":"5"}`, result: `[]`, turn: 1}))
+	eps = append(eps, crafted("c2", "t2", call{tool: "get_user", args: `{"user_id":"u"}`, result: `{}`},
+		call{tool: "search", args: `{"zip":"5"}`, result: `[]`, turn: 1}))
+	want, _ := learnAll(Options{Domain: "shop", MinSupport: 2}, eps...).Marshal()
+	for workers := 1; workers <= 4; workers++ {
+		f, err := FromSource(context.Background(), eps, episode.Filter{}, Options{Domain: "shop", MinSupport: 2, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := f.Marshal()
+		if !bytes.Equal(got, want) {
+			t.Errorf("FromSource on %d workers learns another flow than Add in order:\n%s", workers, cmp.Diff(string(want), string(got)))
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := FromSource(ctx, eps, episode.Filter{}, Options{}); err == nil {
 		t.Error("a cancelled context learned")
+	}
+}
+
+// TestLearnConstantNeedsTasks: a value typed in one task, met by several
+// agents of that task, is no constant; one used across tasks is.
+func TestLearnConstantNeedsTasks(t *testing.T) {
+	ep := func(id, task, value string) *episode.Episode {
+		return crafted(id, task,
+			call{tool: "get_user", args: `{"user_id":"u"}`, result: `{}`},
+			call{tool: "search", args: fmt.Sprintf(`{"zip":%q}`, value), result: `[]`, turn: 1})
+	}
+	f := learnAll(Options{Folds: 1, MinSupport: 2}, ep("a", "t1", "99999"), ep("b", "t1", "99999"), ep("c", "t1", "99999"))
+	if l := lookup(t, f, "get_user", "search"); l == nil || len(l.Bindings) != 0 {
+		t.Errorf("one task's value became a constant: %+v", l)
+	}
+	f = learnAll(Options{Folds: 1, MinSupport: 2}, ep("a", "t1", "99999"), ep("b", "t2", "99999"))
+	if l := lookup(t, f, "get_user", "search"); l == nil || len(l.Bindings) != 1 {
+		t.Errorf("a value of two tasks is not a constant: %+v", l)
 	}
 }

@@ -111,9 +111,11 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 		}
 		fmt.Fprintf(w, "learn from the store (read + learn)\t%d episodes\t%.0f episodes/s\ttarget ≥ %.0f\t%s\n", n, rate, targetLearnRate, verdict(rate >= targetLearnRate))
 		fmt.Fprintf(w, "  the store's read alone\t%d episodes\t%.0f episodes/s\t\t\n", n, read)
-		for _, k := range []int{1, 4, 16} {
-			r := learnInMemory(eps, k)
-			fmt.Fprintf(w, "learn alone, %d× the episodes\t%d episodes\t%.0f episodes/s\t\t\n", k, k*len(eps), r)
+		for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+			for _, k := range []int{1, 4, 16} {
+				r := learnInMemory(eps, k, workers)
+				fmt.Fprintf(w, "learn alone (%d workers), %d× the episodes\t%d episodes\t%.0f episodes/s\t\t\n", workers, k, k*len(eps), r)
+			}
 		}
 		w.Flush()
 	}
@@ -121,20 +123,22 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 		return nil
 	}
 
-	fmt.Fprintf(w, "\nheld-out replay (%d folds by task, reach, threshold %.2f)\tepisodes\ttool turns\tceiling\tsaved\tshare of ceiling\tlookups\tdetours\n", folds, threshold)
-	var all replay
-	for _, domain := range []string{"retail", "airline"} {
-		var de []*episode.Episode
-		for _, ep := range eps {
-			if ep.Domain == domain {
-				de = append(de, ep)
+	for _, d := range []flow.Decider{flow.Reach, flow.Habit} {
+		fmt.Fprintf(w, "\nheld-out replay (%d folds by task, %s, threshold %.2f)\tepisodes\ttool turns\tceiling\tsaved\tshare of ceiling\tlookups\tdetours\n", folds, d, threshold)
+		var all replay
+		for _, domain := range []string{"retail", "airline"} {
+			var de []*episode.Episode
+			for _, ep := range eps {
+				if ep.Domain == domain {
+					de = append(de, ep)
+				}
 			}
+			r := heldOut(de, domain, folds, flow.Rule{Decider: d, Threshold: threshold})
+			all.add(r)
+			r.print(w, domain)
 		}
-		r := heldOut(de, domain, folds, threshold)
-		all.add(r)
-		r.print(w, domain)
+		all.print(w, "both")
 	}
-	all.print(w, "both")
 	fmt.Fprintf(w, "\nload at end\t%s\n", loadavg())
 	return nil
 }
@@ -351,17 +355,32 @@ func learnFromStore(dir string, copies int) (readRate, rate float64, n int, err 
 	return readRate, rate, n, nil
 }
 
-func learnInMemory(eps []*episode.Episode, k int) float64 {
-	best := 0.0
-	for round := 0; round < 3; round++ {
-		l := learn.New(learn.Options{})
-		start := time.Now()
-		for c := 0; c < k; c++ {
-			for _, ep := range eps {
-				l.Add(ep)
+// sliceSource is an episode.Source over episodes in memory, k times over.
+type sliceSource struct {
+	eps []*episode.Episode
+	k   int
+}
+
+func (s sliceSource) Episodes(ctx context.Context, _ episode.Filter, fn func(*episode.Episode) error) error {
+	for c := 0; c < s.k; c++ {
+		for _, ep := range s.eps {
+			if err := fn(ep); err != nil {
+				return err
 			}
 		}
-		l.Flow()
+	}
+	return nil
+}
+
+// learnInMemory learns k copies of eps through learn.FromSource on workers
+// goroutines, best of three.
+func learnInMemory(eps []*episode.Episode, k, workers int) float64 {
+	best := 0.0
+	for round := 0; round < 3; round++ {
+		start := time.Now()
+		if _, err := learn.FromSource(context.Background(), sliceSource{eps, k}, episode.Filter{}, learn.Options{Workers: workers}); err != nil {
+			panic(err)
+		}
 		best = max(best, float64(k*len(eps))/time.Since(start).Seconds())
 	}
 	return best

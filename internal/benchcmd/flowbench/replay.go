@@ -44,7 +44,7 @@ func (r replay) print(w io.Writer, name string) {
 
 // heldOut learns one flow from eps with folds by task, and replays each
 // episode served with its own task's fold left out.
-func heldOut(eps []*episode.Episode, domain string, folds int, threshold float64) replay {
+func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule) replay {
 	l := learn.New(learn.Options{Domain: domain, Folds: folds})
 	for _, ep := range eps {
 		l.Add(ep)
@@ -52,7 +52,7 @@ func heldOut(eps []*episode.Episode, domain string, folds int, threshold float64
 	f := l.Flow()
 	var r replay
 	for _, ep := range eps {
-		r.add(replayEpisode(f, ep, threshold))
+		r.add(replayEpisode(f, ep, rule))
 	}
 	return r
 }
@@ -70,7 +70,7 @@ func label(tool string, args []byte) string {
 // answered with the agent's own result (so decisions chain), one it never
 // made is a detour. A turn is saved when every call in it was looked up
 // since the last write.
-func replayEpisode(f *flow.Flow, ep *episode.Episode, threshold float64) replay {
+func replayEpisode(f *flow.Flow, ep *episode.Episode, rule flow.Rule) replay {
 	r := replay{episodes: 1}
 	kinds := map[string]episode.Kind{}
 	for _, t := range ep.Tools {
@@ -81,7 +81,7 @@ func replayEpisode(f *flow.Flow, ep *episode.Episode, threshold float64) replay 
 	for i, c := range calls {
 		labels[i] = label(c.Tool, c.Args)
 	}
-	s, err := flow.NewSession(f, flow.Options{Rule: flow.Rule{Decider: flow.Reach, Threshold: threshold}, TaskID: flow.TaskKey(ep)})
+	s, err := flow.NewSession(f, flow.Options{Rule: rule, TaskID: flow.TaskKey(ep)})
 	if err != nil {
 		return r
 	}
