@@ -9,7 +9,11 @@
 #          (go run ./internal/benchcmd/httpbench -h)
 #   ingest hoist ingest of a generated corpus beside DuckDB's read_json on the
 #          same files, re-ingest and export (go run ./internal/benchcmd/ingestbench -h)
-# Usage: scripts/bench.sh [stdio|http|ingest|all] [flags for that benchmark]
+#   flow   decision latency of a 200-site flow, learn throughput, and the
+#          held-out share of LLM turns a flow learned from τ²-bench saves
+#          (go run ./internal/benchcmd/flowbench -h; reads ../shared/data/tau2
+#          when it is there)
+# Usage: scripts/bench.sh [stdio|http|ingest|flow|all] [flags for that benchmark]
 # Expects bin/ built (make bench does it) and, for http, the npm peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +26,7 @@ http)
   exec go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules "$@"
   ;;
 ingest) exec scripts/bench-ingest.sh "$@" ;;
+flow) exec go run ./internal/benchcmd/flowbench "$@" ;;
 all)
   go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo
   echo
@@ -29,6 +34,8 @@ all)
   go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules
   echo
   scripts/bench-ingest.sh
+  echo
+  go run ./internal/benchcmd/flowbench
   ;;
-*) echo "usage: scripts/bench.sh [stdio|http|ingest|all] [flags]" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh [stdio|http|ingest|flow|all] [flags]" >&2; exit 2 ;;
 esac

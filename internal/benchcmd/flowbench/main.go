@@ -18,7 +18,7 @@
 //
 // Usage:
 //
-//	go run ./internal/benchcmd/flowbench [-tau2 /work/shared/data/tau2] [-copies 10] [-folds 5]
+//	go run ./internal/benchcmd/flowbench [-tau2 ../shared/data/tau2] [-copies 10] [-folds 5]
 package main
 
 import (
@@ -52,7 +52,7 @@ const (
 )
 
 func main() {
-	tau2 := flag.String("tau2", "/work/shared/data/tau2", "the τ²-bench data `DIR` (results/, tool_kinds.json, tools.json)")
+	tau2 := flag.String("tau2", "../shared/data/tau2", "the τ²-bench data `DIR` (results/, tool_kinds.json, tools.json)")
 	copies := flag.Int("copies", 10, "ingest the results files this many times for the store benchmark")
 	folds := flag.Int("folds", 5, "folds of the held-out replay")
 	decisions := flag.Int("decisions", 200000, "decisions to time")
