@@ -171,6 +171,27 @@ func EachMember(b []byte, fn func(key string, val []byte)) {
 	}
 }
 
+// EachElement calls fn with each element of the JSON array b, which must be
+// valid JSON, in order: the element's exact bytes, which alias b.
+func EachElement(b []byte, fn func(val []byte)) {
+	s := scanner{b: b}
+	s.space()
+	s.i++ // '['
+	for {
+		s.space()
+		if s.b[s.i] == ']' {
+			return
+		}
+		if s.b[s.i] == ',' {
+			s.i++
+			s.space()
+		}
+		start := s.i
+		s.skipValue()
+		fn(s.b[start:s.i])
+	}
+}
+
 // Unquote decodes a JSON string token known to be valid. Keys and method
 // names are short and almost never escaped, so the fast path slices the
 // quotes off.

@@ -142,3 +142,23 @@ func FuzzLooksLikeMessage(f *testing.F) {
 		}
 	})
 }
+
+func TestEachMemberAndElement(t *testing.T) {
+	var got []string
+	EachMember([]byte(` {"a" : [1, {"b":"]"}, "x\\"] , "c\u0041":null,"d":{"e":[]}} `), func(k string, v []byte) {
+		got = append(got, k+"="+string(v))
+		if k == "a" {
+			EachElement(v, func(e []byte) { got = append(got, "elem "+string(e)) })
+		}
+	})
+	want := []string{`a=[1, {"b":"]"}, "x\\"]`, "elem 1", `elem {"b":"]"}`, `elem "x\\"`, "cA=null", `d={"e":[]}`}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("item %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+	EachElement([]byte("[ ]"), func([]byte) { t.Error("an empty array has no element") })
+}

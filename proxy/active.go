@@ -89,6 +89,17 @@ func newActive(o FlowOptions, server string, say func(string, ...any)) *active {
 	}
 }
 
+// ready starts the flow session at once when the proxy was told the
+// server's name (--server-name or --domain); else the name in the server's
+// answer to initialize starts it.
+func (a *active) ready() {
+	if a.server != "" {
+		a.mu.Lock()
+		a.start("")
+		a.mu.Unlock()
+	}
+}
+
 // start makes the flow session once the server's name is known.
 func (a *active) start(serverName string) {
 	name := a.server
@@ -136,15 +147,21 @@ func (a *active) fromHost(line []byte) {
 		if a.fs == nil {
 			return
 		}
-		var p struct {
-			Params struct {
-				Name      string          `json:"name"`
-				Arguments json.RawMessage `json:"arguments"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(line, &p) == nil {
-			a.calls[string(m.ID)] = a.fs.Call(p.Params.Name, p.Params.Arguments)
-		}
+		var name string
+		var args json.RawMessage
+		jsonrpc.EachMember(line, func(key string, val []byte) {
+			if key == "params" && val[0] == '{' {
+				jsonrpc.EachMember(val, func(key string, val []byte) {
+					switch {
+					case key == "name" && val[0] == '"':
+						name = jsonrpc.Unquote(val)
+					case key == "arguments":
+						args = val
+					}
+				})
+			}
+		})
+		a.calls[string(m.ID)] = a.fs.Call(name, args)
 	}
 }
 
@@ -200,9 +217,28 @@ func (a *active) fromServer(line []byte) bool {
 			a.fs.Result(idx, text, failed)
 			return false
 		}
+		// The first decision is made here, on the pump's goroutine: when
+		// it looks nothing up, which is most calls, the answer goes on at
+		// once, with no hand-off to another goroutine.
+		a.fs.Result(idx, text, failed)
+		r := a.fs.Run(idx)
+		d := r.Next()
+		a.logJSON(d)
+		if a.opts.Shadow {
+			// Shadow makes no lookup, so its whole run is decided here.
+			for d.Taken >= 0 {
+				d = r.Next()
+				a.logJSON(d)
+			}
+		}
+		if d.Taken < 0 {
+			rec := r.End()
+			a.logJSON(rec)
+			return false
+		}
 		a.running = true
 		a.runs.Add(1)
-		go a.run(idx, line, text, failed)
+		go a.run(r, d, line)
 		return true
 	}
 	return false
@@ -214,23 +250,21 @@ type lookupResult struct {
 	text  string
 }
 
-// run runs the flow at the site of call idx and hands the held answer back.
-func (a *active) run(idx int, held []byte, text string, failed bool) {
+// run goes on with a run whose first decision d took a lookup, and hands
+// the held answer back.
+func (a *active) run(r *flow.Run, d flow.Decision, held []byte) {
 	defer a.runs.Done()
 	a.mu.Lock()
 	fs := a.fs
 	a.mu.Unlock()
-	fs.Result(idx, text, failed)
-	r := fs.Run(idx)
 	var found []lookupResult
-	for {
-		d := r.Next()
-		a.logJSON(d)
+	for first := true; ; first = false {
+		if !first {
+			d = r.Next()
+			a.logJSON(d)
+		}
 		if d.Taken < 0 {
 			break
-		}
-		if a.opts.Shadow {
-			continue
 		}
 		o := d.Offers[d.Taken]
 		res, ok := a.lookup(fs.CallName(o.Tool), o.Args)
@@ -365,37 +399,57 @@ func offset(b, sub []byte) int {
 	return cap(b) - cap(sub)
 }
 
-// resultText reads a tools/call response: its content's text items joined
-// by newlines and whether it failed (a JSON-RPC error, or isError).
+// resultText reads a tools/call response, valid JSON: its content's text
+// items joined by newlines and whether it failed (a JSON-RPC error, or
+// isError). It reads only the members it needs, with no reflection, since it
+// runs after every call.
 func resultText(resp []byte) (string, bool) {
-	var r struct {
-		Result *struct {
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			IsError bool `json:"isError"`
-		} `json:"result"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(resp, &r); err != nil {
-		return "", true
-	}
-	if r.Error != nil {
-		return r.Error.Message, true
-	}
-	if r.Result == nil {
-		return "", true
-	}
 	var texts []string
-	for _, c := range r.Result.Content {
-		if c.Type == "text" {
-			texts = append(texts, c.Text)
+	failed, answered := false, false
+	jsonrpc.EachMember(resp, func(key string, val []byte) {
+		switch {
+		case key == "error" && val[0] == '{':
+			failed, answered = true, true
+			jsonrpc.EachMember(val, func(key string, val []byte) {
+				if key == "message" && val[0] == '"' {
+					texts = []string{jsonrpc.Unquote(val)}
+				}
+			})
+		case key == "result" && val[0] == '{':
+			answered = true
+			jsonrpc.EachMember(val, func(key string, val []byte) {
+				switch {
+				case key == "isError":
+					failed = string(val) == "true"
+				case key == "content" && val[0] == '[':
+					jsonrpc.EachElement(val, func(item []byte) {
+						if item[0] != '{' {
+							return
+						}
+						var typ, text string
+						jsonrpc.EachMember(item, func(key string, val []byte) {
+							if val[0] != '"' {
+								return
+							}
+							switch key {
+							case "type":
+								typ = jsonrpc.Unquote(val)
+							case "text":
+								text = jsonrpc.Unquote(val)
+							}
+						})
+						if typ == "text" {
+							texts = append(texts, text)
+						}
+					})
+				}
+			})
 		}
+	})
+	if !answered {
+		return "", true
 	}
-	return strings.Join(texts, "\n"), r.Result.IsError
+	return strings.Join(texts, "\n"), failed
 }
 
 // listedTools reads a tools/list response.

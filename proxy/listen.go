@@ -466,6 +466,7 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 			}
 		}
 		s.active = a
+		a.ready()
 	}
 	if err := s.startBackend(); err != nil {
 		if s.rec != nil {

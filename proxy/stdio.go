@@ -144,6 +144,7 @@ func (s *session) startFlow(start time.Time) error {
 		a.session = mcplog.SessionID(start, os.Getpid())
 	}
 	s.active = a
+	a.ready()
 	path := o.Flow.Log
 	if path == "" && s.rec != nil {
 		path = strings.TrimSuffix(s.rec.Path(), ".jsonl") + ".flow.jsonl"

@@ -48,10 +48,13 @@ const (
 	targetRecordShare = 0.50
 	targetPlainShare  = 0.80
 	targetRSS         = 20e6 // bytes
+	// Issue 4, point 9: serving a flow on a call that triggers no lookup.
+	targetServing = 10 * time.Microsecond
 )
 
 type config struct {
 	hoist, demo, cat string
+	flow             string
 	dir              string
 	calls, warmup    int
 	lineSize         int
@@ -71,6 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.hoist, "hoist", "bin/hoist-mcp", "the hoist-mcp `binary` to measure")
 	fs.StringVar(&c.demo, "demo", "bin/hoist-mcp-demo", "the hoist-mcp-demo `binary`")
 	fs.StringVar(&c.cat, "cat", "cat", "the echo `command` of the throughput runs")
+	fs.StringVar(&c.flow, "flow", "proxy/testdata/demo.flow.json", "the flow `FILE` served in the serving-overhead run")
 	fs.StringVar(&c.dir, "dir", "", "`directory` for --record logs (default: a new temporary directory, removed after)")
 	fs.IntVar(&c.calls, "calls", 5000, "measured round trips per command")
 	fs.IntVar(&c.warmup, "warmup", 500, "round trips per command before measuring")
@@ -119,11 +123,15 @@ func bench(c config, w io.Writer) error {
 
 	// Round trips.
 	recArgs, recDone := record()
-	names := []string{"direct", "hoist-mcp", "hoist-mcp --record"}
+	// The flow's only site is the demo's lookup, and its binding reads a
+	// member the bench's calls never return: every call runs the flow and
+	// looks nothing up (issue 4, point 9: serving overhead).
+	names := []string{"direct", "hoist-mcp", "hoist-mcp --record", "hoist-mcp --flow, no lookup"}
 	lat, cpuPerCall, err := latencies(names, [][]string{
 		{c.demo},
 		{c.hoist, "--", c.demo},
 		append(recArgs, c.demo),
+		{c.hoist, "--flow", c.flow, "--", c.demo},
 	}, c.warmup, c.calls)
 	recDone()
 	if err != nil {
@@ -243,6 +251,8 @@ func bench(c config, w io.Writer) error {
 	fmt.Fprintf(tw, "throughput --record / pipe\t%.0f%%\t≥ %.0f%%\t%s\t\n", 100*share[2], 100*targetRecordShare, check(share[2] >= targetRecordShare))
 	fmt.Fprintf(tw, "throughput without --record / pipe\t%.0f%%\t≥ %.0f%%\t%s\t\n", 100*share[1], 100*targetPlainShare, check(share[1] >= targetPlainShare))
 	fmt.Fprintf(tw, "peak RSS --record, 64 KiB messages\t%s\t≤ %s\t%s\t\n", mb(rssWorst), mb(targetRSS), check(rssWorst <= targetRSS))
+	serving := p50[3] - p50[1]
+	fmt.Fprintf(tw, "serving a flow, no lookup: p50 over the passive proxy (issue 4)\t%s\t≤ %s\t%s\t\n", us(serving), us(targetServing), added(serving, targetServing))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
