@@ -252,7 +252,7 @@ func writePartition(ctx context.Context, db *store.DB, root string, p store.Part
 			return fmt.Errorf("writing %s: %w", f.Name(), err)
 		}
 	}
-	return db.EpisodesIn(ctx, p, func(ep *episode.Episode, s store.Session) error {
+	return db.EpisodesIn(ctx, p, func(ep *episode.Episode, s store.Session, _ *store.Flow) error {
 		var n int64
 		for _, o := range files {
 			if err := o.d.rows(ep, s, func(row []any) error {
