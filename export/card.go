@@ -58,6 +58,9 @@ func Card(format Format, schemaVersion int, version string, res Result) string {
 	switch format {
 	case Parquet:
 		fmt.Fprintf(&b, "```sql\n-- DuckDB\nSELECT s.domain, c.tool_name, count(*) AS calls\nFROM read_parquet('calls/**/*.parquet', hive_partitioning = true) c\nJOIN read_parquet('sessions/**/*.parquet', hive_partitioning = true) s USING (session_id)\nGROUP BY ALL ORDER BY calls DESC;\n```\n\n")
+		if written["decisions"] && written["runs"] {
+			fmt.Fprintf(&b, "```sql\n-- DuckDB: each run's decisions, with the call it followed\nSELECT r.session_id, r.run_index, r.call_tool, d.site, d.taken_tool, d.propensity, r.surprise\nFROM read_parquet('runs/**/*.parquet', hive_partitioning = true) r\nJOIN read_parquet('decisions/**/*.parquet', hive_partitioning = true) d USING (session_id, server, run_index)\nORDER BY r.session_id, r.run_index, d.decision_index;\n```\n\n")
+		}
 		fmt.Fprintf(&b, "```python\nimport pandas as pd, polars as pl\ncalls = pd.read_parquet(\"calls\")                               # pyarrow reads the partitions\ncalls = pl.scan_parquet(\"calls/**/*.parquet\", hive_partitioning=True).collect()\n# Spark: spark.read.parquet(\"calls\")\n```\n")
 	case Arrow:
 		fmt.Fprintf(&b, "```python\nimport pyarrow.dataset as ds\ncalls = ds.dataset(\"calls\", format=\"arrow\", partitioning=\"hive\").to_table()\n```\n\nThe files are Arrow IPC (Feather v2) with zstd-compressed buffers.\n")
