@@ -326,14 +326,22 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 	for _, paths := range grouped {
 		have[strings.Join(paths, "\x00")] = true
 	}
-	var units [][]*candidate
+	// A host session is read again when a log or flow log of it changed,
+	// or when it must be written whatever the files say (force): its tools
+	// are renamed, or its logs regrouped.
+	type plan struct {
+		logs  []*candidate
+		force bool
+	}
+	var units []plan
 	for _, cl := range clusters {
 		changed := false
 		for _, c := range cl {
 			changed = changed || c.changed || c.flowChanged
 		}
-		if changed || flip || !have[clusterKey(cl)] {
-			units = append(units, cl)
+		force := flip || !have[clusterKey(cl)]
+		if changed || force {
+			units = append(units, plan{cl, force})
 		} else {
 			st.Unchanged += len(cl)
 		}
@@ -368,12 +376,12 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 			g.Go(func() error {
 				defer readers.Done()
 				defer func() { <-sem }()
-				unit, res, err := prepareUnit(gctx, u, qualified)
+				unit, res, err := prepareUnit(gctx, u.logs, qualified, u.force)
 				if err != nil {
 					return err
 				}
 				newFiles := 0
-				for _, c := range u {
+				for _, c := range u.logs {
 					if c.changed {
 						newFiles++
 					}
@@ -583,8 +591,10 @@ type unitResult struct {
 // prepareUnit reads the logs of one host session and builds what one
 // transaction writes: its episode (or, for two servers of one name, each
 // log's), the lines beside it, and the files. The unit is nil when no log
-// could be read.
-func prepareUnit(ctx context.Context, cl []*candidate, qualified bool) (*store.Unit, unitResult, error) {
+// could be read. With force, the unit is written even when the store has
+// recorded its files as they are, unless a log changed (another ingest
+// that recorded it wrote the unit too).
+func prepareUnit(ctx context.Context, cl []*candidate, qualified, force bool) (*store.Unit, unitResult, error) {
 	var res unitResult
 	type loaded struct {
 		c  *candidate
@@ -617,9 +627,9 @@ func prepareUnit(ctx context.Context, cl []*candidate, qualified bool) (*store.U
 	sort.SliceStable(ls, func(i, j int) bool {
 		return ls[i].rl.log.Header.StartedUnixMS < ls[j].rl.log.Header.StartedUnixMS
 	})
-	unit := store.Unit{Lines: map[string][]store.WireLine{}, Flows: map[string]*store.Flow{}, Force: true}
+	unit := store.Unit{Lines: map[string][]store.WireLine{}, Flows: map[string]*store.Flow{}, Force: force}
 	for _, l := range ls {
-		if l.c.changed || l.c.flowChanged {
+		if l.c.changed {
 			unit.Force = false
 		}
 		unit.Files = append(unit.Files, fileRecord(l.c, l.rl))
