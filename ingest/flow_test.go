@@ -237,3 +237,68 @@ func TestFlowLogsOfAMergedSession(t *testing.T) {
 		t.Errorf("decisions (server session run/index):\n%s", diff)
 	}
 }
+
+func TestConcurrentIngestsOfFlowLogs(t *testing.T) {
+	dir := copyTree(t, "sessions/flow")
+	path := filepath.Join(t.TempDir(), "hoist.db")
+	errs := make(chan error, 3)
+	for range 3 {
+		go func() {
+			db, err := store.Open(context.Background(), path)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer db.Close()
+			_, err = Dir(context.Background(), db, dir, Options{})
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := openStore(t, path)
+	c, _ := db.Counts(context.Background())
+	if c["episodes"] != 2 || c["decisions"] != 14 || c["runs"] != 8 || c["flow_files"] != 2 {
+		t.Errorf("counts after concurrent ingests: %v", c)
+	}
+}
+
+// FuzzFlowLine checks that no line makes the flow-log decoder panic, and
+// that what it accepts is consistent: a decision's taken and greedy index
+// its offers, a run counts its sites.
+func FuzzFlowLine(f *testing.F) {
+	paths, _ := filepath.Glob(filepath.Join("..", "testdata", "sessions", "flow", "*.flow.jsonl"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			f.Add([]byte(l))
+		}
+	}
+	f.Add([]byte(`{"type":"run","sites":[["decide#0","stop",null],["obs#0","ok",-1]]}`))
+	f.Add([]byte(`{"type":"decision","site":"x","offers":[{"tool":1}],"greedy":0,"taken":0}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		d, r, field, err := parseFlowLine(line)
+		switch {
+		case err != nil:
+			if d != nil || r != nil {
+				t.Fatalf("an error (%s: %v) and a value", field, err)
+			}
+		case d != nil:
+			if d.Taken < -1 || d.Taken >= d.NOffers || d.Greedy < -1 || d.Greedy >= d.NOffers || d.TakenTool.Valid != (d.Taken >= 0) {
+				t.Fatalf("decision out of its offers: %+v", d)
+			}
+		case r != nil:
+			if r.NDecisions < 0 || r.NLookups < 0 || len(r.Sites) == 0 {
+				t.Fatalf("run: %+v", r)
+			}
+		default:
+			t.Fatal("neither a value nor an error")
+		}
+	})
+}
