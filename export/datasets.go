@@ -39,7 +39,10 @@ type dataset struct {
 	Name    string
 	Doc     string
 	Columns []column
-	rows    func(ep *episode.Episode, s store.Session, emit func([]any) error) error
+	// Flow marks a dataset of the flow logs (decisions, runs): written only
+	// when the store holds some.
+	Flow bool
+	rows func(ep *episode.Episode, s store.Session, fl *store.Flow, emit func([]any) error) error
 }
 
 // Names follow OpenTelemetry's GenAI and MCP semantic conventions where one
@@ -68,7 +71,7 @@ var datasets = []*dataset{
 			{"errors", tInt64, false, "calls whose result was an error"},
 			{"messages", tInt64, false, "conversation messages (user and assistant)"},
 		},
-		rows: func(ep *episode.Episode, s store.Session, emit func([]any) error) error {
+		rows: func(ep *episode.Episode, s store.Session, _ *store.Flow, emit func([]any) error) error {
 			var task, reward any
 			if ep.TaskID != "" {
 				task = ep.TaskID
@@ -93,7 +96,7 @@ var datasets = []*dataset{
 			{"calls", tInt64, false, "the turn's calls"},
 			{"errors", tInt64, false, "the turn's calls whose result was an error"},
 		},
-		rows: func(ep *episode.Episode, _ store.Session, emit func([]any) error) error {
+		rows: func(ep *episode.Episode, _ store.Session, _ *store.Flow, emit func([]any) error) error {
 			calls := ep.Calls()
 			for _, t := range ep.Turns {
 				var errs int64
@@ -131,7 +134,7 @@ var datasets = []*dataset{
 			{"result_text", tString, true, "the result's text items joined by newlines, or the error message"},
 			{"result", tJSON, true, "the response as sent, raw JSON"},
 		},
-		rows: func(ep *episode.Episode, _ store.Session, emit func([]any) error) error {
+		rows: func(ep *episode.Episode, _ store.Session, _ *store.Flow, emit func([]any) error) error {
 			answered := map[int]int64{}
 			for _, ev := range ep.Events {
 				if ev.Result != nil {
@@ -182,7 +185,7 @@ var datasets = []*dataset{
 			{"content", tString, false, "the message's text"},
 			{"sent_at", tTimestamp, false, "when the proxy logged it"},
 		},
-		rows: func(ep *episode.Episode, _ store.Session, emit func([]any) error) error {
+		rows: func(ep *episode.Episode, _ store.Session, _ *store.Flow, emit func([]any) error) error {
 			i := 0
 			for _, ev := range ep.Events {
 				if m := ev.Message; m != nil {
@@ -195,6 +198,102 @@ var datasets = []*dataset{
 			return nil
 		},
 	},
+	{
+		Name: "decisions",
+		Doc:  "One row per decision of a flow hoist-mcp served (--flow): the lookups offered, the rule's greedy choice, what was taken and its propensity. From the flow logs; written only when the store holds some.",
+		Flow: true,
+		Columns: []column{
+			{"session_id", tString, false, "the session (sessions.session_id)"},
+			{"server", tString, false, "the MCP server whose proxy served the flow"},
+			{"log_session", tString, false, "the session log's session id; the flow log is <log_session>.flow.jsonl"},
+			{"run_index", tInt32, false, "the run it belongs to (runs.run_index): the run line logged after it"},
+			{"decision_index", tInt32, false, "the decision's position in its run, from 0"},
+			{"site", tString, false, "the decision's address in its run: decide#N"},
+			{"offer_count", tInt64, false, "lookups offered"},
+			{"offers", tJSON, false, "the offers, raw JSON: tool, args, binding, from, p_reach, p_habit, p_binding, support"},
+			{"greedy", tInt32, false, "the rule's own choice: an index into offers, -1 for stop"},
+			{"taken", tInt32, false, "what was taken: an index into offers, -1 for stop"},
+			{"propensity", tFloat64, false, "the probability that the rule took what it took"},
+			{"taken_tool", tString, true, "the tool of the offer taken; null when the decision stopped"},
+			{"taken_args", tJSON, true, "the arguments of the offer taken, raw JSON; null when it stopped"},
+			{"decider", tString, false, "the rule's decider: reach or habit"},
+			{"threshold", tFloat64, false, "the rule's threshold on P(tool) × P(binding matched)"},
+			{"epsilon", tFloat64, false, "the rule's exploration rate ε"},
+			{"shadow", tBool, false, "decided in shadow: logged, nothing looked up"},
+			{"log_line", tInt64, false, "the line in the flow log, from 1"},
+			{"raw", tJSON, false, "the line as logged"},
+		},
+		rows: func(ep *episode.Episode, _ store.Session, fl *store.Flow, emit func([]any) error) error {
+			if fl == nil {
+				return nil
+			}
+			for _, d := range fl.Decisions {
+				var tool, args any
+				if d.TakenTool.Valid {
+					tool = d.TakenTool.String
+				}
+				if len(d.TakenArgs) > 0 {
+					args = string(d.TakenArgs)
+				}
+				if err := emit([]any{ep.ID, serverName(ep, d.Server), d.Session, d.Run, d.Index, d.Site, int64(d.NOffers), string(d.Offers),
+					d.Greedy, d.Taken, d.Propensity, tool, args, d.Decider, d.Threshold, d.Epsilon, d.Shadow, int64(d.Line), d.Raw}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	},
+	{
+		Name: "runs",
+		Doc:  "One row per run of a flow after one of the agent's calls: its sites as [address, value, logp], its surprise and the log-probability of its decisions. From the flow logs; written only when the store holds some.",
+		Flow: true,
+		Columns: []column{
+			{"session_id", tString, false, "the session (sessions.session_id)"},
+			{"server", tString, false, "the MCP server whose proxy served the flow"},
+			{"log_session", tString, false, "the session log's session id"},
+			{"run_index", tInt32, false, "the run's position in its flow log, from 0"},
+			{"call_tool", tString, false, "the tool of the agent's call the run followed"},
+			{"failed", tBool, false, "whether that call failed"},
+			{"max_lookups", tInt64, false, "the run's budget of lookups (the caps left)"},
+			{"fold", tInt32, false, "the fold of the flow that served it (-1: all folds)"},
+			{"decider", tString, false, "the rule's decider: reach or habit"},
+			{"threshold", tFloat64, false, "the rule's threshold"},
+			{"epsilon", tFloat64, false, "the rule's exploration rate ε"},
+			{"decisions", tInt64, false, "its decision sites (decide#N): rows of decisions"},
+			{"lookups", tInt64, false, "its answer sites (obs#N): lookups made and answered"},
+			{"sites", tJSON, false, "every site in the order visited, [address, value, logp] (logp null for −Inf), raw JSON"},
+			{"surprise", tFloat64, false, "the surprise of the answers, in nats (−Σ logp over obs sites)"},
+			{"logp_policy", tFloat64, true, "Σ logp over the decision sites: the log-probability of its decisions under its rule; null when one is −Inf"},
+			{"shadow", tBool, false, "served in shadow: decided and logged, nothing looked up"},
+			{"log_line", tInt64, false, "the line in the flow log, from 1"},
+			{"raw", tJSON, false, "the line as logged"},
+		},
+		rows: func(ep *episode.Episode, _ store.Session, fl *store.Flow, emit func([]any) error) error {
+			if fl == nil {
+				return nil
+			}
+			for _, r := range fl.Runs {
+				var logp any
+				if r.LogPolicy.Valid {
+					logp = r.LogPolicy.Float64
+				}
+				if err := emit([]any{ep.ID, serverName(ep, r.Server), r.Session, r.Index, r.CallTool, r.Failed, int64(r.MaxLookups), r.Fold,
+					r.Decider, r.Threshold, r.Epsilon, int64(r.NDecisions), int64(r.NLookups), string(r.Sites), r.Surprise, logp, r.Shadow,
+					int64(r.Line), r.Raw}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	},
+}
+
+// serverName returns the name of the episode's server i.
+func serverName(ep *episode.Episode, i int) string {
+	if i >= 0 && i < len(ep.Servers) {
+		return ep.Servers[i].Name
+	}
+	return ""
 }
 
 func at(ep *episode.Episode, ms int64) time.Time {

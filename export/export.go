@@ -3,7 +3,8 @@
 // (DESIGN.md, "Export"; issue 3, point 6). It is the only package that
 // imports arrow-go.
 //
-// Each table (sessions, turns, calls, messages) is one dataset, Hive
+// Each table (sessions, turns, calls, messages, and decisions and runs when
+// the store holds flow logs) is one dataset, Hive
 // partitioned by the session's domain and UTC start date
 // (sessions/domain=retail/date=2026-03-08/part-0.parquet), so that DuckDB,
 // pandas, polars and Spark read the partition columns from the paths.
@@ -88,7 +89,10 @@ type Options struct {
 
 // Result says what an export wrote.
 type Result struct {
-	Rows       map[string]int64 // by dataset
+	Rows map[string]int64 // by dataset
+	// Written are the datasets written, in order: every dataset but
+	// decisions and runs when the store holds no flow logs.
+	Written    []string
 	Files      int
 	Partitions int
 	Bytes      int64
@@ -135,11 +139,23 @@ func Export(ctx context.Context, db *store.DB, opts Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	counts, err := db.Counts(ctx)
+	if err != nil {
+		return res, fmt.Errorf("exporting: counting the store's rows: %w", err)
+	}
+	var active []*dataset
+	for _, d := range datasets {
+		if d.Flow && counts[d.Name] == 0 {
+			continue
+		}
+		active = append(active, d)
+		res.Written = append(res.Written, d.Name)
+	}
 	res.Partitions = len(parts)
 	mem := memory.NewGoAllocator()
 	var sessions, rows int64
 	for _, p := range parts {
-		if err := writePartition(ctx, db, tmp, p, opts.Format, db.SchemaVersion(), mem, &res, func(n int64) {
+		if err := writePartition(ctx, db, tmp, p, active, opts.Format, db.SchemaVersion(), mem, &res, func(n int64) {
 			sessions++
 			rows += n
 			if opts.Progress != nil {
@@ -149,7 +165,7 @@ func Export(ctx context.Context, db *store.DB, opts Options) (Result, error) {
 			return res, err
 		}
 	}
-	for _, d := range datasets {
+	for _, d := range active {
 		if err := os.MkdirAll(filepath.Join(tmp, d.Name), 0o755); err != nil {
 			return res, fmt.Errorf("exporting: %w", err)
 		}
@@ -198,7 +214,7 @@ func hiveEscapeAll(s string) string {
 	return b.String()
 }
 
-func writePartition(ctx context.Context, db *store.DB, root string, p store.Partition, format Format, schemaVersion int,
+func writePartition(ctx context.Context, db *store.DB, root string, p store.Partition, active []*dataset, format Format, schemaVersion int,
 	mem memory.Allocator, res *Result, progress func(rows int64)) (err error) {
 	type open struct {
 		d    *dataset
@@ -229,7 +245,7 @@ func writePartition(ctx context.Context, db *store.DB, root string, p store.Part
 			}
 		}
 	}()
-	for _, d := range datasets {
+	for _, d := range active {
 		dir := filepath.Join(root, d.Name, partitionDir(p))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("exporting: %w", err)
@@ -252,10 +268,10 @@ func writePartition(ctx context.Context, db *store.DB, root string, p store.Part
 			return fmt.Errorf("writing %s: %w", f.Name(), err)
 		}
 	}
-	return db.EpisodesIn(ctx, p, func(ep *episode.Episode, s store.Session) error {
+	return db.EpisodesIn(ctx, p, func(ep *episode.Episode, s store.Session, fl *store.Flow) error {
 		var n int64
 		for _, o := range files {
-			if err := o.d.rows(ep, s, func(row []any) error {
+			if err := o.d.rows(ep, s, fl, func(row []any) error {
 				o.rows++
 				n++
 				return o.w.Append(row)

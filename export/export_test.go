@@ -3,9 +3,11 @@ package export
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -77,7 +79,7 @@ func TestExportParquet(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rdr.Close()
-	if v := rdr.MetaData().KeyValueMetadata().FindValue("hoist.schema_version"); v == nil || *v != "1" {
+	if v := rdr.MetaData().KeyValueMetadata().FindValue("hoist.schema_version"); v == nil || *v != strconv.Itoa(db.SchemaVersion()) {
 		t.Errorf("hoist.schema_version = %v", v)
 	}
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
@@ -101,8 +103,14 @@ func TestExportParquet(t *testing.T) {
 		t.Errorf("no default partition for a session without a domain: %v", err)
 	}
 	card, err := os.ReadFile(filepath.Join(out, "README.md"))
-	if err != nil || !strings.Contains(string(card), "`tool_name`") {
+	if err != nil || !strings.Contains(string(card), "`tool_name`") || !strings.Contains(string(card), "`decisions` and `runs` not written: the store holds no rows") {
 		t.Errorf("dataset card: %v\n%s", err, card)
+	}
+	// Without flow logs, no decisions or runs.
+	for _, name := range []string{"decisions", "runs"} {
+		if _, err := os.Stat(filepath.Join(out, name)); err == nil || res.Rows[name] != 0 {
+			t.Errorf("%s written from a store without flow logs", name)
+		}
 	}
 
 	// An export replaces an earlier one, and leaves nothing beside it.
@@ -183,5 +191,102 @@ func TestExportJSONL(t *testing.T) {
 	}
 	if len(rows) != 2 || rows[0]["tool_name"] != "get" || rows[0]["called_at"] != "2026-03-09T20:00:00.005Z" || rows[1]["answered_at"] != nil {
 		t.Errorf("rows = %v", rows)
+	}
+}
+
+func TestExportFlowDatasets(t *testing.T) {
+	db := testStore(t)
+	ctx := context.Background()
+	// Give session sb (airline, 2026-03-09) a flow log: a run of a lookup
+	// taken and a stop, then a run that stopped at once.
+	ep, _, err := db.Episode(ctx, "sb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := store.Rule{Decider: "reach", Threshold: 0.3, Epsilon: 0.1}
+	fl := &store.Flow{
+		Decisions: []store.Decision{
+			{Session: "log-b", Run: 0, Index: 0, Line: 1, Site: "decide#0", NOffers: 1, Offers: json.RawMessage(`[{"tool":"get","args":{"a":2}}]`),
+				Greedy: 0, Taken: 0, Propensity: 0.9, TakenTool: sql.NullString{String: "get", Valid: true}, TakenArgs: json.RawMessage(`{"a":2}`), Rule: rule, Raw: `{"type":"decision"}`},
+			{Session: "log-b", Run: 0, Index: 1, Line: 2, Site: "decide#1", Offers: json.RawMessage(`[]`), Greedy: -1, Taken: -1, Propensity: 1, Rule: rule, Raw: `{}`},
+			{Session: "log-b", Run: 1, Index: 0, Line: 4, Site: "decide#0", Offers: json.RawMessage(`[]`), Greedy: -1, Taken: -1, Propensity: 1, Rule: rule, Raw: `{}`},
+		},
+		Runs: []store.Run{
+			{Session: "log-b", Index: 0, Line: 3, CallTool: "get", MaxLookups: 8, Fold: -1, Rule: rule, NDecisions: 2, NLookups: 1,
+				Sites: json.RawMessage(`[["decide#0","get {\"a\":2}",-0.105],["obs#0","ok",-0.2],["decide#1","stop",0]]`), Surprise: 0.2,
+				LogPolicy: sql.NullFloat64{Float64: -0.105, Valid: true}, Raw: `{"type":"run"}`},
+			{Session: "log-b", Index: 1, Line: 5, CallTool: "set", Failed: true, Rule: rule, NDecisions: 1, Sites: json.RawMessage(`[["decide#0","stop",null]]`), Raw: `{}`},
+		},
+	}
+	if _, err := db.Put(ctx, store.Unit{Episodes: []*episode.Episode{ep}, Flows: map[string]*store.Flow{"sb": fl}}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "export")
+	res, err := Export(ctx, db, Options{Format: JSONL, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows["decisions"] != 3 || res.Rows["runs"] != 2 || len(res.Written) != 6 || res.Files != 24 {
+		t.Errorf("result: %+v", res)
+	}
+	rows := func(name string) []map[string]any {
+		b, err := os.ReadFile(filepath.Join(out, name, "domain=airline", "date=2026-03-09", "part-0.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	d := rows("decisions")
+	if len(d) != 3 || d[0]["session_id"] != "sb" || d[0]["server"] != "shop" || d[0]["taken_tool"] != "get" || d[0]["taken_args"] != `{"a":2}` ||
+		d[0]["propensity"] != 0.9 || d[0]["offer_count"] != 1.0 || d[1]["taken_tool"] != nil || d[2]["run_index"] != 1.0 || d[0]["epsilon"] != 0.1 {
+		t.Errorf("decisions: %v", d)
+	}
+	r := rows("runs")
+	if len(r) != 2 || r[0]["call_tool"] != "get" || r[0]["lookups"] != 1.0 || r[0]["logp_policy"] != -0.105 || r[1]["logp_policy"] != nil || r[1]["failed"] != true {
+		t.Errorf("runs: %v", r)
+	}
+	// Another partition holds none: an empty file, so every partition has the dataset.
+	if b, err := os.ReadFile(filepath.Join(out, "runs", "domain=retail", "date=2026-03-08", "part-0.jsonl")); err != nil || len(b) != 0 {
+		t.Errorf("runs of a partition without flow logs: %q, %v", b, err)
+	}
+
+	// Parquet: typed columns, the schema version in the metadata.
+	pq := filepath.Join(t.TempDir(), "pq")
+	if _, err := Export(ctx, db, Options{Format: Parquet, Out: pq}); err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := file.OpenParquetFile(filepath.Join(pq, "decisions", "domain=airline", "date=2026-03-09", "part-0.parquet"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	if v := rdr.MetaData().KeyValueMetadata().FindValue("hoist.schema_version"); v == nil || *v != strconv.Itoa(db.SchemaVersion()) {
+		t.Errorf("hoist.schema_version = %v", v)
+	}
+	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := fr.Schema()
+	for name, want := range map[string]arrow.DataType{"run_index": arrow.PrimitiveTypes.Int32, "propensity": arrow.PrimitiveTypes.Float64,
+		"offer_count": arrow.PrimitiveTypes.Int64, "shadow": arrow.FixedWidthTypes.Boolean, "taken_tool": arrow.BinaryTypes.String} {
+		if fs, ok := sc.FieldsByName(name); !ok || !arrow.TypeEqual(fs[0].Type, want) {
+			t.Errorf("column %s: %v, want %v", name, fs, want)
+		}
+	}
+	if rdr.NumRows() != 3 {
+		t.Errorf("decisions rows: %d", rdr.NumRows())
+	}
+	card, _ := os.ReadFile(filepath.Join(pq, "README.md"))
+	if strings.Contains(string(card), "not written") || !strings.Contains(string(card), "## decisions") || !strings.Contains(string(card), "`logp_policy`") {
+		t.Errorf("card:\n%s", card)
 	}
 }

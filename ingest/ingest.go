@@ -10,6 +10,14 @@
 // such a session every log's tools in it are named server::tool. Each
 // episode is written in one transaction, so an interrupted ingest leaves
 // whole episodes, and two ingests running at once give the store one of each.
+//
+// The flow log hoist-mcp --flow writes beside a session log
+// (<session>.flow.jsonl: decision and run lines) is read with its log and
+// written in the same transaction, as the episode's decisions and runs. It
+// is incremental as the logs are: a flow log that changed, appeared or went
+// has its session read again; an unchanged one is skipped. A malformed
+// flow-log line is reported as file:line and skipped, and a flow log
+// without its session log is named and skipped.
 package ingest
 
 import (
@@ -71,6 +79,11 @@ type Stats struct {
 	// was ingested.
 	Malformed    int
 	Lines, Bytes int64
+	// FlowLogs are the flow logs read beside the session logs, holding
+	// Decisions and Runs; OrphanFlows were named and skipped: flow logs
+	// without their session log.
+	FlowLogs, Decisions, Runs int
+	OrphanFlows               int
 }
 
 // Problems reports whether some input was bad (malformed lines, logs that
@@ -106,6 +119,10 @@ type candidate struct {
 	header      mcplog.Header
 	headerRaw   json.RawMessage
 	start, end  int64 // unix ms
+	// flow is the flow log beside the log, if any; flowChanged says it
+	// differs from what the store recorded of it (or it appeared, or went).
+	flow        *flowFile
+	flowChanged bool
 }
 
 func (c *candidate) hostSession() string {
@@ -134,6 +151,7 @@ func Dir(ctx context.Context, db *store.DB, dir string, opt Options) (Stats, err
 		return st, fmt.Errorf("reading sessions: %s is not a directory", dir)
 	}
 	byDir := map[string][]*candidate{}
+	flows := map[string]*flowFile{}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -147,6 +165,14 @@ func Dir(ctx context.Context, db *store.DB, dir string, opt Options) (Stats, err
 			if _, err := os.Stat(filepath.Join(path, exportMarker)); err == nil {
 				return filepath.SkipDir
 			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(d.Name(), flowSuffix) {
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			flows[path] = &flowFile{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 			return nil
 		}
 		if !d.Type().IsRegular() || !isCandidate(d.Name()) {
@@ -163,6 +189,26 @@ func Dir(ctx context.Context, db *store.DB, dir string, opt Options) (Stats, err
 	})
 	if err != nil {
 		return st, fmt.Errorf("reading sessions: %w", err)
+	}
+	// Each flow log goes with the session log beside it; one without is
+	// named and skipped.
+	for _, cs := range byDir {
+		for _, c := range cs {
+			fp := flowPathOf(c.path)
+			if f, ok := flows[fp]; ok {
+				c.flow = f
+				delete(flows, fp)
+			}
+		}
+	}
+	orphans := make([]string, 0, len(flows))
+	for p := range flows {
+		orphans = append(orphans, p)
+	}
+	sort.Strings(orphans)
+	for _, p := range orphans {
+		st.OrphanFlows++
+		warn(fmt.Errorf("%s: skipped: a flow log without its session log %s", p, strings.TrimSuffix(p, flowSuffix)+".jsonl"))
 	}
 	dirs := make([]string, 0, len(byDir))
 	for d := range byDir {
@@ -208,6 +254,18 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 	if err != nil {
 		return err
 	}
+	storedFlows, err := db.FlowFiles(ctx, dir)
+	if err != nil {
+		return err
+	}
+	flowOf := map[string]store.FlowFile{} // by session log
+	for _, f := range storedFlows {
+		flowOf[f.LogPath] = f
+	}
+	var touchFlows []store.FlowFile
+	for _, c := range cands {
+		c.flowChanged, touchFlows = flowChanged(c, flowOf, touchFlows)
+	}
 	// Which files changed, and the header and time span of each log.
 	var logs []*candidate
 	var touch []store.LogFile
@@ -248,6 +306,9 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 	if err := db.Touch(ctx, touch); err != nil {
 		return fmt.Errorf("recording unchanged logs: %w", err)
 	}
+	if err := db.TouchFlows(ctx, touchFlows); err != nil {
+		return fmt.Errorf("recording unchanged flow logs: %w", err)
+	}
 
 	clusters := cluster(logs)
 	qualified := storedQualified
@@ -265,14 +326,22 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 	for _, paths := range grouped {
 		have[strings.Join(paths, "\x00")] = true
 	}
-	var units [][]*candidate
+	// A host session is read again when a log or flow log of it changed,
+	// or when it must be written whatever the files say (force): its tools
+	// are renamed, or its logs regrouped.
+	type plan struct {
+		logs  []*candidate
+		force bool
+	}
+	var units []plan
 	for _, cl := range clusters {
 		changed := false
 		for _, c := range cl {
-			changed = changed || c.changed
+			changed = changed || c.changed || c.flowChanged
 		}
-		if changed || flip || !have[clusterKey(cl)] {
-			units = append(units, cl)
+		force := flip || !have[clusterKey(cl)]
+		if changed || force {
+			units = append(units, plan{cl, force})
 		} else {
 			st.Unchanged += len(cl)
 		}
@@ -307,12 +376,12 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 			g.Go(func() error {
 				defer readers.Done()
 				defer func() { <-sem }()
-				unit, res, err := prepareUnit(gctx, u, qualified)
+				unit, res, err := prepareUnit(gctx, u.logs, qualified, u.force)
 				if err != nil {
 					return err
 				}
 				newFiles := 0
-				for _, c := range u {
+				for _, c := range u.logs {
 					if c.changed {
 						newFiles++
 					}
@@ -349,6 +418,9 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 			st.Read += res.read
 			st.Sessions += res.sessions
 			st.Malformed += res.malformed
+			st.FlowLogs += res.flowLogs
+			st.Decisions += res.decisions
+			st.Runs += res.runs
 			st.Failed += res.failed
 			st.Lines += res.lines
 			st.Bytes += res.bytes
@@ -511,6 +583,7 @@ func hashFile(path string) (string, error) {
 
 type unitResult struct {
 	read, sessions, malformed, failed int
+	flowLogs, decisions, runs         int
 	lines, bytes                      int64
 	warnings                          []error
 }
@@ -518,8 +591,10 @@ type unitResult struct {
 // prepareUnit reads the logs of one host session and builds what one
 // transaction writes: its episode (or, for two servers of one name, each
 // log's), the lines beside it, and the files. The unit is nil when no log
-// could be read.
-func prepareUnit(ctx context.Context, cl []*candidate, qualified bool) (*store.Unit, unitResult, error) {
+// could be read. With force, the unit is written even when the store has
+// recorded its files as they are, unless a log changed (another ingest
+// that recorded it wrote the unit too).
+func prepareUnit(ctx context.Context, cl []*candidate, qualified, force bool) (*store.Unit, unitResult, error) {
 	var res unitResult
 	type loaded struct {
 		c  *candidate
@@ -552,12 +627,53 @@ func prepareUnit(ctx context.Context, cl []*candidate, qualified bool) (*store.U
 	sort.SliceStable(ls, func(i, j int) bool {
 		return ls[i].rl.log.Header.StartedUnixMS < ls[j].rl.log.Header.StartedUnixMS
 	})
-	unit := store.Unit{Lines: map[string][]store.WireLine{}, Force: true}
+	unit := store.Unit{Lines: map[string][]store.WireLine{}, Flows: map[string]*store.Flow{}, Force: force}
 	for _, l := range ls {
 		if l.c.changed {
 			unit.Force = false
 		}
 		unit.Files = append(unit.Files, fileRecord(l.c, l.rl))
+	}
+	// The flow log beside each log, read whole; server i of the merged
+	// episode is ls[i].
+	flowsOf := make([]*readFlow, len(ls))
+	for i, l := range ls {
+		if l.c.flow == nil {
+			continue
+		}
+		rf, err := readFlowLog(l.c.flow, l.c.path, l.rl.log.Header.Session, i)
+		if err != nil {
+			res.failed++
+			res.warnings = append(res.warnings, err)
+			continue
+		}
+		res.flowLogs++
+		for _, ie := range rf.malformed {
+			res.malformed++
+			res.warnings = append(res.warnings, fmt.Errorf("%w (line skipped; the rest of the flow log is ingested)", ie))
+		}
+		flowsOf[i] = rf
+		unit.FlowFiles = append(unit.FlowFiles, rf.file)
+	}
+	addFlow := func(id string, rf *readFlow, server int) {
+		if rf == nil {
+			return
+		}
+		fl := unit.Flows[id]
+		if fl == nil {
+			fl = &store.Flow{}
+			unit.Flows[id] = fl
+		}
+		for _, d := range rf.flow.Decisions {
+			d.Server = server
+			fl.Decisions = append(fl.Decisions, d)
+		}
+		for _, r := range rf.flow.Runs {
+			r.Server = server
+			fl.Runs = append(fl.Runs, r)
+		}
+		res.decisions += len(rf.flow.Decisions)
+		res.runs += len(rf.flow.Runs)
 	}
 	logs := make([]*mcplog.Log, len(ls))
 	for i, l := range ls {
@@ -578,6 +694,7 @@ func prepareUnit(ctx context.Context, cl []*candidate, qualified bool) (*store.U
 			}
 			unit.Episodes = append(unit.Episodes, one)
 			unit.Lines[one.ID] = wireLines(0, ls[i].rl)
+			addFlow(one.ID, flowsOf[i], 0)
 		}
 	case err != nil:
 		res.failed += len(logs)
@@ -587,6 +704,7 @@ func prepareUnit(ctx context.Context, cl []*candidate, qualified bool) (*store.U
 		unit.Episodes = []*episode.Episode{ep}
 		for i, l := range ls {
 			unit.Lines[ep.ID] = append(unit.Lines[ep.ID], wireLines(i, l.rl)...)
+			addFlow(ep.ID, flowsOf[i], i)
 		}
 	}
 	return &unit, res, nil
@@ -610,4 +728,26 @@ func fileRecord(c *candidate, rl *readLog) store.LogFile {
 		f.Message = fmt.Sprintf("%d malformed lines skipped", len(rl.malformed))
 	}
 	return f
+}
+
+// flowChanged reports whether the flow log beside c differs from what the
+// store recorded beside it (flowOf, by session log): it appeared, went, or
+// changed. A flow log touched but unchanged (same size and hash) is added to
+// touch, so the next ingest skips it on size and time alone.
+func flowChanged(c *candidate, flowOf map[string]store.FlowFile, touch []store.FlowFile) (bool, []store.FlowFile) {
+	s, ok := flowOf[c.path]
+	switch {
+	case c.flow == nil:
+		return ok, touch
+	case !ok || s.Path != c.flow.path:
+		return true, touch
+	case s.Size == c.flow.size && s.MtimeUnixNS == c.flow.mtime:
+		return false, touch
+	case s.Size == c.flow.size:
+		if sum, err := hashFile(c.flow.path); err == nil && sum == s.SHA256 {
+			s.MtimeUnixNS = c.flow.mtime
+			return false, append(touch, s)
+		}
+	}
+	return true, touch
 }

@@ -92,6 +92,10 @@ type Session struct {
 	Writes      int       `json:"writes"`
 	Errors      int       `json:"errors"`
 	Messages    int       `json:"messages"`
+	// Runs and Decisions count what the session's flow logs hold
+	// (hoist-mcp --flow); zero without one.
+	Runs      int `json:"runs"`
+	Decisions int `json:"decisions"`
 }
 
 type sessionRow struct {
@@ -112,6 +116,8 @@ type sessionRow struct {
 	Errors        int             `db:"n_errors"`
 	Messages      int             `db:"n_messages"`
 	Servers       sql.NullString  `db:"servers"`
+	Runs          int             `db:"n_runs"`
+	Decisions     int             `db:"n_decisions"`
 }
 
 func (r sessionRow) session() Session {
@@ -119,7 +125,7 @@ func (r sessionRow) session() Session {
 		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel,
 		TaskID: r.TaskID, Trial: r.Trial, Started: time.UnixMilli(r.StartedUnixMS).UTC(), DurationMS: r.DurationMS,
 		Turns: r.Turns, Calls: r.Calls, Reads: r.Reads, Writes: r.Writes, Errors: r.Errors, Messages: r.Messages,
-		Servers: []string{},
+		Runs: r.Runs, Decisions: r.Decisions, Servers: []string{},
 	}
 	if r.Reward.Valid {
 		v := r.Reward.Float64
@@ -165,7 +171,9 @@ func where(f episode.Filter) (string, []any) {
 
 const sessionCols = `e.id, e.source, e.domain, e.host_session, e.agent_model, e.task_id, e.trial, e.reward, e.started_unix_ms,
 	e.duration_ms, e.n_turns, e.n_calls, e.n_reads, e.n_writes, e.n_errors, e.n_messages,
-	(SELECT group_concat(name, char(31)) FROM (SELECT name FROM servers s WHERE s.episode_id = e.id ORDER BY s.idx)) AS servers`
+	(SELECT group_concat(name, char(31)) FROM (SELECT name FROM servers s WHERE s.episode_id = e.id ORDER BY s.idx)) AS servers,
+	(SELECT count(*) FROM runs r WHERE r.episode_id = e.id) AS n_runs,
+	(SELECT count(*) FROM decisions d WHERE d.episode_id = e.id) AS n_decisions`
 
 // Sessions lists the episodes f selects, in start order. Since is
 // inclusive and Until exclusive.
@@ -263,8 +271,9 @@ func (db *DB) Partitions(ctx context.Context) ([]Partition, error) {
 }
 
 // EpisodesIn streams the episodes of one partition (the domain exactly,
-// empty included) in start order, with each one's list row.
-func (db *DB) EpisodesIn(ctx context.Context, p Partition, fn func(*episode.Episode, Session) error) error {
+// empty included) in start order, with each one's list row and what its
+// flow logs hold.
+func (db *DB) EpisodesIn(ctx context.Context, p Partition, fn func(*episode.Episode, Session, *Flow) error) error {
 	day, err := time.Parse("2006-01-02", p.Date)
 	if err != nil {
 		return fmt.Errorf("partition date %q: %w", p.Date, err)
@@ -281,7 +290,11 @@ func (db *DB) EpisodesIn(ctx context.Context, p Partition, fn func(*episode.Epis
 			if err != nil {
 				return fmt.Errorf("reading episode %s: %w", r.ID, err)
 			}
-			if err := fn(ep, r.session()); err != nil {
+			fl, err := loadFlow(ctx, tx, r.ID)
+			if err != nil {
+				return fmt.Errorf("reading episode %s: %w", r.ID, err)
+			}
+			if err := fn(ep, r.session(), fl); err != nil {
 				return err
 			}
 		}
@@ -293,7 +306,7 @@ func (db *DB) EpisodesIn(ctx context.Context, p Partition, fn func(*episode.Epis
 func (db *DB) Counts(ctx context.Context) (map[string]int64, error) {
 	out := map[string]int64{}
 	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
-		for _, t := range []string{"episodes", "servers", "tools", "messages", "calls", "turns", "wire_lines", "log_files"} {
+		for _, t := range []string{"episodes", "servers", "tools", "messages", "calls", "turns", "wire_lines", "log_files", "decisions", "runs", "flow_files"} {
 			var n int64
 			if err := tx.GetContext(ctx, &n, "SELECT count(*) FROM "+t); err != nil {
 				return err

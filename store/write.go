@@ -63,6 +63,10 @@ type Unit struct {
 	// Lines holds each episode's unmodelled wire lines, by episode id.
 	Lines map[string][]WireLine
 	Files []LogFile
+	// Flows holds each episode's decisions and runs, by episode id, read
+	// from the flow logs FlowFiles beside the unit's session logs.
+	Flows     map[string]*Flow
+	FlowFiles []FlowFile
 	// Force writes the unit even when its files are recorded unchanged: the
 	// files are regrouped, or their tools renamed.
 	Force bool
@@ -77,8 +81,16 @@ func (db *DB) Put(ctx context.Context, u Unit) (wrote bool, err error) {
 		tx := &wtx{Tx: sx, stmts: map[string]*sqlx.Stmt{}}
 		defer tx.close()
 		same, err := filesRecorded(ctx, tx, u.Files)
-		if err != nil || (same && len(u.Files) > 0 && !u.Force) {
+		if err != nil {
 			return err
+		}
+		if same {
+			if same, err = flowFilesRecorded(ctx, tx, u.Files, u.FlowFiles); err != nil {
+				return err
+			}
+		}
+		if same && len(u.Files) > 0 && !u.Force {
+			return nil
 		}
 		if err := deleteEpisodesOf(ctx, tx, u); err != nil {
 			return err
@@ -87,6 +99,11 @@ func (db *DB) Put(ctx context.Context, u Unit) (wrote bool, err error) {
 		for _, ep := range u.Episodes {
 			if err := insertEpisode(ctx, tx, ep, u.Lines[ep.ID], now); err != nil {
 				return fmt.Errorf("storing episode %s: %w", ep.ID, err)
+			}
+			if fl := u.Flows[ep.ID]; fl != nil {
+				if err := insertFlow(ctx, tx, ep.ID, fl); err != nil {
+					return fmt.Errorf("storing the flow log of episode %s: %w", ep.ID, err)
+				}
 			}
 			for _, f := range u.Files {
 				if f.Status != StatusIngested {
@@ -99,6 +116,15 @@ func (db *DB) Put(ctx context.Context, u Unit) (wrote bool, err error) {
 		}
 		for _, f := range u.Files {
 			if err := putFile(ctx, tx, f, now); err != nil {
+				return fmt.Errorf("recording %s: %w", f.Path, err)
+			}
+			// The flow logs beside the unit's logs are those it holds now.
+			if err := tx.exec(ctx, "DELETE FROM flow_files WHERE log_path = ?", f.Path); err != nil {
+				return fmt.Errorf("recording the flow log of %s: %w", f.Path, err)
+			}
+		}
+		for _, f := range u.FlowFiles {
+			if err := putFlowFile(ctx, tx, f, now); err != nil {
 				return fmt.Errorf("recording %s: %w", f.Path, err)
 			}
 		}

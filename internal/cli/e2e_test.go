@@ -89,6 +89,8 @@ type session struct {
 	Calls       int      `json:"calls"`
 	Messages    int      `json:"messages"`
 	Errors      int      `json:"errors"`
+	Runs        int      `json:"runs"`
+	Decisions   int      `json:"decisions"`
 }
 
 func sessions(t *testing.T, args ...string) []session {
@@ -105,22 +107,23 @@ func TestIngestSessionsExport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "logs")
 	copyTestdata(t, "tau2/logs", filepath.Join(dir, "tau2"))
 	copyTestdata(t, "sessions/support", filepath.Join(dir, "support"))
+	copyTestdata(t, "sessions/flow", filepath.Join(dir, "flow"))
 
 	r := mustRun(t, "ingest", "--sessions", dir)
-	if !strings.Contains(r.stderr, "7 sessions written from 8 files read") {
+	if !strings.Contains(r.stderr, "9 sessions written from 10 files read") || !strings.Contains(r.stderr, "2 flow logs: 8 runs, 14 decisions") {
 		t.Errorf("first ingest said:\n%s", r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "hoist.db")); err != nil {
 		t.Errorf("the default store is not beside the logs: %v", err)
 	}
 	before := sessions(t, "--sessions", dir)
-	if len(before) != 7 {
-		t.Fatalf("sessions: %d, want 7", len(before))
+	if len(before) != 9 {
+		t.Fatalf("sessions: %d, want 9", len(before))
 	}
 
 	t.Run("re-ingest is a no-op", func(t *testing.T) {
 		r := mustRun(t, "ingest", "--sessions", dir)
-		if !strings.Contains(r.stderr, "nothing new to ingest: 8 files unchanged") {
+		if !strings.Contains(r.stderr, "nothing new to ingest: 10 files unchanged") {
 			t.Errorf("second ingest said:\n%s", r.stderr)
 		}
 		if diff := cmp.Diff(before, sessions(t, "--store", filepath.Join(dir, "hoist.db"))); diff != "" {
@@ -143,7 +146,7 @@ func TestIngestSessionsExport(t *testing.T) {
 		}
 		r := mustRun(t, "sessions", "--sessions", dir)
 		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-		if len(lines) != 7 || strings.Count(lines[0], "\t") != 9 || strings.Contains(r.stdout, "DURATION") {
+		if len(lines) != 9 || strings.Count(lines[0], "\t") != 9 || strings.Contains(r.stdout, "DURATION") {
 			t.Errorf("piped list is not one tab-separated line per session:\n%s", r.stdout)
 		}
 	})
@@ -172,6 +175,14 @@ func TestIngestSessionsExport(t *testing.T) {
 				t.Errorf("show lacks %q:\n%s", want, text)
 			}
 		}
+		for _, s := range before {
+			if s.HostSession == "flow-shadow" {
+				text := mustRun(t, "sessions", "show", s.ID, "--sessions", dir).stdout
+				if s.Runs != 4 || s.Decisions != 7 || !strings.Contains(text, "flow log:      4 runs, 7 decisions") {
+					t.Errorf("the shadow session: %+v\n%s", s, text)
+				}
+			}
+		}
 		if r := run(t, nil, "sessions", "show", "no-such-session", "--sessions", dir); r.code != 1 || !strings.Contains(r.stderr, "no session") {
 			t.Errorf("show of an unknown id: %+v", r)
 		}
@@ -190,22 +201,19 @@ func TestIngestSessionsExport(t *testing.T) {
 			}
 			t.Fatalf("duckdb_check.js: %v\n%s", err, stderr)
 		}
-		var got struct {
-			Rows           map[string]int    `json:"rows"`
-			CallsByDomain  map[string]int    `json:"calls_by_domain"`
-			Types          map[string]string `json:"types"`
-			SchemaVersions []string          `json:"schema_versions"`
-		}
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatalf("%v\n%s", err, b)
-		}
+		got := readBack(t, b)
 		want := map[string]int{"sessions": len(before)}
-		wantJoin := map[string]int{}
+		wantJoin, wantRuns := map[string]int{}, map[string]int{}
 		for _, s := range before {
 			want["turns"] += s.Turns
 			want["calls"] += s.Calls
 			want["messages"] += s.Messages
+			want["runs"] += s.Runs
+			want["decisions"] += s.Decisions
 			wantJoin[s.Domain] += s.Calls
+			if s.Runs > 0 {
+				wantRuns[s.Domain] += s.Runs
+			}
 		}
 		if diff := cmp.Diff(want, got.Rows); diff != "" {
 			t.Errorf("row counts (-store +duckdb):\n%s", diff)
@@ -213,10 +221,17 @@ func TestIngestSessionsExport(t *testing.T) {
 		if diff := cmp.Diff(wantJoin, got.CallsByDomain); diff != "" {
 			t.Errorf("calls joined to sessions by domain (-store +duckdb):\n%s", diff)
 		}
+		if diff := cmp.Diff(wantRuns, got.RunsByDomain); diff != "" {
+			t.Errorf("runs joined to sessions by domain (-store +duckdb):\n%s", diff)
+		}
+		if got.DecisionsInRuns != want["decisions"] || got.LookupsTaken != 6 {
+			t.Errorf("decisions joined to their runs: %d of %d; lookups taken: %d, want 6", got.DecisionsInRuns, want["decisions"], got.LookupsTaken)
+		}
 		if got.Types["called_at"] != "TIMESTAMP WITH TIME ZONE" || got.Types["call_index"] != "INTEGER" || got.Types["is_error"] != "BOOLEAN" {
 			t.Errorf("column types: %v", got.Types)
 		}
-		if diff := cmp.Diff([]string{"1"}, got.SchemaVersions); diff != "" {
+		checkFlowTypes(t, got.Types)
+		if diff := cmp.Diff([]string{"2"}, got.SchemaVersions); diff != "" {
 			t.Errorf("schema versions: %s", diff)
 		}
 	})
@@ -224,7 +239,7 @@ func TestIngestSessionsExport(t *testing.T) {
 	t.Run("an export among the logs is not read as logs", func(t *testing.T) {
 		mustRun(t, "export", "--sessions", dir, "--format", "jsonl", "--out", filepath.Join(dir, "export"))
 		r := mustRun(t, "ingest", "--sessions", dir)
-		if !strings.Contains(r.stderr, "nothing new to ingest: 8 files unchanged") {
+		if !strings.Contains(r.stderr, "nothing new to ingest: 10 files unchanged") {
 			t.Errorf("ingest after an export into the logs said:\n%s", r.stderr)
 		}
 	})
@@ -239,6 +254,55 @@ func TestIngestSessionsExport(t *testing.T) {
 			}
 		}
 	})
+}
+
+// duckdbReadBack is what testdata/duckdb_check.js prints.
+type duckdbReadBack struct {
+	Rows            map[string]int    `json:"rows"`
+	CallsByDomain   map[string]int    `json:"calls_by_domain"`
+	RunsByDomain    map[string]int    `json:"runs_by_domain"`
+	DecisionsInRuns int               `json:"decisions_in_runs"`
+	LookupsTaken    int               `json:"lookups_taken"`
+	Types           map[string]string `json:"types"`
+	SchemaVersions  []string          `json:"schema_versions"`
+}
+
+func readBack(t *testing.T, b []byte) duckdbReadBack {
+	t.Helper()
+	var got duckdbReadBack
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	return got
+}
+
+// duckdbCheck reads the Parquet export out back with DuckDB.
+func duckdbCheck(t *testing.T, out string) duckdbReadBack {
+	t.Helper()
+	peers := testbin.Peers(t)
+	cmd := exec.Command("node", filepath.Join(testbin.Root(), "internal", "cli", "testdata", "duckdb_check.js"), peers, out)
+	b, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("duckdb_check.js: %v\n%s", err, stderr)
+	}
+	return readBack(t, b)
+}
+
+func checkFlowTypes(t *testing.T, types map[string]string) {
+	t.Helper()
+	for col, want := range map[string]string{
+		"decisions.run_index": "INTEGER", "decisions.propensity": "DOUBLE", "decisions.offer_count": "BIGINT",
+		"decisions.shadow": "BOOLEAN", "decisions.taken_args": "VARCHAR", "runs.surprise": "DOUBLE", "runs.logp_policy": "DOUBLE",
+		"runs.failed": "BOOLEAN", "runs.lookups": "BIGINT",
+	} {
+		if types[col] != want {
+			t.Errorf("column %s: %q, want %s", col, types[col], want)
+		}
+	}
 }
 
 func TestBadInputExit3(t *testing.T) {
@@ -336,10 +400,11 @@ type proxy struct {
 	lines chan string
 }
 
-func startProxy(t *testing.T, dir, name, hostSession string) *proxy {
+func startProxy(t *testing.T, dir, name, hostSession string, flags ...string) *proxy {
 	t.Helper()
-	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), "--record", dir, "--server-name", name, "--", testbin.Build(t, "hoist-mcp-demo"))
-	cmd.Env = append(os.Environ(), "HOIST_SESSION="+hostSession)
+	args := append([]string{"--record", dir, "--server-name", name}, flags...)
+	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), append(args, "--", testbin.Build(t, "hoist-mcp-demo"))...)
+	cmd.Env = testbin.Env("HOIST_SESSION=" + hostSession)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -489,5 +554,101 @@ func TestMissingStoreNamed(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); err == nil {
 		t.Error("a missing --sessions directory was created")
+	}
+}
+
+// A flow log hoist-mcp --flow writes as it serves a flow is ingested with
+// its session, counted by sessions show, exported as the decisions and
+// runs datasets, and read back by DuckDB.
+func TestFlowLogRecordedIngestedExported(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rec")
+	flowFile := filepath.Join(testbin.Root(), "proxy", "testdata", "demo.flow.json")
+	p := startProxy(t, dir, "hoist-mcp-demo", "e2e-flow", "--domain", "demo", "--flow", flowFile, "--flow-explore", "0.5")
+	p.start(t)
+	p.request(t, 2, "tools/call", `{"name":"lookup","arguments":{"text":"a","next":"b"}}`)
+	p.request(t, 3, "tools/call", `{"name":"update","arguments":{"text":"w"}}`)
+	p.request(t, 4, "tools/call", `{"name":"lookup","arguments":{"text":"c","next":"d"}}`)
+	p.close(t)
+
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.flow.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("flow logs: %v", logs)
+	}
+	b, err := os.ReadFile(logs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantRuns, wantDecisions int
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		switch {
+		case strings.HasPrefix(l, `{"type":"run"`):
+			wantRuns++
+		case strings.HasPrefix(l, `{"type":"decision"`):
+			wantDecisions++
+		}
+	}
+	if wantRuns < 3 || wantDecisions <= wantRuns {
+		t.Fatalf("flow log: %d runs, %d decisions\n%s", wantRuns, wantDecisions, b)
+	}
+
+	r := mustRun(t, "ingest", "--sessions", dir)
+	if want := fmt.Sprintf("1 flow logs: %d runs, %d decisions", wantRuns, wantDecisions); !strings.Contains(r.stderr, want) {
+		t.Errorf("ingest said:\n%s\nwant %q", r.stderr, want)
+	}
+	all := sessions(t, "--sessions", dir)
+	if len(all) != 1 || all[0].Runs != wantRuns || all[0].Decisions != wantDecisions {
+		t.Fatalf("sessions: %+v", all)
+	}
+	show := mustRun(t, "sessions", "show", all[0].ID, "--sessions", dir).stdout
+	if !strings.Contains(show, fmt.Sprintf("flow log:      %d runs, %d decisions", wantRuns, wantDecisions)) {
+		t.Errorf("show:\n%s", show)
+	}
+
+	out := filepath.Join(t.TempDir(), "export")
+	r = mustRun(t, "export", "--sessions", dir, "--format", "parquet", "--out", out)
+	if !strings.Contains(r.stderr, fmt.Sprintf("decisions %d, runs %d", wantDecisions, wantRuns)) {
+		t.Errorf("export said:\n%s", r.stderr)
+	}
+	got := duckdbCheck(t, out)
+	want := map[string]int{"sessions": 1, "turns": all[0].Turns, "calls": all[0].Calls, "messages": 0, "runs": wantRuns, "decisions": wantDecisions}
+	if diff := cmp.Diff(want, got.Rows); diff != "" {
+		t.Errorf("row counts (-store +duckdb):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"demo": wantRuns}, got.RunsByDomain); diff != "" {
+		t.Errorf("runs joined to sessions (-store +duckdb):\n%s", diff)
+	}
+	if got.DecisionsInRuns != wantDecisions || got.LookupsTaken == 0 {
+		t.Errorf("decisions joined to their runs: %d of %d; lookups taken: %d", got.DecisionsInRuns, wantDecisions, got.LookupsTaken)
+	}
+	checkFlowTypes(t, got.Types)
+
+	// The flow log grows (the proxy of a session that goes on): the next
+	// ingest reads it again; then nothing is new.
+	f, err := os.OpenFile(logs[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, `{"type":"decision","site":"decide#0","offers":[],"greedy":-1,"taken":-1,"propensity":1,"rule":{"decider":"reach","threshold":0.3,"epsilon":0.5}}`)
+	fmt.Fprintln(f, `{"type":"run","call":"update","failed":false,"max_lookups":8,"fold":-1,"rule":{"decider":"reach","threshold":0.3,"epsilon":0.5},"sites":[["decide#0","stop",0]],"surprise":0}`)
+	fmt.Fprintln(f, `{"type":"run","call":"update","sites":"not sites"}`)
+	f.Close()
+	r = run(t, nil, "ingest", "--sessions", dir)
+	if r.code != 3 || !strings.Contains(r.stderr, logs[0]+fmt.Sprintf(":%d: sites:", wantRuns+wantDecisions+3)) {
+		t.Errorf("ingest of the grown flow log: exit %d\n%s", r.code, r.stderr)
+	}
+	if s := sessions(t, "--sessions", dir); s[0].Runs != wantRuns+1 || s[0].Decisions != wantDecisions+1 {
+		t.Errorf("after the flow log grew: %+v", s[0])
+	}
+	if r := mustRun(t, "ingest", "--sessions", dir); !strings.Contains(r.stderr, "nothing new to ingest: 1 files unchanged") {
+		t.Errorf("re-ingest said:\n%s", r.stderr)
+	}
+
+	// A flow log without its session log is named and skipped.
+	orphan := filepath.Join(dir, "20200101T000000.000Z-1.flow.jsonl")
+	if err := os.WriteFile(orphan, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustRun(t, "ingest", "--sessions", dir); !strings.Contains(r.stderr, orphan+": skipped: a flow log without its session log") {
+		t.Errorf("ingest with an orphan flow log said:\n%s", r.stderr)
 	}
 }

@@ -38,8 +38,11 @@ notebook reads as they are: DuckDB, pandas, polars or Spark.
 
 Each table is one dataset, a directory of its own: sessions (one row per
 session), turns (one per LLM turn), calls (one per tool call, with its result)
-and messages (the conversation). Each is partitioned the Hive way by the
-session's domain and UTC start date:
+and messages (the conversation); and, when the store holds flow logs
+(hoist-mcp --flow), decisions (one per decision: the lookups offered, what
+was taken and its propensity) and runs (one per run, with its sites, surprise
+and log-probability). Each is partitioned the Hive way by the session's
+domain and UTC start date:
 
   DIR/calls/domain=retail/date=2026-03-08/part-0.parquet
 
@@ -116,7 +119,7 @@ func runExport(ctx context.Context, opts *exportOptions) error {
 	if !opts.Quiet {
 		var total int64
 		var parts []string
-		for _, name := range export.Datasets() {
+		for _, name := range res.Written {
 			total += res.Rows[name]
 			parts = append(parts, fmt.Sprintf("%s %d", name, res.Rows[name]))
 		}

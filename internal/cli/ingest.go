@@ -43,15 +43,18 @@ timing. The logs one host session left with several servers (one proxy per
 server, the same HOIST_SESSION) are merged into one session, their tools named
 server::tool; once a directory holds such a session, every tool in it is named
 that way. A <session>.meta.json beside a log sets the task, trial, reward and
-agent model.
+agent model. The flow log hoist-mcp --flow wrote beside a log,
+<session>.flow.jsonl, is read with it, as the session's runs and decisions
+(hoist export writes them as datasets); a flow log without its session log is
+named and skipped.
 
 Ingest is incremental and safe to repeat: a log already ingested and unchanged
-is skipped, a log that grew (a session still being recorded) is read again, and
-two ingests running at once leave the store as one would. Each session is
-written in one transaction, so an interrupted ingest leaves no half-written
-session. A line that is not a log line is named as file:line and skipped, and
-the rest of its log still loads; a file that is not a session log is named
-and skipped.
+is skipped, a log or flow log that grew (a session still being recorded) is
+read again, and two ingests running at once leave the store as one would.
+Each session is written in one transaction, so an interrupted ingest leaves no
+half-written session. A line that is not a log line (or not a flow-log line)
+is named as file:line and skipped, and the rest of its log still loads; a file
+that is not a session log is named and skipped.
 
 With --tau2 FILE..., it reads τ²-bench results files instead: each simulation
 becomes a session whose LLM turns are exact (one assistant message, one

@@ -189,7 +189,9 @@ func newCmdSessionsShow(f *Factory, runF func(context.Context, *showOptions) err
 		Long: `hoist sessions show ID prints one session of the store: its servers, the tools
 they listed with their kinds (read, write or generic), and then each LLM turn
 with its calls, their arguments and how each was answered, between the
-messages of the conversation when the proxy was given it (--context).
+messages of the conversation when the proxy was given it (--context). When
+the proxy served a flow (hoist-mcp --flow), it also counts the runs and
+decisions of the session's flow logs.
 
 ID is the session's id as hoist sessions lists it. --json prints the same as
 one JSON object.
@@ -347,6 +349,9 @@ func printEpisode(w io.Writer, ep *episode.Episode, s *store.Session) {
 	fmt.Fprintf(w, "started:       %s, ran %s\n", ep.Started.UTC().Format("2006-01-02 15:04:05.000 UTC"), time.Duration(s.DurationMS)*time.Millisecond)
 	fmt.Fprintf(w, "counts:        %d LLM turns, %d calls (%d reads, %d writes), %d errors, %d messages\n",
 		s.Turns, s.Calls, s.Reads, s.Writes, s.Errors, s.Messages)
+	if s.Runs > 0 || s.Decisions > 0 {
+		fmt.Fprintf(w, "flow log:      %d runs, %d decisions (hoist export writes them as the runs and decisions datasets)\n", s.Runs, s.Decisions)
+	}
 	fmt.Fprintf(w, "\nservers:\n")
 	for _, sv := range ep.Servers {
 		fmt.Fprintf(w, "  %s", sv.Name)

@@ -130,13 +130,19 @@ func ingestSessions(ctx context.Context, ios iostreams.Streams, db *store.DB, di
 
 func printIngestSummary(w io.Writer, st ingest.Stats, d time.Duration) {
 	secs := max(d.Seconds(), 1e-6)
-	if st.Read == 0 && st.NotLogs == 0 && st.Failed == 0 {
+	if st.Read == 0 && st.NotLogs == 0 && st.Failed == 0 && st.OrphanFlows == 0 {
 		fmt.Fprintf(w, "hoist: nothing new to ingest: %d files unchanged (%s)\n", st.Unchanged, d.Round(time.Millisecond))
 		return
 	}
 	fmt.Fprintf(w, "hoist: %d sessions written from %d files read (%d unchanged", st.Sessions, st.Read, st.Unchanged)
 	if st.NotLogs > 0 {
 		fmt.Fprintf(w, ", %d not session logs", st.NotLogs)
+	}
+	if st.FlowLogs > 0 {
+		fmt.Fprintf(w, ", %d flow logs: %d runs, %d decisions", st.FlowLogs, st.Runs, st.Decisions)
+	}
+	if st.OrphanFlows > 0 {
+		fmt.Fprintf(w, ", %d flow logs without their session log", st.OrphanFlows)
 	}
 	if st.Malformed > 0 {
 		fmt.Fprintf(w, ", %d malformed lines skipped", st.Malformed)
