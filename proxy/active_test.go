@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/testbin"
 )
@@ -188,6 +190,20 @@ func TestServeFlowShadow(t *testing.T) {
 		if l.From == "proxy" {
 			t.Errorf("shadow made a request or answer of its own: %s", l.Message)
 		}
+	}
+
+	// The same call served for real decides the same at its first site.
+	q, dir2 := served(t, nil)
+	q.send(call(3, `{"text":"a","next":"b"}`))
+	q.readLine()
+	q.finish()
+	real, _ := flowLog(t, dir2)
+	sh, rd := decisions[0], real[0]
+	sh.Shadow = false
+	a, _ := json.Marshal(rd)
+	b, _ := json.Marshal(sh)
+	if diff := cmp.Diff(string(a), string(b)); diff != "" {
+		t.Errorf("shadow's first decision differs from serving's (-served +shadow):\n%s", diff)
 	}
 }
 
