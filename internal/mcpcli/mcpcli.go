@@ -58,6 +58,15 @@ own server and log, <start>-<pid>-<n>.jsonl. Without --listen-token-file
 only loopback addresses are served and foreign Host and Origin headers are
 refused; with it every request needs Authorization: Bearer <token>.
 
+Flows. --flow FILE serves a flow from hoist learn or hoist compile: when the
+server answers one of the agent's tools/call, the proxy holds the answer,
+makes the read-only lookups the flow predicts (requests of its own, ids
+hoist-<n>, never shown to the host) and hands the answer back with their
+results in one more text item, so the agent can skip those turns. Each
+decision and run is logged to --flow-log (default <session>.flow.jsonl).
+--flow-shadow only decides and logs; --flow-explore explores, for hoist
+evaluate.
+
 Exit status. When the host closes stdin, the server's stdin is closed, its
 remaining output forwarded, and the proxy exits with the server's status
 (128+n if signal n ended it); a server that does not exit within
