@@ -35,10 +35,10 @@ type Reward struct {
 type step struct {
 	offers []flow.Offer
 	logged flow.Rule
-	taken  int     // index into offers, len(offers) for stop
+	taken  int       // index into offers, len(offers) for stop
 	p      float64   // logged propensity of the taken action
 	pb     []float64 // the logged rule's probability of each action
-	r      float64 // reward of the taken action
+	r      float64   // reward of the taken action
 	// hit and credit say whether the taken lookup was a hit and what it
 	// earned; only the taken action's outcome is used (bandit feedback).
 	hit    bool
