@@ -264,4 +264,3 @@ func writeStore(ctx context.Context, path string, sessions evaluate.Sessions) er
 	}
 	return nil
 }
-
