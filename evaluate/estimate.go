@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/stats"
@@ -196,6 +198,9 @@ func Evaluate(ctx context.Context, src Source, opt Options) (*Report, error) {
 		return nil, ErrNoDecisions
 	}
 	fitModel(pr, opt.Reward)
+	if opt.Targets == nil {
+		opt.Targets = withLogged(DefaultTargets(), pr.rules)
+	}
 	return estimate(pr, opt), nil
 }
 
@@ -453,3 +458,35 @@ func logged(pr *prepared) Logged {
 }
 
 var _ json.Marshaler = Num(0)
+
+// withLogged adds to targets each rule the decisions were logged under,
+// without its exploration, when it is not among them.
+func withLogged(targets []Target, logged map[flow.Rule]int) []Target {
+	have := map[flow.Rule]bool{}
+	for _, t := range targets {
+		if !t.Never {
+			have[t.Rule] = true
+		}
+	}
+	var add []flow.Rule
+	for r := range logged {
+		r.Epsilon = 0
+		if r.Decider == "" {
+			r.Decider = flow.Reach
+		}
+		if !have[r] {
+			have[r] = true
+			add = append(add, r)
+		}
+	}
+	slices.SortFunc(add, func(a, b flow.Rule) int {
+		if c := strings.Compare(string(a.Decider), string(b.Decider)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Threshold, b.Threshold)
+	})
+	for _, r := range add {
+		targets = append(targets, NewTarget(r))
+	}
+	return targets
+}

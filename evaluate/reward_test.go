@@ -130,3 +130,14 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+func TestWithLogged(t *testing.T) {
+	logged := map[flow.Rule]int{
+		{Decider: flow.Reach, Threshold: 0.3, Epsilon: 0.3}: 5, // in the grid once ε is dropped
+		{Decider: flow.Habit, Threshold: 0.4, Epsilon: 0.2}: 2,
+	}
+	got := withLogged(DefaultTargets(), logged)
+	if n := len(DefaultTargets()); len(got) != n+1 || got[n].Name != "habit≥0.4" {
+		t.Errorf("targets: %d, last %q; want the grid and habit≥0.4", len(got), got[len(got)-1].Name)
+	}
+}

@@ -81,8 +81,8 @@ func ParseTarget(s string) (Target, error) {
 
 // DefaultTargets is the grid evaluated when no rule is named: never; reach
 // at thresholds 0 (greedy), 0.1, 0.2, 0.3, 0.5 and 0.7; habit at 0.1, 0.3
-// and 0.5. The logging rule without exploration is added when it is not
-// among them.
+// and 0.5. Evaluate, given no targets, adds the rules the decisions were
+// logged under, without their exploration, when they are not among them.
 func DefaultTargets() []Target {
 	out := []Target{Never}
 	for _, th := range []float64{0, 0.1, 0.2, 0.3, 0.5, 0.7} {

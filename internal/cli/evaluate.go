@@ -81,7 +81,8 @@ matched to its call. docs/evaluate.md gives every formula.
 
 Rules (--rule, repeatable): never; greedy; DECIDER:THRESHOLD[:EPSILON] with
 DECIDER reach or habit, e.g. reach:0.5, habit:0.3, reach:0.2:0.1. Without
---rule: never, reach at 0 0.1 0.2 0.3 0.5 0.7, habit at 0.1 0.3 0.5.
+--rule: never, reach at 0 0.1 0.2 0.3 0.5 0.7, habit at 0.1 0.3 0.5, and
+the logging rule without its exploration when it is none of those.
 
 On a terminal the estimates are a table, with a summary and warnings
 above; in a pipe the same columns separated by tabs, the summary on
