@@ -192,6 +192,12 @@ func prepare(sessions []Session, rw Reward) *prepared {
 		for _, lr := range s.Runs {
 			pr.runs++
 			pr.decisions += len(lr.Decisions)
+			for i := range lr.Decisions {
+				pr.rules[lr.Decisions[i].Rule]++
+				if lr.Decisions[i].Shadow {
+					pr.shadow++
+				}
+			}
 			var site *episode.Call
 			if lr.Server >= 0 && lr.Server < len(s.Episode.Servers) && lr.Call != "" {
 				cs := sites[s.Episode.Servers[lr.Server].Name]
@@ -222,10 +228,6 @@ func prepareRun(pr *prepared, lr Run, site *episode.Call, x *episodeIndex, rw Re
 	r := run{steps: make([]step, len(lr.Decisions))}
 	for i := range lr.Decisions {
 		d := &lr.Decisions[i]
-		pr.rules[d.Rule]++
-		if d.Shadow {
-			pr.shadow++
-		}
 		k := len(d.Offers)
 		taken := d.Taken
 		if taken < 0 {

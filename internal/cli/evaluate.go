@@ -232,6 +232,13 @@ func printEvaluateSummary(w io.Writer, rep *evaluate.Report) {
 	}
 	fmt.Fprintf(w, "logged under %s: %d lookups, %d hits; value as logged %s %s per run\n",
 		strings.Join(rules, ", "), rep.Logged.Lookups, rep.Logged.Hits, fmtNum(rep.Logged.Value), fmtCI(rep.Logged.Lo, rep.Logged.Hi))
+	explored := false
+	for _, r := range rep.Logged.Rules {
+		explored = explored || r.Epsilon > 0
+	}
+	if !explored {
+		fmt.Fprintln(w, "warning: no decision was explored (--flow-explore 0): only rules that act as the logging rule did can be evaluated")
+	}
 	if active := rep.Decisions - rep.Logged.Shadow; active > 0 {
 		fmt.Fprintf(w, "warning: %d decisions were served, not shadowed: an agent that uses the looked-up results skips its own calls, which then count as detours (record with --flow-shadow)\n", active)
 	}
