@@ -174,8 +174,8 @@ var ErrNoDecisions = errors.New("no flow decisions: record sessions with hoist-m
 // cumulative weights W_{1:t} = Π_{s≤t} π_e(aₛ|xₛ)/pₛ (W_{1:0} = 1),
 // wᵢ = W_{1:Tᵢ} and Rᵢ = Σₜ rₜ:
 //
-//	IPS   = (1/n) Σᵢ wᵢ Rᵢ                         (stats.IPS)
-//	SNIPS = Σᵢ wᵢ Rᵢ / Σᵢ wᵢ                      (stats.SNIPS)
+//	IPS   = (1/n) Σᵢ wᵢ Rᵢ        (stats.IPS's formula over runs)
+//	SNIPS = Σᵢ wᵢ Rᵢ / Σᵢ wᵢ     (stats.SNIPS's)
 //	DR    = (1/n) Σᵢ Σₜ [ W_{1:t}(rₜ − q̂(xₜ,aₜ)) + W_{1:t−1} v̂(xₜ) ]
 //
 // where v̂(x) = Σₐ π_e(a|x) q̂(x,a) and q̂ is the cross-fitted hit-rate
@@ -184,7 +184,12 @@ var ErrNoDecisions = errors.New("no flow decisions: record sessions with hoist-m
 // propensities are right, and it reduces to per-decision IPS when q̂ ≡ 0.
 // The clipped estimators replace every W by min(W, λ). Intervals are the
 // percentile bootstrap over sessions, each replicate recomputing every
-// estimator (stats.BootstrapVec).
+// estimator (stats.BootstrapVec); the estimates are kept as per-session
+// sums so that a replicate costs one pass over the resampled sessions.
+//
+// Runs are matched to the agent's calls they ran after in the order the
+// calls' results arrived, by tool; in shadow mode every result has its run,
+// so the match is exact.
 func Evaluate(ctx context.Context, src Source, opt Options) (*Report, error) {
 	var sessions []Session
 	if err := src.Sessions(ctx, func(s Session) error {
