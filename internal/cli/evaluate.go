@@ -127,7 +127,7 @@ stderr. --json prints one JSON object, the same on a terminal and in a pipe.
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Domain, "domain", "", "only sessions of this `DOMAIN`")
 	fl.StringArrayVar(&opts.Rules, "rule", nil, "a `RULE` to estimate (repeatable): never, greedy, or DECIDER:THRESHOLD[:EPSILON]")
-	fl.Float64Var(&opts.DetourCost, "detour-cost", evaluate.DefaultDetourCost, "what a detour costs, in saved LLM turns (`COST`)")
+	fl.Float64Var(&opts.DetourCost, "detour-cost", evaluate.DefaultDetourCost, "a detour's `COST`, in saved LLM turns")
 	fl.Float64Var(&opts.Clip, "clip", evaluate.DefaultClip, "cap the clipped estimators' run weights at `LAMBDA` (0: no clipped estimates)")
 	fl.Float64Var(&opts.Level, "level", evaluate.DefaultLevel, "the intervals' confidence `LEVEL`")
 	fl.IntVar(&opts.Reps, "reps", evaluate.DefaultReps, "bootstrap replicates `B`")
