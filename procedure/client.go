@@ -154,7 +154,7 @@ func (c *Client) send(method string, params any) (<-chan response, error) {
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	id := c.nextID
 	c.nextID++
