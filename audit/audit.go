@@ -155,7 +155,7 @@ func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 		sessions[server] = s
 		return s
 	}
-	idx := make([]int, len(calls))  // each call's index in its session
+	idx := make([]int, len(calls))   // each call's index in its session
 	by := make([]string, len(calls)) // the site whose lookup covered the call
 	covered := make([]bool, len(calls))
 	provided := map[string]string{} // labels looked up since the last write → the site that did

@@ -14,7 +14,9 @@ import (
 // the whole result 8 times; after get_user, get_order with its "order".
 func shopFlow(t testing.TB) *flow.Flow {
 	t.Helper()
-	b := func(expr string) map[string]flow.Binding { return map[string]flow.Binding{"x": flow.MustParseBinding(expr)} }
+	b := func(expr string) map[string]flow.Binding {
+		return map[string]flow.Binding{"x": flow.MustParseBinding(expr)}
+	}
 	f := &flow.Flow{
 		Version: flow.Version, Domain: "shop", Servers: []string{"shop"}, MinSupport: 1,
 		Tools: map[string]flow.Tool{
