@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"github.com/hoist-mcp/hoist/stats"
 )
 
 // Interval is an estimate with its 95% bootstrap interval (percentile, over
@@ -44,10 +46,14 @@ type entry struct {
 	saved, ceiling float64
 }
 
-// Summarize sums the episodes' audits into a report, with 95% bootstrap
-// intervals: episodes are drawn with replacement opt.Resamples times, and
-// each ratio (hits/lookups, saved/turns, ceiling/turns) is computed again
-// on each draw; the interval is the 2.5th and 97.5th percentile.
+// Summarize sums the episodes' audits into a report, with 95% percentile
+// bootstrap intervals over episodes (the cluster bootstrap of
+// stats.Bootstrap): episodes are drawn with replacement opt.Resamples times,
+// and each ratio (hits/lookups, saved/turns, ceiling/turns) of every row is
+// computed again on each draw; the interval is the 2.5th and 97.5th
+// percentile (stats.Quantile). Every row is computed from the same draws in
+// one pass over each episode's few nonzero counts, which stats.Bootstrap,
+// one statistic per pass, would repeat for each row.
 func Summarize(eps []*Episode, opt Options) *Report {
 	b := opt.Resamples
 	if b == 0 {
@@ -174,18 +180,7 @@ func percentiles(xs []float64, v float64) (lo, hi float64) {
 	}
 	s := slices.Clone(xs)
 	sort.Float64s(s)
-	return quantile(s, 0.025), quantile(s, 0.975)
-}
-
-// quantile is the q-quantile of sorted s: s[h] + (h−⌊h⌋)(s[⌊h⌋+1] − s[⌊h⌋])
-// with h = q(n−1).
-func quantile(s []float64, q float64) float64 {
-	h := q * float64(len(s)-1)
-	i := int(h)
-	if i+1 >= len(s) {
-		return s[len(s)-1]
-	}
-	return s[i] + (h-float64(i))*(s[i+1]-s[i])
+	return stats.Quantile(0.025, s), stats.Quantile(0.975, s)
 }
 
 func sortedKeys(m map[string]bool) []string {
