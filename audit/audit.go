@@ -14,7 +14,6 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -91,20 +90,6 @@ func (e *Episode) server(name string) *Counts {
 	return c
 }
 
-// callLabel is the label the flow gives a call: "tool {canonical args}",
-// the same as Offer.Label, so that a lookup and the agent's call compare.
-func callLabel(tool string, args json.RawMessage) string {
-	v := (&flow.Result{Text: string(args)}).Doc()
-	if _, ok := v.(map[string]any); !ok {
-		if len(args) == 0 {
-			v = map[string]any{}
-		} else {
-			return tool + " " + string(args)
-		}
-	}
-	return tool + " " + flow.Canonical(v)
-}
-
 // Walk audits one episode: it serves f along it as each of its servers'
 // proxies would, and counts. A server that is none of the flow's looks
 // nothing up, as a proxy says (manual, "Serving"); its turns still count.
@@ -125,7 +110,7 @@ func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 	labels := make([]string, len(calls))
 	for i, c := range calls {
 		if c.By != episode.Proxy {
-			labels[i] = callLabel(c.Tool, c.Args)
+			labels[i] = flow.CallLabel(c.Tool, c.Args)
 		}
 	}
 	// One session per server, as one proxy wraps one server.

@@ -340,7 +340,7 @@ func (s *Session) Call(tool string, args json.RawMessage) int {
 	if t, ok := s.f.Tools[name]; ok && t.Kind == episode.Write {
 		clear(s.asked)
 	}
-	return s.addCall(name, name+" "+compactArgs(args))
+	return s.addCall(name, CallLabel(name, args))
 }
 
 func (s *Session) addCall(name, label string) int {
@@ -360,6 +360,12 @@ func (s *Session) Result(i int, text string, failed bool) {
 	s.scope.Calls[i] = NewResult(s.callTool[i], text)
 	s.failed[i] = failed
 }
+
+// CallLabel returns the label of a call of tool (the flow's name) with args:
+// "tool {canonical args}", as Offer.Label gives a lookup's and the session
+// keeps its asked calls by, so that a lookup and the agent's own call of it
+// compare equal (audit, promote).
+func CallLabel(tool string, args json.RawMessage) string { return tool + " " + compactArgs(args) }
 
 func compactArgs(args json.RawMessage) string {
 	if len(args) == 0 {
