@@ -71,3 +71,17 @@ func TestAuditFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestPromoteFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"promote", "--store", "x.db", "--out", "p.json"},
+		{"promote", "--flow", "f.json", "--store", "x.db"},
+		{"promote", "--flow", "f.json", "--out", "p.json"},
+		{"promote", "--flow", "f.json", "--store", "x.db", "--out", "p.json", "--min-runs", "0"},
+		{"promote", "--flow", "f.json", "--store", "x.db", "--out", "p.json", "--threshold", "1"},
+	} {
+		if _, _, code := runInProcess(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
