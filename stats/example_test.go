@@ -82,3 +82,19 @@ func ExampleEpsilonGreedy() {
 	fmt.Printf("%.2f %.2f\n", stats.EpsilonGreedy(true, 0.2, 0.25), stats.EpsilonGreedy(false, 0.2, 0.25))
 	// Output: 0.85 0.05
 }
+
+func ExampleBootstrapVec() {
+	// The mean and the maximum of the same resamples.
+	x := []float64{2, 4, 4, 5, 7, 9}
+	rng := rand.New(rand.NewPCG(1, 1))
+	lo, hi := stats.BootstrapVec(len(x), 2000, 0.95, 2, func(idx []int, out []float64) {
+		var s, m float64
+		for _, i := range idx {
+			s += x[i]
+			m = max(m, x[i])
+		}
+		out[0], out[1] = s/float64(len(idx)), m
+	}, rng)
+	fmt.Printf("mean in [%.1f, %.1f] ∋ 5.2: %v; max ≤ 9: %v\n", lo[0], hi[0], lo[0] < 5.2 && 5.2 < hi[0], hi[1] <= 9)
+	// Output: mean in [3.5, 7.2] ∋ 5.2: true; max ≤ 9: true
+}

@@ -64,25 +64,56 @@ func Quantile(p float64, sorted []float64) float64 {
 // reps < 1, both bounds are NaN. The idx slice passed to stat is reused
 // between calls: stat must not keep it. Use reps ≥ 2000 for 95% intervals.
 func Bootstrap(n, reps int, level float64, stat func(idx []int) float64, rng *rand.Rand) (lo, hi float64) {
+	l, h := BootstrapVec(n, reps, level, 1, func(idx []int, out []float64) { out[0] = stat(idx) }, rng)
+	return l[0], h[0]
+}
+
+// BootstrapVec is [Bootstrap] for k statistics computed from the same
+// resamples (common random numbers): stat writes the k statistics of the
+// units named by idx into out (len k). lo[j] and hi[j] are the percentile
+// bounds of statistic j, over its finite replicates, as in Bootstrap:
+//
+//	lo[j] = Q(α/2 | θ*ⱼ),  hi[j] = Q(1 − α/2 | θ*ⱼ)
+//
+// Sharing resamples costs one draw of n indexes per replicate whatever k
+// is. Neither idx nor out may be kept by stat.
+func BootstrapVec(n, reps int, level float64, k int, stat func(idx []int, out []float64), rng *rand.Rand) (lo, hi []float64) {
+	lo, hi = make([]float64, k), make([]float64, k)
+	for j := range k {
+		lo[j], hi[j] = math.NaN(), math.NaN()
+	}
 	if n < 1 || reps < 1 || !(level > 0 && level < 1) {
-		return math.NaN(), math.NaN()
+		return lo, hi
 	}
 	idx := make([]int, n)
-	thetas := make([]float64, 0, reps)
+	out := make([]float64, k)
+	thetas := make([][]float64, k)
+	for j := range thetas {
+		thetas[j] = make([]float64, 0, reps)
+	}
 	for range reps {
 		for i := range idx {
 			idx[i] = rng.IntN(n)
 		}
-		if v := stat(idx); !math.IsNaN(v) {
-			thetas = append(thetas, v)
+		for j := range out {
+			out[j] = math.NaN()
+		}
+		stat(idx, out)
+		for j, v := range out {
+			if !math.IsNaN(v) {
+				thetas[j] = append(thetas[j], v)
+			}
 		}
 	}
-	if len(thetas) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	sort.Float64s(thetas)
 	alpha := 1 - level
-	return Quantile(alpha/2, thetas), Quantile(1-alpha/2, thetas)
+	for j, th := range thetas {
+		if len(th) == 0 {
+			continue
+		}
+		sort.Float64s(th)
+		lo[j], hi[j] = Quantile(alpha/2, th), Quantile(1-alpha/2, th)
+	}
+	return lo, hi
 }
 
 // Wilson returns the Wilson score interval at confidence level for a

@@ -1,0 +1,300 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/evaluate"
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/store"
+)
+
+func init() {
+	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdEvaluate(f, nil) })
+}
+
+// evaluateOptions are hoist evaluate's inputs.
+type evaluateOptions struct {
+	IO iostreams.Streams
+	storeOptions
+	Domain     string
+	Rules      []string
+	DetourCost float64
+	Clip       float64
+	Level      float64
+	Reps       int
+	Seed       uint64
+	JSON       bool
+
+	targets []evaluate.Target
+}
+
+func newCmdEvaluate(f *Factory, runF func(context.Context, *evaluateOptions) error) *cobra.Command {
+	opts := &evaluateOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "evaluate --sessions DIR [--rule RULE]... [flags]",
+		Short: "Estimate off-policy what other decision rules would have saved",
+		Long: `hoist evaluate reads the flow logs of sessions recorded with
+hoist-mcp --flow FLOW --flow-explore EPSILON (best with --flow-shadow too)
+and estimates, without serving them, what other decision rules would have
+earned in the same sessions: other thresholds, the habit decider instead of
+reach, greedy (take the best bound lookup whatever its score), never look
+anything up. Exploration is what makes this possible: each decision logged
+the probability of what it took, so runs where the logging rule happened to
+act as another rule would are weighted up (importance sampling).
+
+Reward. Each decision is scored from what the agent then did. Handing back
+(stop) earns 0. A lookup is a hit when the agent itself made the same call
+(same tool on the same server, arguments equal as JSON) after the call
+whose result the flow ran on and before its next write; a hit earns 1/k,
+where k is the number of calls in the agent's LLM turn of that call, so a
+turn all of whose calls were looked up earns 1: one LLM turn saved. Any
+other lookup is a detour and earns minus --detour-cost (by default the
+serving threshold, 0.3: a detour costs 0.3 of a saved turn). A run is the
+decisions after one agent call; the value of a rule is the expected reward
+of a run under it. An agent that uses looked-up results and skips its own
+call makes hits look like detours, so record with --flow-shadow to measure
+exactly.
+
+Estimates, for each rule: IPS (the mean of weight × reward over runs, the
+weight of a run the product of its decisions' probability ratios), SNIPS
+(the same divided by the mean weight), DR (doubly robust: a direct-method
+model of each lookup's hit rate, corrected by the weighted residuals), and
+IPS and DR with every weight capped at --clip λ. Each comes with a
+--level bootstrap interval over sessions (--reps replicates, --seed). With
+every rule: n (runs), the effective sample size (Σw)²/Σw², the largest
+weight and its share, the share of runs clipped, the least logged
+propensity of the runs it uses, and the decisions that cannot be evaluated:
+the rule would take an action the logging rule could not (for instance
+stop where the logging rule always looks up), or the run could not be
+matched to its call. docs/evaluate.md gives every formula.
+
+Rules (--rule, repeatable): never; greedy; DECIDER:THRESHOLD[:EPSILON] with
+DECIDER reach or habit, e.g. reach:0.5, habit:0.3, reach:0.2:0.1. Without
+--rule: never, reach at 0 0.1 0.2 0.3 0.5 0.7, habit at 0.1 0.3 0.5.
+
+On a terminal the estimates are a table, with a summary and warnings
+above; in a pipe the same columns separated by tabs, the summary on
+stderr. --json prints one JSON object, the same on a terminal and in a pipe.
+
+` + storeHelp + `
+
+` + exitHelp,
+		Example: `  hoist-mcp --record logs --flow retail.flow.json --flow-shadow --flow-explore 0.3 -- my-server
+  hoist evaluate --sessions logs
+  hoist evaluate --sessions logs --rule reach:0.5 --rule habit:0.3 --rule never --detour-cost 0.5
+  hoist evaluate --store episodes.db --json | jq '.results[] | {rule, dr: .estimates[3]}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := opts.storePath(); err != nil {
+				return err
+			}
+			for _, r := range opts.Rules {
+				t, err := evaluate.ParseTarget(r)
+				if err != nil {
+					return &FlagError{fmt.Errorf("--rule: %w", err)}
+				}
+				opts.targets = append(opts.targets, t)
+			}
+			switch {
+			case opts.DetourCost < 0 || math.IsNaN(opts.DetourCost) || math.IsInf(opts.DetourCost, 0):
+				return &FlagError{fmt.Errorf("--detour-cost %v: want a number of saved turns, 0 or more", opts.DetourCost)}
+			case opts.Clip < 0 || math.IsNaN(opts.Clip):
+				return &FlagError{fmt.Errorf("--clip %v: want a weight cap above 0, or 0 for none", opts.Clip)}
+			case !(opts.Level > 0 && opts.Level < 1):
+				return &FlagError{fmt.Errorf("--level %v: want a confidence level between 0 and 1", opts.Level)}
+			case opts.Reps < 100 || opts.Reps > 1_000_000:
+				return &FlagError{fmt.Errorf("--reps %d: want 100 to 1000000", opts.Reps)}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runEvaluate(cmd.Context(), opts)
+		},
+	}
+	addStoreFlags(cmd, &opts.storeOptions)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Domain, "domain", "", "only sessions of this `DOMAIN`")
+	fl.StringArrayVar(&opts.Rules, "rule", nil, "a `RULE` to estimate (repeatable): never, greedy, or DECIDER:THRESHOLD[:EPSILON]")
+	fl.Float64Var(&opts.DetourCost, "detour-cost", evaluate.DefaultDetourCost, "what a detour costs, in saved LLM turns (`COST`)")
+	fl.Float64Var(&opts.Clip, "clip", evaluate.DefaultClip, "cap the clipped estimators' run weights at `LAMBDA` (0: no clipped estimates)")
+	fl.Float64Var(&opts.Level, "level", evaluate.DefaultLevel, "the intervals' confidence `LEVEL`")
+	fl.IntVar(&opts.Reps, "reps", evaluate.DefaultReps, "bootstrap replicates `B`")
+	fl.Uint64Var(&opts.Seed, "seed", 1, "seed of the bootstrap's random source")
+	fl.BoolVar(&opts.JSON, "json", false, "print a JSON object")
+	return cmd
+}
+
+// flowSource adapts the store to evaluate.Source: the episodes that have
+// decisions, each run's decisions read from their logged lines.
+type flowSource struct {
+	db     *store.DB
+	filter episode.Filter
+	bad    func(error)
+}
+
+var _ evaluate.Source = (*flowSource)(nil)
+
+func (s *flowSource) Sessions(ctx context.Context, fn func(evaluate.Session) error) error {
+	return s.db.FlowEpisodes(ctx, s.filter, func(ep *episode.Episode, fl *store.Flow) error {
+		type key struct{ server, run int }
+		calls := map[key]string{}
+		for _, r := range fl.Runs {
+			calls[key{r.Server, r.Index}] = r.CallTool
+		}
+		sess := evaluate.Session{Episode: ep}
+		last := key{-1, -1}
+		for _, d := range fl.Decisions {
+			var fd flow.Decision
+			if err := json.Unmarshal([]byte(d.Raw), &fd); err != nil {
+				s.bad(fmt.Errorf("session %s: flow log line %d: %w", d.Session, d.Line, err))
+				continue
+			}
+			if k := (key{d.Server, d.Run}); k != last {
+				sess.Runs = append(sess.Runs, evaluate.Run{Server: d.Server, Call: calls[k]})
+				last = k
+			}
+			sess.Runs[len(sess.Runs)-1].Decisions = append(sess.Runs[len(sess.Runs)-1].Decisions, fd)
+		}
+		return fn(sess)
+	})
+}
+
+func runEvaluate(ctx context.Context, o *evaluateOptions) error {
+	db, bad, err := openStore(ctx, o.IO, &o.storeOptions)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	src := &flowSource{db: db, filter: episode.Filter{Domain: o.Domain}, bad: func(err error) {
+		bad = true
+		fmt.Fprintf(o.IO.Err, "hoist: %v\n", err)
+	}}
+	clip := o.Clip
+	if clip == 0 {
+		clip = math.Inf(1)
+	}
+	rep, err := evaluate.Evaluate(ctx, src, evaluate.Options{
+		Targets: o.targets, Reward: evaluate.Reward{DetourCost: o.DetourCost},
+		Clip: clip, Level: o.Level, Reps: o.Reps, Seed: o.Seed,
+	})
+	if errors.Is(err, evaluate.ErrNoDecisions) {
+		return fmt.Errorf("%w%s", err, domainHint(o.Domain))
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.JSON:
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	case iostreams.IsTerminal(o.IO.Out):
+		printEvaluateSummary(o.IO.Out, rep)
+		printEvaluateTable(o.IO.Out, rep, true)
+	default:
+		if !o.Quiet {
+			printEvaluateSummary(o.IO.Err, rep)
+		}
+		printEvaluateTable(o.IO.Out, rep, false)
+	}
+	if bad {
+		return badInputError()
+	}
+	return nil
+}
+
+func printEvaluateSummary(w io.Writer, rep *evaluate.Report) {
+	fmt.Fprintf(w, "%d sessions, %d runs, %d decisions", rep.Sessions, rep.Runs, rep.Decisions)
+	if rep.Logged.Shadow > 0 {
+		fmt.Fprintf(w, " (%d in shadow)", rep.Logged.Shadow)
+	}
+	if rep.Unusable > 0 {
+		fmt.Fprintf(w, "; %d decisions in runs that could not be scored", rep.Unusable)
+	}
+	fmt.Fprintln(w)
+	var rules []string
+	for _, r := range rep.Logged.Rules {
+		rules = append(rules, fmt.Sprintf("%s≥%g ε=%g (%d)", r.Decider, float64(r.Threshold), float64(r.Epsilon), r.Decisions))
+	}
+	fmt.Fprintf(w, "logged under %s: %d lookups, %d hits; value as logged %s %s per run\n",
+		strings.Join(rules, ", "), rep.Logged.Lookups, rep.Logged.Hits, fmtNum(rep.Logged.Value), fmtCI(rep.Logged.Lo, rep.Logged.Hi))
+	if active := rep.Decisions - rep.Logged.Shadow; active > 0 {
+		fmt.Fprintf(w, "warning: %d decisions were served, not shadowed: an agent that uses the looked-up results skips its own calls, which then count as detours (record with --flow-shadow)\n", active)
+	}
+	if rep.Logged.Mismatch > 0 {
+		fmt.Fprintf(w, "warning: %d logged propensities differ from their rule's (wrong logging?)\n", rep.Logged.Mismatch)
+	}
+	fmt.Fprintf(w, "reward: hit +1/k (k calls in its turn), detour -%g, stop 0; clip λ=%s; %g%% bootstrap over sessions, %d replicates, seed %d\n",
+		float64(rep.DetourCost), fmtNum(rep.Clip), 100*float64(rep.Level), rep.Reps, rep.Seed)
+	for _, r := range rep.Results {
+		for _, warn := range r.Warnings {
+			fmt.Fprintf(w, "warning: %s: %s\n", r.Rule, warn)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func printEvaluateTable(w io.Writer, rep *evaluate.Report, tty bool) {
+	var out io.Writer = w
+	var tw *tabwriter.Writer
+	if tty {
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		out = tw
+		fmt.Fprintf(out, "RULE\tESTIMATOR\tVALUE\t%g%% INTERVAL\tN\tESS\tMAX W\tMAX SHARE\tCLIPPED\tMIN P\tUNEVALUABLE\n", 100*float64(rep.Level))
+	}
+	for _, r := range rep.Results {
+		for _, e := range r.Estimates {
+			name := e.Estimator
+			if !math.IsNaN(float64(e.Clip)) {
+				if math.IsInf(float64(e.Clip), 1) {
+					continue // --clip 0: no clipped estimates
+				}
+				name = fmt.Sprintf("%s λ=%s", strings.TrimSuffix(name, " clipped"), fmtNum(e.Clip))
+			}
+			d := r.Diagnostics
+			fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\n", r.Rule, name, fmtNum(e.Value), fmtCI(e.Lo, e.Hi),
+				d.N, fmtNum(d.ESS), fmtNum(d.MaxWeight), fmtPct(d.MaxShare), fmtPct(d.ClippedShare), fmtNum(d.MinPropensity), d.Unevaluable)
+		}
+	}
+	if tw != nil {
+		tw.Flush()
+	}
+}
+
+func fmtNum(n evaluate.Num) string {
+	f := float64(n)
+	switch {
+	case math.IsNaN(f):
+		return "-"
+	case math.IsInf(f, 1):
+		return "∞"
+	}
+	return fmt.Sprintf("%.3g", f)
+}
+
+func fmtPct(n evaluate.Num) string {
+	if math.IsNaN(float64(n)) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(n))
+}
+
+func fmtCI(lo, hi evaluate.Num) string {
+	if math.IsNaN(float64(lo)) || math.IsNaN(float64(hi)) {
+		return "[-]"
+	}
+	return fmt.Sprintf("[%.3f, %.3f]", float64(lo), float64(hi))
+}
