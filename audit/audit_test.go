@@ -181,13 +181,24 @@ func TestWalkCaps(t *testing.T) {
 	}
 }
 
-func TestPercentiles(t *testing.T) {
-	xs := make([]float64, 101)
-	for i := range xs {
-		xs[i] = float64(100 - i)
+// Identical episodes leave the bootstrap nothing to vary: every interval
+// is its estimate.
+func TestIntervalsOfIdenticalEpisodes(t *testing.T) {
+	f := shopFlow(t)
+	var eps memSource
+	for range 10 {
+		eps = append(eps, crafted()[0])
 	}
-	lo, hi := percentiles(xs, 0)
-	if lo != 2.5 || hi != 97.5 {
-		t.Errorf("percentiles %v %v, want 2.5 97.5", lo, hi)
+	rep, err := Run(context.Background(), eps, f, Options{Rule: flow.Rule{Threshold: flow.DefaultThreshold}, Resamples: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, iv := range []*Interval{rep.Total.Precision, &rep.Total.Saved, rep.Total.Ceiling} {
+		if math.Abs(iv.Lo-iv.Value) > 1e-12 || math.Abs(iv.Hi-iv.Value) > 1e-12 {
+			t.Errorf("interval %+v, want all equal", *iv)
+		}
+	}
+	if rep.Total.Saved.Value != 0.5 || rep.Total.Precision.Value != 1 {
+		t.Errorf("saved %v precision %v, want 0.5 and 1", rep.Total.Saved.Value, rep.Total.Precision.Value)
 	}
 }

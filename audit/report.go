@@ -1,8 +1,8 @@
 package audit
 
 import (
+	"math"
 	"math/rand/v2"
-	"slices"
 	"sort"
 
 	"github.com/hoist-mcp/hoist/stats"
@@ -48,12 +48,10 @@ type entry struct {
 
 // Summarize sums the episodes' audits into a report, with 95% percentile
 // bootstrap intervals over episodes (the cluster bootstrap of
-// stats.Bootstrap): episodes are drawn with replacement opt.Resamples times,
-// and each ratio (hits/lookups, saved/turns, ceiling/turns) of every row is
-// computed again on each draw; the interval is the 2.5th and 97.5th
-// percentile (stats.Quantile). Every row is computed from the same draws in
-// one pass over each episode's few nonzero counts, which stats.Bootstrap,
-// one statistic per pass, would repeat for each row.
+// stats.BootstrapVec): episodes are drawn with replacement opt.Resamples
+// times, and each ratio (hits/lookups, saved/turns, ceiling/turns) of every
+// row is computed again on each draw, in one pass over each drawn episode's
+// few nonzero counts; the interval is the 2.5th and 97.5th percentile.
 func Summarize(eps []*Episode, opt Options) *Report {
 	b := opt.Resamples
 	if b == 0 {
@@ -100,18 +98,16 @@ func Summarize(eps []*Episode, opt Options) *Report {
 			add(i, rowOf["t\x00"+k], *c)
 		}
 	}
-	// Bootstrap: per row, the three ratios of every resample.
-	prec := make([][]float64, nrows)
-	saved := make([][]float64, nrows)
-	ceil := make([][]float64, nrows)
+	// Bootstrap: per row, the three ratios (precision, saved, ceiling) of
+	// each resample, all from the same draws of episodes.
+	var lo, hi []float64
 	if len(eps) > 0 {
 		rng := rand.New(rand.NewPCG(opt.Seed, 0x61756469740a))
 		acc := make([]entry, nrows)
-		for range b {
+		lo, hi = stats.BootstrapVec(len(eps), b, 0.95, 3*nrows, func(idx []int, out []float64) {
 			clear(acc)
 			t := 0.0
-			for range len(eps) {
-				i := rng.IntN(len(eps))
+			for _, i := range idx {
 				t += turns[i]
 				for _, en := range sparse[i] {
 					a := &acc[en.row]
@@ -121,17 +117,23 @@ func Summarize(eps []*Episode, opt Options) *Report {
 					a.ceiling += en.ceiling
 				}
 			}
-			for k := range acc {
-				a := acc[k]
+			for k, a := range acc {
 				if a.lookups > 0 {
-					prec[k] = append(prec[k], a.hits/a.lookups)
+					out[3*k] = a.hits / a.lookups
 				}
 				if t > 0 {
-					saved[k] = append(saved[k], a.saved/t)
-					ceil[k] = append(ceil[k], a.ceiling/t)
+					out[3*k+1] = a.saved / t
+					out[3*k+2] = a.ceiling / t
 				}
 			}
+		}, rng)
+	}
+	// bounds returns statistic j's interval, or v, v when it has none.
+	bounds := func(j int, v float64) (float64, float64) {
+		if lo == nil || math.IsNaN(lo[j]) {
+			return v, v
 		}
+		return lo[j], hi[j]
 	}
 	turnsAll := float64(r.Turns)
 	row := func(k int) Row {
@@ -140,17 +142,17 @@ func Summarize(eps []*Episode, opt Options) *Report {
 		out := Row{Name: names[k], Counts: c}
 		if c.Lookups > 0 {
 			out.Precision = &Interval{Value: float64(c.Hits) / float64(c.Lookups)}
-			out.Precision.Lo, out.Precision.Hi = percentiles(prec[k], out.Precision.Value)
+			out.Precision.Lo, out.Precision.Hi = bounds(3*k, out.Precision.Value)
 		}
 		if turnsAll > 0 {
 			out.Saved.Value = c.Saved / turnsAll
-			out.Saved.Lo, out.Saved.Hi = percentiles(saved[k], out.Saved.Value)
+			out.Saved.Lo, out.Saved.Hi = bounds(3*k+1, out.Saved.Value)
 		}
 		if k <= len(servers) {
 			ci := &Interval{}
 			if turnsAll > 0 {
 				ci.Value = c.Ceiling / turnsAll
-				ci.Lo, ci.Hi = percentiles(ceil[k], ci.Value)
+				ci.Lo, ci.Hi = bounds(3*k+2, ci.Value)
 			}
 			out.Ceiling = ci
 		}
@@ -170,17 +172,6 @@ func Summarize(eps []*Episode, opt Options) *Report {
 		r.Sites = []Row{}
 	}
 	return r
-}
-
-// percentiles returns the 2.5th and 97.5th percentiles of xs (linear
-// interpolation between order statistics); v, v when xs is empty.
-func percentiles(xs []float64, v float64) (lo, hi float64) {
-	if len(xs) == 0 {
-		return v, v
-	}
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	return stats.Quantile(0.025, s), stats.Quantile(0.975, s)
 }
 
 func sortedKeys(m map[string]bool) []string {
