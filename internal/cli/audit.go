@@ -169,7 +169,7 @@ func interval(i *audit.Interval) string {
 }
 
 func writeAuditText(w io.Writer, r *audit.Report, name string) {
-	fmt.Fprintf(w, "Audit of %s over %d sessions, %d LLM turns (95%% intervals: %d bootstrap resamples over sessions)\n\n",
+	fmt.Fprintf(w, "Audit of %s over %d sessions, %d LLM turns with tool calls (95%% intervals: %d bootstrap resamples over sessions)\n\n",
 		name, r.Episodes, r.Turns, r.Resamples)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tlookups\thits\tdetours\tprecision\tturns saved\tshare saved\tread-only ceiling")
@@ -203,7 +203,7 @@ func writeAuditHTML(w io.Writer, r *audit.Report, name string) {
 td,th{padding:.2em .8em;text-align:right}td:first-child,th:first-child{text-align:left}
 tr:nth-child(even){background:#f4f4f4}.saved{fill:#2a9d5c}.detour{fill:#d1495b}</style></head><body>
 <h1>hoist audit: %s</h1>
-<p>%d sessions, %d LLM turns. Turns saved: <b>%s</b> of all LLM turns; read-only ceiling %s; precision %s.
+<p>%d sessions, %d LLM turns with tool calls. Turns saved: <b>%s</b> of all LLM turns; read-only ceiling %s; precision %s.
 Intervals are 95%%, from %d bootstrap resamples over sessions.</p>
 `, e(name), e(name), r.Episodes, r.Turns, e(interval(&r.Total.Saved)), e(interval(r.Total.Ceiling)), e(interval(r.Total.Precision)), r.Resamples)
 	// The chart: per site, turns saved (green) and detours (red) on one scale.
