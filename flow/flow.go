@@ -150,6 +150,10 @@ type Site struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
+// acts reports whether a site may look anything up: every site of a flow
+// that was not promoted, and the promoted sites of one that was.
+func (s *Site) acts() bool { return s.Promoted == nil || *s.Promoted }
+
 // Lookup is one candidate lookup at a site.
 type Lookup struct {
 	Tool string `json:"tool"`

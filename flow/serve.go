@@ -178,6 +178,11 @@ type Decision struct {
 	Propensity float64 `json:"propensity"`
 	Rule       Rule    `json:"rule"`
 	Shadow     bool    `json:"shadow,omitempty"`
+	// Reason is set when the decision hands back because the run's site was
+	// not promoted: "not promoted: " and the reason promotion gave (manual,
+	// "A promoted flow hands back after a call whose site was not promoted,
+	// with the reason the site is not promoted").
+	Reason string `json:"reason,omitempty"`
 }
 
 // Value returns the decision's value: the taken offer's Label, or Stop.
@@ -335,7 +340,7 @@ func (s *Session) Call(tool string, args json.RawMessage) int {
 	if t, ok := s.f.Tools[name]; ok && t.Kind == episode.Write {
 		clear(s.asked)
 	}
-	return s.addCall(name, name+" "+compactArgs(args))
+	return s.addCall(name, CallLabel(name, args))
 }
 
 func (s *Session) addCall(name, label string) int {
@@ -355,6 +360,12 @@ func (s *Session) Result(i int, text string, failed bool) {
 	s.scope.Calls[i] = NewResult(s.callTool[i], text)
 	s.failed[i] = failed
 }
+
+// CallLabel returns the label of a call of tool (the flow's name) with args:
+// "tool {canonical args}", as Offer.Label gives a lookup's and the session
+// keeps its asked calls by, so that a lookup and the agent's own call of it
+// compare equal (audit, promote).
+func CallLabel(tool string, args json.RawMessage) string { return tool + " " + compactArgs(args) }
 
 func compactArgs(args json.RawMessage) string {
 	if len(args) == 0 {
@@ -377,7 +388,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		return out
 	}
 	site := s.f.site(s.callTool[i], s.failed[i])
-	if site == nil {
+	if site == nil || !site.acts() {
 		return out
 	}
 	n := site.Count.For(s.fold)
@@ -448,6 +459,7 @@ type Run struct {
 	sites   []RunSite
 	obs     int
 	ended   bool
+	reason  string // why the run's site was not promoted, for its first decision
 	rec     RunRecord
 }
 
@@ -462,6 +474,9 @@ func (s *Session) Run(i int) *Run {
 	tool, failed := "", false
 	if i >= 0 && i < len(s.callTool) {
 		tool, failed = s.callTool[i], s.failed[i]
+		if site := s.f.site(tool, failed); site != nil && !site.acts() {
+			r.reason = "not promoted: " + site.Reason
+		}
 		r.offers = s.offersAt(i, nil)
 	}
 	r.rec = RunRecord{Type: "run", Call: tool, Failed: failed, MaxLookups: r.max, Fold: s.fold, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
@@ -476,6 +491,9 @@ func (s *Session) Run(i int) *Run {
 func (r *Run) Next() Decision {
 	s := r.s
 	d := Decision{Type: "decision", Site: address("decide#", len(r.sites)-r.obs), Greedy: -1, Taken: -1, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
+	if len(r.sites) == 0 {
+		d.Reason = r.reason
+	}
 	if r.taken < r.max && !r.ended {
 		for _, o := range r.offers {
 			if !s.asked[o.Label()] {

@@ -411,3 +411,34 @@ func TestServeSeveralServers(t *testing.T) {
 		}
 	}
 }
+
+func TestServePromoted(t *testing.T) {
+	f := shopFlow(t)
+	yes, no := true, false
+	// find_user is not promoted: its run hands back with the reason. get_user
+	// is promoted, and a site without a mark acts as before.
+	f.Sites[0].Promoted, f.Sites[0].Reason = &no, "would not pay: hit rate 0.20 (0.05–0.45) ≤ threshold 0.30"
+	f.Sites[3].Promoted = &yes
+	s, err := NewSession(f, Options{Rule: Rule{Threshold: DefaultThreshold}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := serve(t, s, answerShop)
+	if len(ds) != 1 || ds[0].Taken != -1 || len(ds[0].Offers) != 0 {
+		t.Fatalf("unpromoted site decided %v", values(ds))
+	}
+	if want := "not promoted: " + f.Sites[0].Reason; ds[0].Reason != want {
+		t.Errorf("reason %q, want %q", ds[0].Reason, want)
+	}
+	i := s.Call("get_user", json.RawMessage(`{"x":"user_7"}`))
+	s.Result(i, userText, false)
+	run := s.Run(i)
+	d := run.Next()
+	if d.Taken < 0 || d.Reason != "" {
+		t.Errorf("promoted site: taken %d, reason %q", d.Taken, d.Reason)
+	}
+	b, _ := json.Marshal(d)
+	if strings.Contains(string(b), `"reason"`) {
+		t.Errorf("a decision without a reason logs one: %s", b)
+	}
+}

@@ -1,0 +1,204 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
+)
+
+// shopFlow: after find_user (10 times) the agent looked up get_user with
+// the whole result 8 times; after get_user, get_order with its "order".
+func shopFlow(t testing.TB) *flow.Flow {
+	t.Helper()
+	b := func(expr string) map[string]flow.Binding {
+		return map[string]flow.Binding{"x": flow.MustParseBinding(expr)}
+	}
+	f := &flow.Flow{
+		Version: flow.Version, Domain: "shop", Servers: []string{"shop"}, MinSupport: 1,
+		Tools: map[string]flow.Tool{
+			"find_user": {Server: "shop", Kind: episode.Read},
+			"get_user":  {Server: "shop", Kind: episode.Read},
+			"get_order": {Server: "shop", Kind: episode.Read},
+			"cancel":    {Server: "shop", Kind: episode.Write},
+		},
+		Sites: []flow.Site{
+			{Tool: "find_user", Count: flow.Count{N: 10}, Lookups: []flow.Lookup{
+				{Tool: "get_user", Reach: flow.Count{N: 8}, Habit: flow.Count{N: 8}, Bindings: []flow.Bound{{Args: b("$text"), Matched: flow.Count{N: 8}}}},
+			}},
+			{Tool: "get_user", Count: flow.Count{N: 10}, Lookups: []flow.Lookup{
+				{Tool: "get_order", Reach: flow.Count{N: 9}, Habit: flow.Count{N: 9}, Bindings: []flow.Bound{{Args: b("$result.order"), Matched: flow.Count{N: 9}}}},
+			}},
+		},
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// step is one call of a crafted episode: its turn, tool, arguments and
+// result.
+type step struct {
+	turn   int
+	tool   string
+	args   string
+	result string
+}
+
+// craft builds an episode whose calls are answered one after another.
+func craft(id string, steps ...step) *episode.Episode {
+	ep := &episode.Episode{ID: id, Domain: "shop", Servers: []episode.Server{{Name: "shop"}}}
+	for _, name := range []string{"find_user", "get_user", "get_order"} {
+		ep.Tools = append(ep.Tools, episode.Tool{Name: name, Server: "shop", Kind: episode.Read})
+	}
+	ep.Tools = append(ep.Tools, episode.Tool{Name: "cancel", Server: "shop", Kind: episode.Write})
+	for i, s := range steps {
+		c := &episode.Call{Index: i, Server: "shop", Tool: s.tool, Args: json.RawMessage(s.args), By: episode.Agent, Turn: s.turn}
+		res := &episode.Result{CallIndex: i, Text: s.result}
+		c.Result = res
+		ep.Events = append(ep.Events, episode.Event{Type: episode.EventCall, Call: c}, episode.Event{Type: episode.EventResult, Result: res})
+		for len(ep.Turns) <= s.turn {
+			ep.Turns = append(ep.Turns, episode.Turn{Index: len(ep.Turns)})
+		}
+		ep.Turns[s.turn].Calls = append(ep.Turns[s.turn].Calls, i)
+	}
+	return ep
+}
+
+type memSource []*episode.Episode
+
+func (m memSource) Episodes(_ context.Context, _ episode.Filter, fn func(*episode.Episode) error) error {
+	for _, ep := range m {
+		if err := fn(ep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The known answers: episode a saves its get_user and get_order turns (a
+// chain); b's get_user lookup is a detour, since the agent wrote first.
+func crafted() memSource {
+	return memSource{
+		craft("a",
+			step{0, "find_user", `{"x":"c1@example.com"}`, "user_1"},
+			step{1, "get_user", `{"x":"user_1"}`, `{"order":"#W1"}`},
+			step{2, "get_order", `{"x":"#W1"}`, `{"status":"pending"}`},
+			step{3, "cancel", `{"x":"#W1"}`, "ok"},
+		),
+		craft("b",
+			step{0, "find_user", `{"x":"c2@example.com"}`, "user_2"},
+			step{1, "cancel", `{"x":"user_2"}`, "ok"},
+			step{2, "get_user", `{"x":"user_2"}`, `{"order":"#W2"}`},
+		),
+	}
+}
+
+func TestWalkKnownAnswers(t *testing.T) {
+	f := shopFlow(t)
+	eps := crafted()
+	opt := Options{Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}}
+	a, err := Walk(f, eps[0], opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a: get_user and get_order looked up, both hits; turns 1 and 2 saved.
+	// Ceiling: turns 1 and 2 (reads of values seen), not 0 (c1@ was not
+	// seen) nor 3 (a write).
+	if want := (Counts{Lookups: 2, Hits: 2, Saved: 2, Ceiling: 2}); a.Total != want || a.Turns != 4 {
+		t.Errorf("a: %+v turns %d, want %+v turns 4", a.Total, a.Turns, want)
+	}
+	if c := a.Sites["find_user"]; c == nil || c.Lookups != 1 || c.Hits != 1 || c.Saved != 1 {
+		t.Errorf("a: find_user site %+v", c)
+	}
+	if c := a.Sites["get_user"]; c == nil || c.Lookups != 1 || c.Hits != 1 || c.Saved != 1 {
+		t.Errorf("a: get_user site %+v", c)
+	}
+	b, _ := Walk(f, eps[1], opt)
+	// b: get_user looked up after find_user, but the agent wrote before
+	// it made it: a detour, and its turn is not saved (after a write, the
+	// lookup is no longer current). Its own get_user then offers get_order,
+	// which the agent never made: a second detour. Turn 2 is within the
+	// ceiling.
+	if want := (Counts{Lookups: 2, Detours: 2, Ceiling: 1}); b.Total != want || b.Turns != 3 {
+		t.Errorf("b: %+v turns %d, want %+v turns 3", b.Total, b.Turns, want)
+	}
+
+	rep, err := Run(context.Background(), eps, f, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := rep.Total
+	if tot.Lookups != 4 || tot.Hits != 2 || tot.Detours != 2 || rep.Turns != 7 || rep.Episodes != 2 {
+		t.Errorf("total %+v, turns %d", tot, rep.Turns)
+	}
+	near := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	near("precision", tot.Precision.Value, 0.5)
+	near("saved", tot.Saved.Value, 2.0/7)
+	near("ceiling", tot.Ceiling.Value, 3.0/7)
+	if !(tot.Saved.Lo <= tot.Saved.Value && tot.Saved.Value <= tot.Saved.Hi) {
+		t.Errorf("saved interval %+v does not hold its estimate", tot.Saved)
+	}
+	if len(rep.Servers) != 1 || rep.Servers[0].Name != "shop" || rep.Servers[0].Lookups != 4 {
+		t.Errorf("servers %+v", rep.Servers)
+	}
+	if len(rep.Sites) != 2 || rep.Sites[0].Name != "find_user" || rep.Sites[0].Detours != 1 || rep.Sites[0].Ceiling != nil {
+		t.Errorf("sites %+v", rep.Sites)
+	}
+	if _, err := json.Marshal(rep); err != nil {
+		t.Errorf("report does not encode: %v", err)
+	}
+}
+
+// A flow promoted with find_user not promoted saves nothing there, as the
+// proxy would hand back.
+func TestWalkUnpromotedSite(t *testing.T) {
+	f := shopFlow(t)
+	no := false
+	f.Sites[0].Promoted, f.Sites[0].Reason = &no, "too few runs"
+	a, _ := Walk(f, crafted()[0], Options{Rule: flow.Rule{Threshold: flow.DefaultThreshold}})
+	// Only get_order after the agent's own get_user: one lookup, one hit.
+	if want := (Counts{Lookups: 1, Hits: 1, Saved: 1, Ceiling: 2}); a.Total != want {
+		t.Errorf("%+v, want %+v", a.Total, want)
+	}
+}
+
+// Caps are the proxy's: one lookup per session leaves the chain at one.
+func TestWalkCaps(t *testing.T) {
+	f := shopFlow(t)
+	a, _ := Walk(f, crafted()[0], Options{Rule: flow.Rule{Threshold: flow.DefaultThreshold}, Caps: flow.Caps{PerCall: 8, PerSession: 1, Questions: 1}})
+	if a.Total.Lookups != 1 || a.Total.Saved != 1 {
+		t.Errorf("%+v", a.Total)
+	}
+}
+
+// Identical episodes leave the bootstrap nothing to vary: every interval
+// is its estimate.
+func TestIntervalsOfIdenticalEpisodes(t *testing.T) {
+	f := shopFlow(t)
+	var eps memSource
+	for range 10 {
+		eps = append(eps, crafted()[0])
+	}
+	rep, err := Run(context.Background(), eps, f, Options{Rule: flow.Rule{Threshold: flow.DefaultThreshold}, Resamples: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, iv := range []*Interval{rep.Total.Precision, &rep.Total.Saved, rep.Total.Ceiling} {
+		if math.Abs(iv.Lo-iv.Value) > 1e-12 || math.Abs(iv.Hi-iv.Value) > 1e-12 {
+			t.Errorf("interval %+v, want all equal", *iv)
+		}
+	}
+	if rep.Total.Saved.Value != 0.5 || rep.Total.Precision.Value != 1 {
+		t.Errorf("saved %v precision %v, want 0.5 and 1", rep.Total.Saved.Value, rep.Total.Precision.Value)
+	}
+}

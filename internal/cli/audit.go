@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoist-mcp/hoist/audit"
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/internal/atomicfile"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+)
+
+func init() {
+	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdAudit(f, nil) })
+}
+
+// auditOptions are hoist audit's inputs.
+type auditOptions struct {
+	IO iostreams.Streams
+	storeOptions
+	Flow       string
+	Domain     string
+	Threshold  float64
+	Decider    string
+	PerCall    int
+	PerSession int
+	JSON       bool
+	HTML       string
+	Resamples  int
+	Seed       uint64
+
+	decider flow.Decider
+}
+
+func newCmdAudit(f *Factory, runF func(context.Context, *auditOptions) error) *cobra.Command {
+	opts := &auditOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "audit --flow FILE --sessions DIR [flags]",
+		Short: "What serving a flow would have saved in recorded sessions, and what it would have cost",
+		Long: `hoist audit replays recorded sessions as if hoist-mcp had served the flow in
+them, offline: after each of the agent's calls it decides exactly as the
+proxy would (the same code, caps, chained decisions, no lookup of a call made
+since the last write, and each task served the counts of the folds that do
+not hold it). A lookup the agent then made itself before its next write is a
+hit, answered with the agent's own result, so decisions chain from it; one it
+never made is a detour, whose result is unknown, so nothing chains from it.
+An LLM turn is saved when every call in it had already been looked up.
+
+It reports, per site (the tool whose result offered the lookup), per server
+and in total: lookups, hits, detours, precision (hits / lookups), the LLM
+turns saved as a share of all LLM turns, and beside it the read-only ceiling
+of the same sessions: the share of turns whose calls were all reads with
+every argument value found verbatim in an earlier result, which no flow can
+beat. Each share comes with a 95% bootstrap interval over sessions.
+
+--json writes the report as JSON; --html FILE also writes a page with a chart
+of turns saved and detours per site (inline SVG, nothing to fetch).
+
+` + storeHelp + `
+
+` + exitHelp,
+		Example: `  hoist audit --flow retail.flow.json --sessions ~/.hoist/logs
+  hoist audit --flow retail.flow.json --store held-out.db --json
+  hoist audit --flow retail.flow.json --sessions logs --threshold 0.5 --html audit.html`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := opts.storePath(); err != nil {
+				return err
+			}
+			if opts.Flow == "" {
+				return &FlagError{fmt.Errorf("--flow: name the flow to audit")}
+			}
+			if opts.Threshold < 0 || opts.Threshold > 1 {
+				return &FlagError{fmt.Errorf("--threshold %v: want 0 to 1", opts.Threshold)}
+			}
+			if opts.PerCall < 0 || opts.PerSession < 0 {
+				return &FlagError{fmt.Errorf("--per-call and --per-session: want 0 or more")}
+			}
+			if opts.Resamples < 1 {
+				return &FlagError{fmt.Errorf("--resamples %d: want at least 1", opts.Resamples)}
+			}
+			d, err := flow.ParseDecider(opts.Decider)
+			if err != nil {
+				return &FlagError{fmt.Errorf("--decider: %w", err)}
+			}
+			opts.decider = d
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runAudit(cmd.Context(), opts)
+		},
+	}
+	addStoreFlags(cmd, &opts.storeOptions)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Flow, "flow", "", "the flow `FILE` to audit (from hoist learn, compile or promote)")
+	fl.StringVar(&opts.Domain, "domain", "", "audit only the sessions of this `DOMAIN`")
+	fl.Float64Var(&opts.Threshold, "threshold", flow.DefaultThreshold, "hoist-mcp's --flow-threshold")
+	fl.StringVar(&opts.Decider, "decider", "reach", "hoist-mcp's --flow-decider: reach or habit")
+	fl.IntVar(&opts.PerCall, "per-call", flow.DefaultCaps.PerCall, "hoist-mcp's --flow-per-call")
+	fl.IntVar(&opts.PerSession, "per-session", flow.DefaultCaps.PerSession, "hoist-mcp's --flow-per-session")
+	fl.BoolVar(&opts.JSON, "json", false, "write the report as JSON")
+	fl.StringVar(&opts.HTML, "html", "", "also write the report as an HTML page with a chart to `FILE`")
+	fl.IntVar(&opts.Resamples, "resamples", audit.DefaultResamples, "bootstrap resamples of each interval")
+	fl.Uint64Var(&opts.Seed, "seed", 1, "seed of the bootstrap")
+	return cmd
+}
+
+func runAudit(ctx context.Context, o *auditOptions) error {
+	f, err := flow.Load(o.Flow)
+	if err != nil {
+		return err
+	}
+	db, bad, err := openStore(ctx, o.IO, &o.storeOptions)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	opt := audit.Options{
+		Rule:      flow.Rule{Decider: o.decider, Threshold: o.Threshold},
+		Caps:      flow.Caps{PerCall: o.PerCall, PerSession: o.PerSession, Questions: flow.DefaultCaps.Questions},
+		Filter:    episode.Filter{Domain: o.Domain},
+		Resamples: o.Resamples,
+		Seed:      o.Seed,
+	}
+	rep, err := audit.Run(ctx, db, f, opt)
+	if err != nil {
+		return err
+	}
+	if rep.Episodes == 0 {
+		return fmt.Errorf("no sessions to audit%s", domainHint(o.Domain))
+	}
+	if o.JSON {
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeAuditText(o.IO.Out, rep, o.Flow)
+	}
+	if o.HTML != "" {
+		var b strings.Builder
+		writeAuditHTML(&b, rep, o.Flow)
+		if err := atomicfile.WriteFile(o.HTML, []byte(b.String()), 0o600); err != nil {
+			return err
+		}
+	}
+	if bad {
+		return badInputError()
+	}
+	return nil
+}
+
+func pctOf(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+func interval(i *audit.Interval) string {
+	if i == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%s–%s)", pctOf(i.Value), pctOf(i.Lo), pctOf(i.Hi))
+}
+
+func writeAuditText(w io.Writer, r *audit.Report, name string) {
+	fmt.Fprintf(w, "Audit of %s over %d sessions, %d LLM turns with tool calls (95%% intervals: %d bootstrap resamples over sessions)\n\n",
+		name, r.Episodes, r.Turns, r.Resamples)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\tlookups\thits\tdetours\tprecision\tturns saved\tshare saved\tread-only ceiling")
+	line := func(row audit.Row) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.1f\t%s\t%s\n", row.Name, row.Lookups, row.Hits, row.Detours,
+			interval(row.Precision), row.Counts.Saved, interval(&row.Saved), interval(row.Ceiling))
+	}
+	line(r.Total)
+	if len(r.Servers) > 0 {
+		fmt.Fprintln(tw, "by server\t\t\t\t\t\t\t")
+		for _, row := range r.Servers {
+			line(row)
+		}
+	}
+	if len(r.Sites) > 0 {
+		fmt.Fprintln(tw, "by site\t\t\t\t\t\t\t")
+		for _, row := range r.Sites {
+			line(row)
+		}
+	}
+	tw.Flush()
+}
+
+// writeAuditHTML writes the report as a page with a chart of turns saved and
+// detours per site: inline SVG, no script.
+func writeAuditHTML(w io.Writer, r *audit.Report, name string) {
+	e := html.EscapeString
+	fmt.Fprintf(w, `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>hoist audit: %s</title>
+<style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}
+td,th{padding:.2em .8em;text-align:right}td:first-child,th:first-child{text-align:left}
+tr:nth-child(even){background:#f4f4f4}.saved{fill:#2a9d5c}.detour{fill:#d1495b}</style></head><body>
+<h1>hoist audit: %s</h1>
+<p>%d sessions, %d LLM turns with tool calls. Turns saved: <b>%s</b> of all LLM turns; read-only ceiling %s; precision %s.
+Intervals are 95%%, from %d bootstrap resamples over sessions.</p>
+`, e(name), e(name), r.Episodes, r.Turns, e(interval(&r.Total.Saved)), e(interval(r.Total.Ceiling)), e(interval(r.Total.Precision)), r.Resamples)
+	// The chart: per site, turns saved (green) and detours (red) on one scale.
+	const rowH, labelW, barW = 22, 260, 420
+	most := 1.0
+	for _, s := range r.Sites {
+		most = max(most, s.Counts.Saved, float64(s.Detours))
+	}
+	h := rowH*len(r.Sites) + 30
+	fmt.Fprintf(w, "<h2>Turns saved and detours per site</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"turns saved and detours per site\">\n", labelW+barW+80, h)
+	fmt.Fprintf(w, "<rect class=\"saved\" x=\"%d\" y=\"4\" width=\"10\" height=\"10\"/><text x=\"%d\" y=\"13\">turns saved</text>", labelW, labelW+14)
+	fmt.Fprintf(w, "<rect class=\"detour\" x=\"%d\" y=\"4\" width=\"10\" height=\"10\"/><text x=\"%d\" y=\"13\">detours</text>\n", labelW+110, labelW+124)
+	for i, s := range r.Sites {
+		y := 24 + i*rowH
+		sw := int(float64(barW) * s.Counts.Saved / most)
+		dw := int(float64(barW) * float64(s.Detours) / most)
+		fmt.Fprintf(w, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>", labelW-6, y+14, e(s.Name))
+		fmt.Fprintf(w, "<rect class=\"saved\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"8\"><title>%.1f turns saved</title></rect>", labelW, y+2, sw, s.Counts.Saved)
+		fmt.Fprintf(w, "<rect class=\"detour\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"8\"><title>%d detours</title></rect>", labelW, y+11, dw, s.Detours)
+		fmt.Fprintf(w, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%.1f / %d</text>\n", labelW+max(sw, dw)+6, y+16, s.Counts.Saved, s.Detours)
+	}
+	fmt.Fprint(w, "</svg>\n<h2>Table</h2>\n<table><tr><th></th><th>lookups</th><th>hits</th><th>detours</th><th>precision</th><th>turns saved</th><th>share saved</th><th>read-only ceiling</th></tr>\n")
+	row := func(s audit.Row) {
+		fmt.Fprintf(w, "<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%.1f</td><td>%s</td><td>%s</td></tr>\n",
+			e(s.Name), s.Lookups, s.Hits, s.Detours, e(interval(s.Precision)), s.Counts.Saved, e(interval(&s.Saved)), e(interval(s.Ceiling)))
+	}
+	row(r.Total)
+	for _, s := range r.Servers {
+		row(s)
+	}
+	for _, s := range r.Sites {
+		row(s)
+	}
+	fmt.Fprint(w, "</table>\n</body></html>\n")
+}
