@@ -13,7 +13,11 @@
 #          held-out share of LLM turns a flow learned from τ²-bench saves
 #          (go run ./internal/benchcmd/flowbench -h; reads ../shared/data/tau2
 #          when it is there)
-# Usage: scripts/bench.sh [stdio|http|ingest|flow|all] [flags for that benchmark]
+#   audit  hoist audit of 10,000 generated sessions from a store
+#          (go run ./internal/benchcmd/auditbench -h)
+#   eval   hoist evaluate over 10,000 generated sessions
+#          (go run ./internal/benchcmd/evalbench -h)
+# Usage: scripts/bench.sh [stdio|http|ingest|flow|audit|eval|all] [flags for that benchmark]
 # Expects bin/ built (make bench does it) and, for http, the npm peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +31,8 @@ http)
   ;;
 ingest) exec scripts/bench-ingest.sh "$@" ;;
 flow) exec go run ./internal/benchcmd/flowbench "$@" ;;
+audit) exec go run ./internal/benchcmd/auditbench "$@" ;;
+eval) exec go run ./internal/benchcmd/evalbench "$@" ;;
 all)
   go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo
   echo
@@ -36,6 +42,10 @@ all)
   scripts/bench-ingest.sh
   echo
   go run ./internal/benchcmd/flowbench
+  echo
+  go run ./internal/benchcmd/auditbench
+  echo
+  go run ./internal/benchcmd/evalbench
   ;;
-*) echo "usage: scripts/bench.sh [stdio|http|ingest|flow|all] [flags]" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh [stdio|http|ingest|flow|audit|eval|all] [flags]" >&2; exit 2 ;;
 esac
