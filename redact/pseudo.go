@@ -44,6 +44,7 @@ type Pseudonymizer struct {
 	mac   hash.Hash
 	keep  map[string]bool
 	cache map[string]string
+	runs  map[string]string // runs of letters ("a"+run) and digits ("d"+run) mapped
 	sum   []byte
 	buf   []byte
 }
@@ -55,6 +56,7 @@ func NewPseudonymizer(key []byte, keep []string) *Pseudonymizer {
 		mac:   hmac.New(sha256.New, key),
 		keep:  map[string]bool{},
 		cache: map[string]string{},
+		runs:  map[string]string{},
 	}
 	for _, w := range builtinKeep {
 		p.keep[w] = true
@@ -102,7 +104,7 @@ func (p *Pseudonymizer) appendString(dst []byte, s string, number bool) []byte {
 			for j < len(s) && isDigit(s[j]) {
 				j++
 			}
-			dst = p.appendDigits(dst, s[i:j])
+			dst = p.appendRun(dst, 'd', s[i:j])
 			i = j
 		case number && (c == 'e' || c == 'E'):
 			dst = append(dst, c)
@@ -141,7 +143,7 @@ func (p *Pseudonymizer) appendString(dst []byte, s string, number bool) []byte {
 			case ascii && isTag(s, i, j):
 				dst = append(dst, word...)
 			case ascii:
-				dst = p.appendLetters(dst, word)
+				dst = p.appendRun(dst, 'a', word)
 			default:
 				dst = p.appendHashedWord(dst, word)
 			}
@@ -170,6 +172,26 @@ func isTag(s string, i, j int) bool {
 
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// appendRun appends the pseudonym of a run of digits (class 'd') or ASCII
+// letters ('a'), from the cache of runs when it was mapped before.
+func (p *Pseudonymizer) appendRun(dst []byte, class byte, run string) []byte {
+	var kb [32]byte
+	key := append(append(kb[:0], class), run...)
+	if v, ok := p.runs[string(key)]; ok {
+		return append(dst, v...)
+	}
+	start := len(dst)
+	if class == 'd' {
+		dst = p.appendDigits(dst, run)
+	} else {
+		dst = p.appendLetters(dst, run)
+	}
+	if len(p.runs) < 1<<20 {
+		p.runs[string(key)] = string(dst[start:])
+	}
+	return dst
+}
 
 // chunk is the longest run mapped as one numeral: 26^12 and 10^12 fit in a
 // uint64 with room for the sum of two of them. Longer runs are mapped chunk

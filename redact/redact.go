@@ -21,9 +21,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
@@ -89,6 +91,10 @@ type Options struct {
 	// Key is the HMAC key, at least MinKeyBytes. Nil: a random key is drawn
 	// and written to KeyName in the output (mode 0600).
 	Key []byte
+	// Workers is how many files are copied at once; 0 means GOMAXPROCS.
+	// Each has a Pseudonymizer of its own: the map is a function of the key
+	// alone, so the copy is the same whatever their number.
+	Workers int
 }
 
 // ErrOutExists is returned when the output directory exists and is not
@@ -124,7 +130,7 @@ func Dir(ctx context.Context, in, out string, opt Options) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	words, err := vocabulary(ctx, files)
+	files, words, err := vocabulary(ctx, files, m)
 	if err != nil {
 		return nil, err
 	}
@@ -148,24 +154,8 @@ func Dir(ctx context.Context, in, out string, opt Options) (*Manifest, error) {
 		return nil, err
 	}
 
-	w := &rewriter{p: NewPseudonymizer(key, words), count: func(kind string) { m.Replaced[kind]++ }}
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		dst := filepath.Join(tmp, f.rel)
-		if f.kind == fileSession {
-			dst = strings.TrimSuffix(dst, ".zst")
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-			return nil, err
-		}
-		n, err := writeFile(dst, func(bw *bufio.Writer) (int64, error) { return copyFile(w, f, bw, m) })
-		if err != nil {
-			return nil, err
-		}
-		m.Bytes += n
-		m.Files[f.kind]++
+	if err := copyAll(ctx, tmp, files, key, words, opt.Workers, m); err != nil {
+		return nil, err
 	}
 	if m.Key == "generated" {
 		if _, err := writeFile(filepath.Join(tmp, KeyName), func(bw *bufio.Writer) (int64, error) {
@@ -216,6 +206,84 @@ func ReadKey(path string) ([]byte, error) {
 	return b, nil
 }
 
+// copyAll copies files into tmp on workers goroutines and adds what they
+// did to m. It returns when every worker has.
+func copyAll(ctx context.Context, tmp string, files []file, key []byte, words []string, workers int, m *Manifest) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(files)))
+	type part struct {
+		replaced map[string]int
+		files    map[string]int
+		bytes    int64
+		torn     int
+		err      error
+	}
+	parts := make([]part, workers)
+	next := make(chan file)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := range parts {
+		pt := &parts[i]
+		pt.replaced, pt.files = map[string]int{}, map[string]int{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &rewriter{p: NewPseudonymizer(key, words), count: func(kind string) { pt.replaced[kind]++ }}
+			for f := range next {
+				if pt.err != nil {
+					continue
+				}
+				dst := filepath.Join(tmp, f.rel)
+				if f.kind == fileSession {
+					dst = strings.TrimSuffix(dst, ".zst")
+				}
+				if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+					pt.err = err
+					cancel()
+					continue
+				}
+				n, err := writeFile(dst, func(bw *bufio.Writer) (int64, error) { return copyFile(w, f, bw, &pt.torn) })
+				if err != nil {
+					pt.err = err
+					cancel()
+					continue
+				}
+				pt.bytes += n
+				pt.files[f.kind]++
+			}
+		}()
+	}
+feed:
+	for _, f := range files {
+		select {
+		case next <- f:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	var errs []error
+	for _, pt := range parts {
+		errs = append(errs, pt.err)
+		for k, n := range pt.replaced {
+			m.Replaced[k] += n
+		}
+		for k, n := range pt.files {
+			m.Files[k] += n
+		}
+		m.Bytes += pt.bytes
+		m.Torn += pt.torn
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
 // What a file is.
 const (
 	fileSession = "session"
@@ -257,14 +325,6 @@ func scan(in string, m *Manifest) ([]file, error) {
 			m.Skipped = append(m.Skipped, Skipped{rel, "not a session log or a sidecar"})
 			return nil
 		}
-		if kind == fileSession {
-			r, err := mcplog.Open(p)
-			if err != nil {
-				m.Skipped = append(m.Skipped, Skipped{rel, "not a session log: " + err.Error()})
-				return nil
-			}
-			r.Close()
-		}
 		files = append(files, file{p, rel, kind})
 		return nil
 	})
@@ -277,65 +337,116 @@ func scan(in string, m *Manifest) ([]file, error) {
 
 // vocabulary returns the words of the tool and argument names the servers
 // listed, lowercase and sorted: such words are names of things, not of
-// people, and an id that starts with one keeps it (user_15 → user_83).
-func vocabulary(ctx context.Context, files []file) ([]string, error) {
+// people, and an id that starts with one keeps it (user_15 → user_83). It
+// also drops the files named session logs that are not, noting them as
+// skipped. Lines are looked at only when they list tools.
+func vocabulary(ctx context.Context, files []file, m *Manifest) ([]file, []string, error) {
 	words := map[string]bool{}
 	add := func(name string) {
 		for _, w := range strings.FieldsFunc(name, func(r rune) bool { return !unicode.IsLetter(r) }) {
 			words[strings.ToLower(w)] = true
 		}
 	}
+	kept := files[:0]
 	for _, f := range files {
 		if f.kind != fileSession {
+			kept = append(kept, f)
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r, err := mcplog.Open(f.path)
-		if err != nil {
-			return nil, err
+		if errors.Is(err, mcplog.ErrNotSessionLog) {
+			m.Skipped = append(m.Skipped, Skipped{f.rel, "not a session log"})
+			continue
 		}
-		for {
-			e, err := r.Next()
-			if err == io.EOF {
-				break
+		if err != nil {
+			return nil, nil, err
+		}
+		r.Close()
+		kept = append(kept, f)
+		if err := eachToolsList(f.path, func(line []byte) {
+			var e struct {
+				Message struct {
+					Result struct {
+						Tools []struct {
+							Name        string `json:"name"`
+							InputSchema struct {
+								Properties map[string]json.RawMessage `json:"properties"`
+							} `json:"inputSchema"`
+						} `json:"tools"`
+					} `json:"result"`
+				} `json:"message"`
 			}
-			if err != nil {
-				r.Close()
-				return nil, err
+			if json.Unmarshal(line, &e) != nil {
+				return
 			}
-			if e.From != mcplog.FromServer || !bytes.Contains(e.Message, []byte(`"inputSchema"`)) {
-				continue
-			}
-			var list struct {
-				Result struct {
-					Tools []struct {
-						Name        string `json:"name"`
-						InputSchema struct {
-							Properties map[string]json.RawMessage `json:"properties"`
-						} `json:"inputSchema"`
-					} `json:"tools"`
-				} `json:"result"`
-			}
-			if json.Unmarshal(e.Message, &list) != nil {
-				continue
-			}
-			for _, t := range list.Result.Tools {
+			for _, t := range e.Message.Result.Tools {
 				add(t.Name)
 				for p := range t.InputSchema.Properties {
 					add(p)
 				}
 			}
+		}); err != nil {
+			return nil, nil, err
 		}
-		r.Close()
 	}
 	out := make([]string, 0, len(words))
 	for w := range words {
 		out = append(out, w)
 	}
 	sort.Strings(out)
-	return out, nil
+	return kept, out, nil
+}
+
+// eachToolsList calls fn with each line of the log at path that lists
+// tools, found without parsing the others.
+func eachToolsList(path string, fn func(line []byte)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var rd io.Reader = f
+	if strings.HasSuffix(path, ".zst") {
+		r, err := mcplog.Open(path)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for {
+			e, err := r.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(e.Message, []byte(`"inputSchema"`)) {
+				fn([]byte(`{"message":` + string(e.Message) + `}`))
+			}
+		}
+	}
+	br := bufio.NewReaderSize(rd, 256<<10)
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A long line: read it whole.
+			rest, err2 := br.ReadBytes('\n')
+			line = append(append([]byte(nil), line...), rest...)
+			err = err2
+		}
+		if bytes.Contains(line, []byte(`"inputSchema"`)) && bytes.Contains(line, []byte(`"tools"`)) {
+			fn(line)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // writeFile creates path (mode 0600), lets fill write it, and syncs it.
@@ -361,10 +472,10 @@ func writeFile(path string, fill func(*bufio.Writer) (int64, error)) (int64, err
 	return n, nil
 }
 
-func copyFile(w *rewriter, f file, bw *bufio.Writer, m *Manifest) (int64, error) {
+func copyFile(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error) {
 	switch f.kind {
 	case fileSession:
-		return copySession(w, f, bw, m)
+		return copySession(w, f, bw, torn)
 	case fileMeta:
 		b, err := os.ReadFile(f.path)
 		if err != nil {
@@ -413,7 +524,7 @@ func copyFile(w *rewriter, f file, bw *bufio.Writer, m *Manifest) (int64, error)
 	}
 }
 
-func copySession(w *rewriter, f file, bw *bufio.Writer, m *Manifest) (int64, error) {
+func copySession(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error) {
 	r, err := mcplog.Open(f.path)
 	if err != nil {
 		return 0, err
@@ -466,7 +577,7 @@ func copySession(w *rewriter, f file, bw *bufio.Writer, m *Manifest) (int64, err
 		}
 	}
 	if r.Torn() {
-		m.Torn++
+		*torn++
 	}
 	return n, nil
 }
