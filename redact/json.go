@@ -199,10 +199,11 @@ func (w *rewriter) object(dst []byte, r *rule) []byte {
 		start := w.i
 		w.skipString()
 		key := w.src[start:w.i]
-		if (r.mode == deep || r.mode == text) && bytes.ContainsAny(key, "0123456789") {
-			// A key with digits in a tool's value is data, such as the
-			// id of a payment method keying its record: mapped as the same
-			// id is as a value.
+		if (r.mode == deep || r.mode == text) && dataKey(key) {
+			// A key with a run of four digits or more in a tool's value is
+			// data, such as the id of a payment method keying its record
+			// or a date keying a day's flights: mapped as the same value
+			// is. Field names such as address1 are kept.
 			dst = w.str(dst, key)
 		} else {
 			dst = append(dst, key...)
@@ -323,4 +324,21 @@ func (w *rewriter) bindingValue(dst, tok []byte) []byte {
 func (p *Pseudonymizer) JSON(dst, v []byte) []byte {
 	w := &rewriter{p: p, count: func(string) {}}
 	return w.value(dst, v, deepRule)
+}
+
+// dataKey reports whether a key (a JSON string token) holds a run of at
+// least four digits.
+func dataKey(key []byte) bool {
+	run := 0
+	for _, c := range key {
+		if isDigit(c) {
+			run++
+			if run >= 4 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }

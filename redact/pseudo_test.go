@@ -93,3 +93,23 @@ func TestKind(t *testing.T) {
 		}
 	}
 }
+
+func TestKeys(t *testing.T) {
+	p := NewPseudonymizer(testKey, nil)
+	in := `{"address1": "313 Chestnut Street", "paypal_3024827": {"id": "paypal_3024827"}, "2024-05-01": [1, true, null]}`
+	got := string(p.JSON(nil, []byte(in)))
+	for _, want := range []string{`"address1": "`, `{"id": "`, `[`, `, true, null]`} {
+		if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(got) {
+			t.Errorf("JSON(%s) = %s: want %s kept", in, got, want)
+		}
+	}
+	for _, gone := range []string{"Chestnut", "3024827", "2024-05-01"} {
+		if regexp.MustCompile(gone).MatchString(got) {
+			t.Errorf("JSON(%s) = %s: %s kept", in, got, gone)
+		}
+	}
+	id := p.String("paypal_3024827")
+	if !regexp.MustCompile(`"` + id + `": \{"id": "` + id + `"\}`).MatchString(got) {
+		t.Errorf("JSON(%s) = %s: the key and the value map apart (%s)", in, got, id)
+	}
+}
