@@ -66,7 +66,14 @@ func run(sessions string, runs int) error {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	mb := float64(m.Bytes) / 1e6
 	fmt.Printf("redact %s: %d files, %.1f MB, %d values replaced\n", sessions, files, mb, values)
+	for i := range secs {
+		secs[i] = float64(int(secs[i]*1000)) / 1000
+	}
+	cpu := func(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+	user, sys := cpu(ru.Utime)/float64(len(secs)), cpu(ru.Stime)/float64(len(secs))
 	fmt.Printf("median of %d runs: %.2f s, %.1f MB/s, %.0f values/s (runs %v s); peak RSS %.0f MB\n",
 		len(secs), med, mb/med, float64(values)/med, secs, float64(ru.Maxrss)/1024)
+	fmt.Printf("CPU per run: %.2f s user (%.1f MB per CPU-second), %.2f s system (creating, syncing and removing files)\n",
+		user, mb/user, sys)
 	return nil
 }
