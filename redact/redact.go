@@ -111,6 +111,9 @@ func Dir(ctx context.Context, in, out string, opt Options) (*Manifest, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("reading sessions: %s is not a directory", in)
 	}
+	if fi, err := os.Lstat(out); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("%s: exists and is not a directory", out)
+	}
 	if ents, err := os.ReadDir(out); err == nil && len(ents) > 0 {
 		return nil, fmt.Errorf("%s: %w", out, ErrOutExists)
 	}

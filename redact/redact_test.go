@@ -51,6 +51,14 @@ func TestDirSameWhateverWorkers(t *testing.T) {
 	if _, err := Dir(context.Background(), in, filepath.Join(dir, "out", "a"), Options{Key: testKey}); err == nil {
 		t.Error("Dir wrote over a full directory")
 	}
+	file := filepath.Join(dir, "a-file")
+	os.WriteFile(file, []byte("keep me"), 0o600)
+	if _, err := Dir(context.Background(), in, file, Options{Key: testKey}); err == nil {
+		t.Error("Dir wrote over a file")
+	}
+	if b, _ := os.ReadFile(file); string(b) != "keep me" {
+		t.Error("Dir removed a file named as its output")
+	}
 	if _, err := Dir(context.Background(), in, filepath.Join(dir, "short"), Options{Key: []byte("short")}); err == nil {
 		t.Error("Dir took a 5-byte key")
 	}
