@@ -273,11 +273,13 @@ func (w *rewriter) str(dst, tok []byte) []byte {
 	if s == "" {
 		return append(dst, tok...)
 	}
-	ps := w.p.String(s)
+	ps, mapped := w.p.Mapped(s)
+	if mapped {
+		w.count(Kind(s))
+	}
 	if ps == s {
 		return append(dst, tok...) // kept words, punctuation: the bytes as sent
 	}
-	w.count(Kind(s))
 	return mcplog.AppendString(dst, ps)
 }
 

@@ -43,10 +43,12 @@ const MinKeyBytes = 16
 type Pseudonymizer struct {
 	mac   hash.Hash
 	keep  map[string]bool
-	cache map[string]string
+	cache map[string]pseudonym
 	runs  map[string]string // runs of letters ("a"+run) and digits ("d"+run) mapped
 	sum   []byte
 	buf   []byte
+	// mapped is set by appendString when it maps a run.
+	mapped bool
 }
 
 // NewPseudonymizer returns a Pseudonymizer under key that keeps the words of
@@ -55,7 +57,7 @@ func NewPseudonymizer(key []byte, keep []string) *Pseudonymizer {
 	p := &Pseudonymizer{
 		mac:   hmac.New(sha256.New, key),
 		keep:  map[string]bool{},
-		cache: map[string]string{},
+		cache: map[string]pseudonym{},
 		runs:  map[string]string{},
 	}
 	for _, w := range builtinKeep {
@@ -70,19 +72,34 @@ func NewPseudonymizer(key []byte, keep []string) *Pseudonymizer {
 // Kept reports whether word is kept as it is.
 func (p *Pseudonymizer) Kept(word string) bool { return p.keep[strings.ToLower(word)] }
 
+type pseudonym struct {
+	s      string
+	mapped bool
+}
+
 // String returns the pseudonym of s.
 func (p *Pseudonymizer) String(s string) string {
+	ps, _ := p.Mapped(s)
+	return ps
+}
+
+// Mapped returns the pseudonym of s, and whether any of its runs was mapped
+// (false when s is only kept words, tags and punctuation). A mapped value
+// may, rarely, come out as it went in: a permutation has fixed points, as
+// likely as one in 10 for a single digit and one in 26^n for n letters.
+func (p *Pseudonymizer) Mapped(s string) (string, bool) {
 	if s == "" {
-		return s
+		return s, false
 	}
 	if v, ok := p.cache[s]; ok {
-		return v
+		return v.s, v.mapped
 	}
+	p.mapped = false
 	out := string(p.appendString(nil, s, false))
 	if len(p.cache) < 1<<20 {
-		p.cache[s] = out
+		p.cache[s] = pseudonym{out, p.mapped}
 	}
-	return out
+	return out, p.mapped
 }
 
 // Number returns the pseudonym of a JSON number as written: its digit runs
@@ -145,6 +162,7 @@ func (p *Pseudonymizer) appendString(dst []byte, s string, number bool) []byte {
 			case ascii:
 				dst = p.appendRun(dst, 'a', word)
 			default:
+				p.mapped = true
 				dst = p.appendHashedWord(dst, word)
 			}
 			i = j
@@ -176,6 +194,7 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 // appendRun appends the pseudonym of a run of digits (class 'd') or ASCII
 // letters ('a'), from the cache of runs when it was mapped before.
 func (p *Pseudonymizer) appendRun(dst []byte, class byte, run string) []byte {
+	p.mapped = true
 	var kb [32]byte
 	key := append(append(kb[:0], class), run...)
 	if v, ok := p.runs[string(key)]; ok {

@@ -52,7 +52,8 @@ type Manifest struct {
 	Files map[string]int `json:"files"`
 	// Skipped are the files not copied, relative, with why.
 	Skipped []Skipped `json:"skipped"`
-	// Replaced counts the values replaced, by kind (see Kind).
+	// Replaced counts the values replaced (some run of them mapped), by
+	// kind (see Kind): the same for any key.
 	Replaced map[string]int `json:"replaced"`
 	// Kept lists what was copied as it was.
 	Kept []string `json:"kept"`
@@ -161,7 +162,7 @@ func Dir(ctx context.Context, in, out string, opt Options) (*Manifest, error) {
 		return nil, err
 	}
 	if m.Key == "generated" {
-		if _, err := writeFile(filepath.Join(tmp, KeyName), func(bw *bufio.Writer) (int64, error) {
+		if _, err := writeFile(filepath.Join(tmp, KeyName), nil, func(bw *bufio.Writer) (int64, error) {
 			_, err := bw.WriteString(hex.EncodeToString(key) + "\n")
 			return 0, err
 		}); err != nil {
@@ -172,7 +173,7 @@ func Dir(ctx context.Context, in, out string, opt Options) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := writeFile(filepath.Join(tmp, ManifestName), func(bw *bufio.Writer) (int64, error) {
+	if _, err := writeFile(filepath.Join(tmp, ManifestName), nil, func(bw *bufio.Writer) (int64, error) {
 		_, err := bw.Write(append(mj, '\n'))
 		return 0, err
 	}); err != nil {
@@ -235,6 +236,9 @@ func copyAll(ctx context.Context, tmp string, files []file, key []byte, words []
 		go func() {
 			defer wg.Done()
 			w := &rewriter{p: NewPseudonymizer(key, words), count: func(kind string) { pt.replaced[kind]++ }}
+			// Buffers are the worker's, reused file after file: most logs
+			// are small, and a buffer per file would cost more than the file.
+			bw := bufio.NewWriterSize(nil, 64<<10)
 			for f := range next {
 				if pt.err != nil {
 					continue
@@ -248,7 +252,7 @@ func copyAll(ctx context.Context, tmp string, files []file, key []byte, words []
 					cancel()
 					continue
 				}
-				n, err := writeFile(dst, func(bw *bufio.Writer) (int64, error) { return copyFile(w, f, bw, &pt.torn) })
+				n, err := writeFile(dst, bw, func(bw *bufio.Writer) (int64, error) { return copyFile(w, f, bw, &pt.torn) })
 				if err != nil {
 					pt.err = err
 					cancel()
@@ -431,7 +435,7 @@ func eachToolsList(path string, fn func(line []byte)) error {
 			}
 		}
 	}
-	br := bufio.NewReaderSize(rd, 256<<10)
+	br := bufio.NewReaderSize(rd, 32<<10)
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -452,13 +456,17 @@ func eachToolsList(path string, fn func(line []byte)) error {
 	}
 }
 
-// writeFile creates path (mode 0600), lets fill write it, and syncs it.
-func writeFile(path string, fill func(*bufio.Writer) (int64, error)) (int64, error) {
+// writeFile creates path (mode 0600), lets fill write it through bw (nil:
+// a new buffer), and syncs it.
+func writeFile(path string, bw *bufio.Writer, fill func(*bufio.Writer) (int64, error)) (int64, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return 0, err
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
+	if bw == nil {
+		bw = bufio.NewWriterSize(f, 64<<10)
+	}
+	bw.Reset(f)
 	n, err := fill(bw)
 	if err == nil {
 		err = bw.Flush()
@@ -496,7 +504,7 @@ func copyFile(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error) {
 		return 0, err
 	}
 	defer in.Close()
-	br := bufio.NewReaderSize(in, 64<<10)
+	br := bufio.NewReaderSize(in, 32<<10)
 	var n int64
 	var buf []byte
 	for {
@@ -553,8 +561,8 @@ func copySession(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error
 		if e.IsRaw() {
 			n += int64(len(e.Raw))
 			buf = append(buf, `,"raw":`...)
-			ps := w.p.String(e.Raw)
-			if ps != e.Raw {
+			ps, mapped := w.p.Mapped(e.Raw)
+			if mapped {
 				w.count(KindText)
 			}
 			buf = mcplog.AppendString(buf, ps)
