@@ -29,6 +29,10 @@ const (
 	driftError = 2
 )
 
+// driftMaxBindings is how many bindings per lookup drift counts in the
+// sessions: all of them, in practice.
+const driftMaxBindings = 1 << 12
+
 // driftOptions are hoist drift's inputs.
 type driftOptions struct {
 	IO iostreams.Streams
@@ -118,7 +122,11 @@ func runDrift(ctx context.Context, o *driftOptions) error {
 		return err
 	}
 	defer db.Close()
-	now, err := learn.FromSource(ctx, db, episode.Filter{Domain: old.Domain}, learn.Options{Domain: old.Domain, Folds: 1, MinSupport: 1})
+	// Every binding that matched at least once, however many: a binding of
+	// the flow missing from the sessions' counts means it never matched,
+	// not that others outranked it.
+	now, err := learn.FromSource(ctx, db, episode.Filter{Domain: old.Domain},
+		learn.Options{Domain: old.Domain, Folds: 1, MinSupport: 1, MaxBindings: driftMaxBindings})
 	if err != nil {
 		return err
 	}
