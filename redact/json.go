@@ -43,18 +43,20 @@ var (
 		"resource": {mode: obj, members: map[string]*rule{"text": textRule, "blob": deepRule, "uri": deepRule}},
 		"uri":      deepRule,
 	}}}
-	resultRule = &rule{mode: obj, members: map[string]*rule{
+	// messagesRule is a prompt's or a sampling request's messages.
+	messagesRule = &rule{mode: obj, elem: &rule{mode: obj, members: map[string]*rule{"content": {mode: obj, members: map[string]*rule{"text": textRule, "data": deepRule}}}}}
+	resultRule   = &rule{mode: obj, members: map[string]*rule{
 		"content":           contentRule,
 		"contents":          contentRule,
 		"structuredContent": deepRule,
-		"messages":          {mode: obj, elem: &rule{mode: obj, members: map[string]*rule{"content": {mode: obj, members: map[string]*rule{"text": textRule}}}}},
+		"messages":          messagesRule,
 	}}
 	errorRule = &rule{mode: obj, members: map[string]*rule{"message": textRule, "data": deepRule}}
 	callRule  = &rule{mode: obj, members: map[string]*rule{
 		"params": {mode: obj, members: map[string]*rule{"arguments": deepRule}},
 	}}
 	otherRequestRule = &rule{mode: obj, members: map[string]*rule{
-		"params": {mode: obj, members: map[string]*rule{"data": deepRule, "message": textRule, "arguments": deepRule}},
+		"params": {mode: obj, members: map[string]*rule{"data": deepRule, "message": textRule, "arguments": deepRule, "messages": messagesRule, "systemPrompt": textRule}},
 	}}
 	responseRule = &rule{mode: obj, members: map[string]*rule{"result": resultRule, "error": errorRule}}
 	// contextRule is a context entry's message: {"role", "content"}.
