@@ -37,3 +37,22 @@ func FuzzMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnquote: appendUnquoted decodes a JSON string as encoding/json does.
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\n\t\u00e9\ud83d\ude00"`, `"\ud800x"`, `"\udc00\ud800"`, `"\u0041\b\f\r"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !jsonrpc.Valid([]byte(s)) || len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+			return
+		}
+		var want string
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(appendUnquoted(nil, []byte(s))); got != want {
+			t.Fatalf("appendUnquoted(%s) = %q, want %q", s, got, want)
+		}
+	})
+}

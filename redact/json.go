@@ -271,7 +271,7 @@ func (w *rewriter) skipString() {
 
 // str replaces a JSON string token by its pseudonym.
 func (w *rewriter) str(dst, tok []byte) []byte {
-	s := jsonrpc.Unquote(tok)
+	s := unquote(tok)
 	if s == "" {
 		return append(dst, tok...)
 	}
@@ -289,8 +289,7 @@ func (w *rewriter) str(dst, tok []byte) []byte {
 // message): JSON text is redacted inside, so its values map as the same
 // values do elsewhere; other text is redacted as a string.
 func (w *rewriter) textValue(dst, tok []byte) []byte {
-	s := jsonrpc.Unquote(tok)
-	inner := []byte(s)
+	inner := appendUnquoted(make([]byte, 0, len(tok)), tok)
 	t := bytes.TrimSpace(inner)
 	if len(t) > 0 && (t[0] == '{' || t[0] == '[') && jsonrpc.Valid(inner) {
 		out := w.value(nil, inner, deepRule)
@@ -301,7 +300,7 @@ func (w *rewriter) textValue(dst, tok []byte) []byte {
 
 // lookupValue redacts the arguments of a run site's "tool {args}".
 func (w *rewriter) lookupValue(dst, tok []byte) []byte {
-	s := jsonrpc.Unquote(tok)
+	s := unquote(tok)
 	sp := strings.IndexByte(s, ' ')
 	if sp < 0 || !jsonrpc.Valid([]byte(s[sp+1:])) {
 		return append(dst, tok...) // ok, error, stop, an address
@@ -313,7 +312,7 @@ func (w *rewriter) lookupValue(dst, tok []byte) []byte {
 // bindingValue redacts a constant binding ("standard", 42) and keeps a
 // reference ($result.user_id), whose path names keys.
 func (w *rewriter) bindingValue(dst, tok []byte) []byte {
-	s := jsonrpc.Unquote(tok)
+	s := unquote(tok)
 	t := strings.TrimSpace(s)
 	if t == "" || t[0] == '$' || !jsonrpc.Valid([]byte(t)) {
 		return append(dst, tok...)
