@@ -31,6 +31,7 @@ var layers = map[string][]string{
 	"evaluate":   {"flow", "episode", "oracle", "stats"},
 	"audit":      {"flow", "episode", "oracle", "stats"},
 	"redact":     {"mcplog", "jsonrpc"},
+	"drift":      {"flow", "episode", "stats"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 	"export":     {"store", "episode"},
 	"guards":     {"jsonrpc"},
 	"oracle":     {"jsonrpc"},

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoist-mcp/hoist/drift"
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/learn"
+)
+
+func init() {
+	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdDrift(f, nil) })
+}
+
+// Exit codes of hoist drift, for CI.
+const (
+	driftNone  = 0
+	driftFound = 1
+	driftError = 2
+)
+
+// driftMaxBindings is how many bindings per lookup drift counts in the
+// sessions: all of them, in practice.
+const driftMaxBindings = 1 << 12
+
+// driftOptions are hoist drift's inputs.
+type driftOptions struct {
+	IO iostreams.Streams
+	storeOptions
+	Flow       string
+	Alpha      float64
+	MinSupport int
+	JSON       bool
+}
+
+func newCmdDrift(f *Factory, runF func(context.Context, *driftOptions) error) *cobra.Command {
+	opts := &driftOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "drift --flow FILE --sessions DIR [--store PATH] [flags]",
+		Short: "Say what changed since a flow was learned",
+		Long: `hoist drift compares a flow with the sessions recorded since: it learns
+the sessions' own counts with the same code as hoist learn (every binding
+that matched at least once), and reports
+
+  - tools added or removed, and input contracts (arguments, their types,
+    which are required) or kinds changed, from the sessions' tools/list
+    against the tools the flow pinned; a server whose tools the sessions
+    never listed has removed nothing;
+  - rates that moved: at each site the flow and the sessions share, each
+    lookup's reach (how often the agent made it before its next write) and
+    each binding's match rate, compared with a pooled two-proportion z test.
+    With m tests, a rate has drifted when its p-value is below --alpha / m
+    (the Bonferroni correction: the chance of any false alarm among the m
+    tests stays below --alpha). Each rate is shown with its Wilson interval
+    at level 1 − alpha;
+  - frequent new sites: sites of the sessions the flow lacks, seen at least
+    --min-support times (default: the flow's min_support).
+
+The flow's sites the sessions never reached are listed, and are not drift.
+
+` + storeHelp + `
+
+Exit codes, for CI: 0 no drift; 1 drift; 2 error (bad flags, an unreadable
+flow or store, or session logs with bad input, each named on stderr).`,
+		Example: `  hoist drift --flow retail.flow.json --sessions ~/.hoist/logs
+  hoist drift --flow retail.flow.json --sessions ./new-logs --store /tmp/new.db --json
+  hoist drift --flow retail.flow.json --sessions ./new-logs -q || echo "relearn the flow"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Flow == "" {
+				return &FlagError{errors.New("--flow: want the flow file to compare")}
+			}
+			if _, err := opts.storePath(); err != nil {
+				return err
+			}
+			if !(opts.Alpha > 0 && opts.Alpha < 1) {
+				return &FlagError{fmt.Errorf("--alpha %g: want a level between 0 and 1", opts.Alpha)}
+			}
+			if opts.MinSupport < 0 {
+				return &FlagError{fmt.Errorf("--min-support %d: want 0 (the flow's) or more", opts.MinSupport)}
+			}
+			run := runDrift
+			if runF != nil {
+				run = runF
+			}
+			if err := run(cmd.Context(), opts); err != nil {
+				var ec *exitCodeError
+				if errors.As(err, &ec) {
+					return err
+				}
+				return &exitCodeError{code: driftError, err: err}
+			}
+			return nil
+		},
+	}
+	addStoreFlags(cmd, &opts.storeOptions)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Flow, "flow", "", "the flow `FILE` to compare with the sessions")
+	fl.Float64Var(&opts.Alpha, "alpha", drift.DefaultAlpha, "the family-wise false-alarm rate `ALPHA` of the rate tests (Bonferroni-corrected)")
+	fl.IntVar(&opts.MinSupport, "min-support", 0, "report new sites seen at least `N` times (0: the flow's min_support)")
+	fl.BoolVar(&opts.JSON, "json", false, "write the report as JSON")
+	return cmd
+}
+
+func runDrift(ctx context.Context, o *driftOptions) error {
+	old, err := flow.Load(o.Flow)
+	if err != nil {
+		return err
+	}
+	db, bad, err := openStore(ctx, o.IO, &o.storeOptions)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// Every binding that matched at least once, however many: a binding of
+	// the flow missing from the sessions' counts means it never matched,
+	// not that others outranked it.
+	now, err := learn.FromSource(ctx, db, episode.Filter{Domain: old.Domain},
+		learn.Options{Domain: old.Domain, Folds: 1, MinSupport: 1, MaxBindings: driftMaxBindings})
+	if err != nil {
+		return err
+	}
+	if bad {
+		return &exitCodeError{code: driftError, err: errors.New("some session logs hold bad input (named above): no verdict")}
+	}
+	if now.Learned.Episodes == 0 {
+		return errors.New("no episodes in the sessions" + domainHint(old.Domain))
+	}
+	r := drift.Compare(old, now, drift.Options{Alpha: o.Alpha, MinSupport: o.MinSupport})
+	if o.JSON {
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else if err := writeDrift(o.IO.Out, o.Flow, r); err != nil {
+		return err
+	}
+	if r.Drift {
+		return &exitCodeError{code: driftFound, err: errors.New("")} // the report says it
+	}
+	return nil
+}
+
+// writeDrift writes the report as text tables.
+func writeDrift(w io.Writer, name string, r *drift.Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "flow %s (%d episodes) against %d episodes of the sessions\n", name, r.FlowEpisodes, r.Episodes)
+	fmt.Fprintf(&b, "rate tests: %d, two-proportion z, Bonferroni at alpha %g (each p < %.3g); intervals: Wilson at %g%%\n\n",
+		r.Tests, r.Alpha, r.Threshold, 100*(1-r.Alpha))
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	if len(r.Added)+len(r.Removed)+len(r.Contracts) > 0 {
+		fmt.Fprintln(tw, "TOOLS\tCHANGE")
+		for _, t := range r.Added {
+			fmt.Fprintf(tw, "%s\tadded\n", t)
+		}
+		for _, t := range r.Removed {
+			fmt.Fprintf(tw, "%s\tremoved\n", t)
+		}
+		for _, c := range r.Contracts {
+			fmt.Fprintf(tw, "%s\t%s\n", c.Tool, strings.Join(c.Changes, "; "))
+		}
+		fmt.Fprintln(tw)
+	}
+	if len(r.Rates) > 0 {
+		fmt.Fprintln(tw, "SITE\tLOOKUP\tRATE\tFLOW\tSESSIONS\tP\t")
+		for _, x := range r.Rates {
+			what := x.Measure
+			if x.Binding != "" {
+				what += " " + x.Binding
+			}
+			mark := ""
+			if x.Drift {
+				mark = "DRIFT"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3g\t%s\n", x.Site, x.Lookup, what, prop(x.Flow), prop(x.Now), x.P, mark)
+		}
+		fmt.Fprintln(tw)
+	}
+	if len(r.NewSites) > 0 {
+		fmt.Fprintf(tw, "NEW SITE (seen ≥ %d)\tCOUNT\n", r.MinSupport)
+		for _, s := range r.NewSites {
+			fmt.Fprintf(tw, "%s\t%d\n", s.Site, s.Count)
+		}
+		fmt.Fprintln(tw)
+	}
+	if len(r.Unseen) > 0 {
+		fmt.Fprintf(tw, "not reached in the sessions (not drift): %s\n\n", strings.Join(r.Unseen, ", "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Drift {
+		fmt.Fprintf(&b, "drift: %d findings\n", r.Findings())
+	} else {
+		b.WriteString("no drift\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func prop(p drift.Proportion) string {
+	return fmt.Sprintf("%.2f (%d/%d) [%.2f, %.2f]", p.Rate, p.K, p.N, p.Lo, p.Hi)
+}
