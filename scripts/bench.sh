@@ -17,7 +17,9 @@
 #          (go run ./internal/benchcmd/auditbench -h)
 #   eval   hoist evaluate over 10,000 generated sessions
 #          (go run ./internal/benchcmd/evalbench -h)
-# Usage: scripts/bench.sh [stdio|http|ingest|flow|audit|eval|all] [flags for that benchmark]
+#   redact hoist redact's MB/s on τ²-bench's logs
+#          (go run ./internal/benchcmd/redactbench -h; reads ../shared/data/tau2/logs)
+# Usage: scripts/bench.sh [stdio|http|ingest|flow|audit|eval|redact|all] [flags for that benchmark]
 # Expects bin/ built (make bench does it) and, for http, the npm peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +35,7 @@ ingest) exec scripts/bench-ingest.sh "$@" ;;
 flow) exec go run ./internal/benchcmd/flowbench "$@" ;;
 audit) exec go run ./internal/benchcmd/auditbench "$@" ;;
 eval) exec go run ./internal/benchcmd/evalbench "$@" ;;
+redact) exec go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs "$@" ;;
 all)
   go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo
   echo
@@ -46,6 +49,8 @@ all)
   go run ./internal/benchcmd/auditbench
   echo
   go run ./internal/benchcmd/evalbench
+  echo
+  go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs
   ;;
-*) echo "usage: scripts/bench.sh [stdio|http|ingest|flow|audit|eval|all] [flags]" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh [stdio|http|ingest|flow|audit|eval|redact|all] [flags]" >&2; exit 2 ;;
 esac
