@@ -34,7 +34,7 @@ echo "   ..."
 
 echo
 echo "== 3. Learn a flow: which reads follow which calls, and where each argument comes from"
-bin/hoist learn --sessions "$work/logs" --domain retail --out "$work/retail.flow.json"
+bin/hoist learn --sessions "$work/logs" --domain retail --folds 1 --out "$work/retail.flow.json"
 
 echo
 echo "== 4. Review it"

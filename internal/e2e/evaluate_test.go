@@ -55,7 +55,7 @@ func TestEvaluateExploredShadow(t *testing.T) {
 	wg.Wait()
 	hoist := testbin.Build(t, "hoist")
 	flowFile := filepath.Join(t.TempDir(), "retail.flow.json")
-	learn := exec.Command(hoist, "learn", "--sessions", logs, "--domain", "retail", "--out", flowFile, "--quiet")
+	learn := exec.Command(hoist, "learn", "--sessions", logs, "--domain", "retail", "--folds", "1", "--out", flowFile, "--quiet") // one fold: new customers get every count
 	learn.Env = testbin.Env()
 	if out, err := learn.CombinedOutput(); err != nil {
 		t.Fatalf("hoist learn: %v\n%s", err, out)

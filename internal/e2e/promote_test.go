@@ -51,7 +51,7 @@ func TestShadowPromoteServe(t *testing.T) {
 	}
 	wg.Wait()
 	flowFile := filepath.Join(t.TempDir(), "retail.flow.json")
-	hoist(t, "learn", "-q", "--sessions", logs, "--domain", "retail", "--out", flowFile)
+	hoist(t, "learn", "-q", "--sessions", logs, "--domain", "retail", "--folds", "1", "--out", flowFile)
 
 	for n := 5; n <= 10; n++ {
 		file := []string{"order-status.jsonl", "cancel-order.jsonl", "review-orders.jsonl"}[n%3]
