@@ -181,10 +181,9 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, id string, s *httpSe
 		}
 		s.mu.Unlock()
 	}
-	if run := h.Server.Handle(body, event); run != nil {
-		run(r.Context())
-	}
 	if msg.Params.Arguments.EndSession {
+		// The session ends before the answer goes out, so that whoever has
+		// the answer finds the session gone.
 		h.mu.Lock()
 		delete(h.sessions, id)
 		h.mu.Unlock()
@@ -194,6 +193,9 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, id string, s *httpSe
 			s.stream = nil
 		}
 		s.mu.Unlock()
+	}
+	if run := h.Server.Handle(body, event); run != nil {
+		run(r.Context())
 	}
 }
 
