@@ -294,13 +294,13 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 				w.Write(msg.line)
 				return
 			}
-			if err := writeEvent(w, "", msg.line); err != nil || msg.final {
+			if err := writeEvent(w, msg.line); err != nil || msg.final {
 				return
 			}
 		case <-s.done:
 			msg := errorResponse(m.ID, -32000, "hoist-mcp: the session ended before the MCP server answered")
 			if wt.sse {
-				writeEvent(w, "", msg)
+				writeEvent(w, msg)
 			} else {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusOK)
@@ -339,14 +339,14 @@ func (l *listener) get(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	http.NewResponseController(w).Flush()
 	for _, msg := range backlog {
-		if writeEvent(w, "", msg) != nil {
+		if writeEvent(w, msg) != nil {
 			return
 		}
 	}
 	for {
 		select {
 		case msg := <-ch:
-			if writeEvent(w, "", msg) != nil {
+			if writeEvent(w, msg) != nil {
 				return
 			}
 		case <-s.done:

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -105,12 +104,11 @@ func (s *sseReader) readLine() ([]byte, error) {
 }
 
 // writeEvent writes one message as an SSE event and flushes it.
-func writeEvent(w http.ResponseWriter, id string, msg []byte) error {
+// The proxy keeps no history of events (manual, "Limits"), so they carry
+// no id to resume from.
+func writeEvent(w http.ResponseWriter, msg []byte) error {
 	var b bytes.Buffer
 	b.WriteString("event: message\n")
-	if id != "" {
-		fmt.Fprintf(&b, "id: %s\n", id)
-	}
 	b.WriteString("data: ")
 	b.Write(msg)
 	b.WriteString("\n\n")

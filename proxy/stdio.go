@@ -182,12 +182,17 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	serverDone := make(chan struct{})
 	stderrDone := make(chan struct{})
 
-	// Host → server, through a gate that keeps the proxy's own requests
-	// from landing inside a line of the host's.
+	// Host → server. Serving a flow, the host's lines pass a gate that keeps
+	// the proxy's own requests from landing inside one of them; otherwise
+	// nothing stands between the pump and the server.
+	var toServer io.Writer = c.stdin
 	gate := &lineGate{w: c.stdin}
+	if s.active != nil {
+		toServer = gate
+	}
 	go func() {
 		defer close(hostDone)
-		p := s.newPump(mcplog.FromClient, st.In, gate, 0)
+		p := s.newPump(mcplog.FromClient, st.In, toServer, 0)
 		err := p.run()
 		gate.release()
 		var we errWrite

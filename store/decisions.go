@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/hoist-mcp/hoist/episode"
 )
@@ -14,34 +11,5 @@ import (
 // (decisions and runs in log order), from one snapshot of the store. It is
 // what hoist evaluate reads (issue 6, point 4).
 func (db *DB) FlowEpisodes(ctx context.Context, f episode.Filter, fn func(*episode.Episode, *Flow) error) error {
-	w, args := where(f)
-	if w == "" {
-		w = " WHERE "
-	} else {
-		w += " AND "
-	}
-	w += "EXISTS (SELECT 1 FROM decisions d WHERE d.episode_id = e.id)"
-	return db.readTx(ctx, func(tx *sqlx.Tx) error {
-		var rows []sessionRow
-		if err := tx.SelectContext(ctx, &rows, "SELECT "+sessionCols+" FROM episodes e"+w+" ORDER BY e.started_unix_ms, e.id", args...); err != nil {
-			return fmt.Errorf("reading episodes with decisions: %w", err)
-		}
-		for _, r := range rows {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			ep, err := loadEpisode(ctx, tx, r)
-			if err != nil {
-				return fmt.Errorf("reading episode %s: %w", r.ID, err)
-			}
-			fl, err := loadFlow(ctx, tx, r.ID)
-			if err != nil {
-				return fmt.Errorf("reading episode %s: %w", r.ID, err)
-			}
-			if err := fn(ep, fl); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return db.episodesWithFlows(ctx, f, true, fn)
 }

@@ -482,6 +482,8 @@ func TestTwoProxiesOneHostSession(t *testing.T) {
 	docs := startProxy(t, dir, "docs", "e2e-host")
 	docs.start(t)
 	tickets.request(t, 2, "tools/call", `{"name":"lookup","arguments":{"text":"T-7"}}`)
+	// The sleeps are the agent's thinking between LLM turns, which the
+	// 500 ms rule of turn inference reads; the responses synchronise.
 	time.Sleep(700 * time.Millisecond)
 	docs.request(t, 2, "tools/call", `{"name":"lookup","arguments":{"text":"login errors"}}`)
 	time.Sleep(700 * time.Millisecond)
