@@ -1,4 +1,4 @@
-package jsonrpc
+package jsontext
 
 import (
 	"encoding/binary"
@@ -6,19 +6,25 @@ import (
 	"unicode/utf8"
 )
 
-// maxDepth is the deepest nesting accepted, as encoding/json accepts.
-const maxDepth = 10000
+// MaxDepth is the deepest nesting of arrays and objects a JSON text may
+// have, as encoding/json allows.
+const MaxDepth = 10000
 
-// Valid reports whether line (without its terminator) is exactly one JSON
-// value in valid UTF-8: the test for storing a line as "message" rather than
-// "raw" (manual, "Log format"). It accepts exactly what utf8.Valid and
-// json.Valid together accept, several times faster: tool results are mostly
-// long strings, which it skips eight bytes at a time.
-func Valid(line []byte) bool {
-	if !utf8.Valid(line) {
+// Valid reports whether b is exactly one JSON value in valid UTF-8, with
+// optional whitespace around it, nested at most MaxDepth deep. It accepts
+// exactly what utf8.Valid and json.Valid together accept (within the
+// depth), several times faster: tool results are mostly long strings, which
+// it skips eight bytes at a time.
+func Valid(b []byte) bool { return ValidDepth(b, MaxDepth) }
+
+// ValidDepth is Valid with another depth limit. A session log's line wraps
+// a wire message one level deeper than the message, so the log reader
+// accepts MaxDepth+1: every line the writer writes reads back.
+func ValidDepth(b []byte, maxDepth int) bool {
+	if !utf8.Valid(b) {
 		return false
 	}
-	v := validator{b: line}
+	v := validator{b: b, max: maxDepth}
 	v.space()
 	if !v.value(0) {
 		return false
@@ -27,9 +33,28 @@ func Valid(line []byte) bool {
 	return v.i == len(v.b)
 }
 
+// ValidString is Valid for a string, without copying it.
+func ValidString(s string) bool { return Valid(bytesOf(s)) }
+
+// ValueLen returns the length of the JSON value at the very start of b (no
+// leading whitespace), and whether there is a valid one there; what
+// follows it is not looked at. It reads a quoted name or a constant
+// inside a larger expression, such as a binding.
+func ValueLen(b []byte) (int, bool) {
+	v := validator{b: b, max: MaxDepth}
+	if !v.value(0) {
+		return 0, false
+	}
+	if !utf8.Valid(b[:v.i]) {
+		return 0, false
+	}
+	return v.i, true
+}
+
 type validator struct {
-	b []byte
-	i int
+	b   []byte
+	i   int
+	max int
 }
 
 func (v *validator) space() {
@@ -75,7 +100,7 @@ func (v *validator) literal(lit string) bool {
 }
 
 func (v *validator) object(depth int) bool {
-	if depth > maxDepth {
+	if depth > v.max {
 		return false
 	}
 	v.i++ // '{'
@@ -115,7 +140,7 @@ func (v *validator) object(depth int) bool {
 }
 
 func (v *validator) array(depth int) bool {
-	if depth > maxDepth {
+	if depth > v.max {
 		return false
 	}
 	v.i++ // '['

@@ -1,4 +1,4 @@
-package redact
+package jsontext
 
 import (
 	"bytes"
@@ -7,11 +7,32 @@ import (
 	"unicode/utf8"
 )
 
-// appendUnquoted appends the text of tok, a JSON string token from valid
-// JSON (so valid UTF-8), to dst, as encoding/json decodes it: a lone or
-// broken surrogate escape becomes U+FFFD. Tool results are long escaped
-// strings, which this decodes without going through reflection.
-func appendUnquoted(dst, tok []byte) []byte {
+// Unquote returns the text of tok, a JSON string token (quotes included)
+// from valid JSON, decoded as encoding/json decodes it. Names and methods
+// are short and almost never escaped, so the common case is one copy.
+func Unquote(tok []byte) string {
+	inner := tok[1 : len(tok)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	return string(AppendUnquote(make([]byte, 0, len(inner)), tok))
+}
+
+// unquoteBytes is Unquote without a copy when tok has no escapes: the
+// result then aliases tok.
+func unquoteBytes(tok []byte) []byte {
+	inner := tok[1 : len(tok)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return inner
+	}
+	return AppendUnquote(make([]byte, 0, len(inner)), tok)
+}
+
+// AppendUnquote appends the text of tok, a JSON string token from valid
+// JSON, to dst: escapes decoded, an escaped lone or broken surrogate as
+// U+FFFD. Tool results are long escaped strings, which this decodes a run
+// of plain bytes at a time.
+func AppendUnquote(dst, tok []byte) []byte {
 	in := tok[1 : len(tok)-1]
 	for i := 0; i < len(in); {
 		j := bytes.IndexByte(in[i:], '\\')
@@ -54,6 +75,7 @@ func appendUnquoted(dst, tok []byte) []byte {
 	return dst
 }
 
+// hex4 decodes four hex digits, known to be valid.
 func hex4(b []byte) rune {
 	var r rune
 	for _, c := range b {
@@ -68,12 +90,4 @@ func hex4(b []byte) rune {
 		r = r<<4 | rune(c)
 	}
 	return r
-}
-
-// unquote returns the text of a JSON string token from valid JSON.
-func unquote(tok []byte) string {
-	if bytes.IndexByte(tok, '\\') < 0 {
-		return string(tok[1 : len(tok)-1])
-	}
-	return string(appendUnquoted(make([]byte, 0, len(tok)), tok))
 }

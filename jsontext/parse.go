@@ -1,0 +1,268 @@
+package jsontext
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// Parse parses the JSON text b into a tree: map[string]any, []any, string,
+// json.Number, bool and nil, the shapes encoding/json gives with UseNumber.
+// ok is false exactly when Valid(b) is false. A repeated name keeps its
+// last value. The tree shares nothing with b.
+func Parse(b []byte) (v any, ok bool) { return ParseString(string(b)) }
+
+// ParseString is Parse for a string. Strings in the tree that had no
+// escapes share s's memory, which makes it several times faster than
+// encoding/json on the tool results a decision reads.
+func ParseString(s string) (v any, ok bool) {
+	p := parser{s: s}
+	p.space()
+	if p.i >= len(s) || !startsValue(s[p.i]) || !utf8.ValidString(s) {
+		return nil, false // most texts that are not JSON fail at their first byte
+	}
+	v, ok = p.value(0)
+	if !ok {
+		return nil, false
+	}
+	p.space()
+	if p.i != len(p.s) {
+		return nil, false
+	}
+	return v, true
+}
+
+// parser is a small recursive-descent parser that checks as it goes.
+type parser struct {
+	s string
+	i int
+}
+
+func (p *parser) space() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// value parses the value at p.i, inside depth containers.
+func (p *parser) value(depth int) (any, bool) {
+	if p.i >= len(p.s) {
+		return nil, false
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		if depth+1 > MaxDepth {
+			return nil, false
+		}
+		return p.object(depth + 1)
+	case c == '[':
+		if depth+1 > MaxDepth {
+			return nil, false
+		}
+		return p.array(depth + 1)
+	case c == '"':
+		return p.str()
+	case c == 't':
+		return true, p.lit("true")
+	case c == 'f':
+		return false, p.lit("false")
+	case c == 'n':
+		return nil, p.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		start := p.i
+		if !p.number() {
+			return nil, false
+		}
+		return json.Number(p.s[start:p.i]), true
+	}
+	return nil, false
+}
+
+func (p *parser) object(depth int) (any, bool) {
+	p.i++
+	m := map[string]any{}
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		return m, true
+	}
+	for {
+		p.space()
+		if p.i >= len(p.s) || p.s[p.i] != '"' {
+			return nil, false
+		}
+		k, ok := p.str()
+		if !ok {
+			return nil, false
+		}
+		p.space()
+		if p.i >= len(p.s) || p.s[p.i] != ':' {
+			return nil, false
+		}
+		p.i++
+		p.space()
+		v, ok := p.value(depth)
+		if !ok {
+			return nil, false
+		}
+		m[k.(string)] = v // the last of repeated names wins
+		p.space()
+		if p.i >= len(p.s) {
+			return nil, false
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (p *parser) array(depth int) (any, bool) {
+	p.i++
+	a := []any{}
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+		return a, true
+	}
+	for {
+		p.space()
+		v, ok := p.value(depth)
+		if !ok {
+			return nil, false
+		}
+		a = append(a, v)
+		p.space()
+		if p.i >= len(p.s) {
+			return nil, false
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return a, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (p *parser) lit(w string) bool {
+	if strings.HasPrefix(p.s[p.i:], w) {
+		p.i += len(w)
+		return true
+	}
+	return false
+}
+
+func (p *parser) number() bool {
+	if p.s[p.i] == '-' {
+		p.i++
+	}
+	digits := func() int {
+		n := 0
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.i < len(p.s) && p.s[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return false
+	}
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// str parses the string at p.i (which is '"'). A string without escapes
+// is a substring of p.s.
+func (p *parser) str() (any, bool) {
+	start := p.i
+	p.i++
+	for p.i < len(p.s) {
+		switch c := p.s[p.i]; {
+		case c == '"':
+			p.i++
+			return p.s[start+1 : p.i-1], true
+		case c == '\\':
+			return p.escaped(start)
+		case c < 0x20:
+			return nil, false
+		}
+		p.i++
+	}
+	return nil, false
+}
+
+// escaped finishes, from p.i (a backslash), the string that starts at
+// start: it checks the escapes, then decodes the token once.
+func (p *parser) escaped(start int) (any, bool) {
+	for p.i < len(p.s) {
+		switch c := p.s[p.i]; {
+		case c == '"':
+			p.i++
+			return string(AppendUnquote(make([]byte, 0, p.i-start), bytesOf(p.s[start:p.i]))), true
+		case c < 0x20:
+			return nil, false
+		case c == '\\':
+			if p.i+1 >= len(p.s) {
+				return nil, false
+			}
+			switch p.s[p.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.i += 2
+			case 'u':
+				if p.i+6 > len(p.s) {
+					return nil, false
+				}
+				for k := p.i + 2; k < p.i+6; k++ {
+					if !isHex(p.s[k]) {
+						return nil, false
+					}
+				}
+				p.i += 6
+			default:
+				return nil, false
+			}
+		default:
+			p.i++
+		}
+	}
+	return nil, false
+}
+
+// startsValue reports whether c can start a JSON value.
+func startsValue(c byte) bool {
+	switch c {
+	case '{', '[', '"', '-', 't', 'f', 'n':
+		return true
+	}
+	return c >= '0' && c <= '9'
+}

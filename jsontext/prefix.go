@@ -1,0 +1,165 @@
+package jsontext
+
+// PrefixEnd says how a ScanPrefix ended.
+type PrefixEnd uint8
+
+// The ends of a prefix scan.
+const (
+	// PrefixClosed: the object closed within the prefix.
+	PrefixClosed PrefixEnd = iota
+	// PrefixCut: the prefix ended before the object did, or before the scan
+	// could tell what comes next.
+	PrefixCut
+	// PrefixBad: a byte that cannot continue a JSON object (or the text
+	// does not start with one).
+	PrefixBad
+	// PrefixStopped: fn asked to stop.
+	PrefixStopped
+)
+
+// ScanPrefix reads the start of a JSON object that may be cut short or not
+// JSON at all, such as the first piece of a long wire line: it calls fn
+// with the decoded name of each top-level member whose name it can read,
+// in order, until fn returns false, and says how the scan ended. Values
+// are skipped, not checked beyond their boundaries.
+func ScanPrefix(prefix []byte, fn func(name []byte) bool) PrefixEnd {
+	s := tolerant{b: prefix}
+	s.space()
+	if s.i >= len(s.b) {
+		return PrefixCut
+	}
+	if s.b[s.i] != '{' {
+		return PrefixBad
+	}
+	s.i++
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		return PrefixClosed
+	}
+	for {
+		s.space()
+		if s.i >= len(s.b) {
+			return PrefixCut
+		}
+		if s.b[s.i] != '"' {
+			return PrefixBad
+		}
+		start := s.i
+		if !s.str() {
+			return PrefixCut
+		}
+		if !fn(unquoteTolerant(s.b[start:s.i])) {
+			return PrefixStopped
+		}
+		s.space()
+		if s.i >= len(s.b) {
+			return PrefixCut
+		}
+		if s.b[s.i] != ':' {
+			return PrefixBad
+		}
+		s.i++
+		s.space()
+		if !s.value() {
+			if s.i >= len(s.b) {
+				return PrefixCut
+			}
+			return PrefixBad
+		}
+		s.space()
+		if s.i >= len(s.b) {
+			return PrefixCut
+		}
+		switch s.b[s.i] {
+		case '}':
+			return PrefixClosed
+		case ',':
+			s.i++
+		default:
+			return PrefixBad
+		}
+	}
+}
+
+// unquoteTolerant decodes a name token that was not validated: a name with
+// a bad escape is returned as its raw inner bytes.
+func unquoteTolerant(tok []byte) []byte {
+	if n, ok := ValueLen(tok); ok && n == len(tok) {
+		return unquoteBytes(tok)
+	}
+	return tok[1 : len(tok)-1]
+}
+
+// tolerant scans JSON that may be cut short or invalid; each step reports
+// false when it cannot finish.
+type tolerant struct {
+	b []byte
+	i int
+}
+
+func (s *tolerant) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *tolerant) str() bool {
+	s.i++
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '\\':
+			s.i += 2
+		case '"':
+			s.i++
+			return true
+		default:
+			s.i++
+		}
+	}
+	return false
+}
+
+func (s *tolerant) value() bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		return s.str()
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				if !s.str() {
+					return false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return true
+				}
+			}
+			s.i++
+		}
+		return false
+	default:
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return true
+			}
+			s.i++
+		}
+		return false
+	}
+}

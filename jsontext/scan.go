@@ -1,0 +1,239 @@
+package jsontext
+
+import (
+	"encoding/binary"
+	"iter"
+	"math/bits"
+	"unsafe"
+)
+
+// Members yields each member of the JSON object at the start of obj (after
+// optional whitespace), in order: its decoded name and its value's exact
+// bytes. obj must be valid JSON (see Valid); a value that is not an object
+// yields nothing. The value aliases obj, and so does the name unless it had
+// escapes; copy them (string(name)) to keep them past obj. A name repeated
+// is yielded each time (the package's rule: the last one wins).
+//
+// It reads nothing but the members' boundaries, so a large value costs one
+// pass over its bytes and no allocation.
+func Members(obj []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func(name, val []byte) bool) {
+		for tok, val := range RawMembers(obj) {
+			if !yield(unquoteBytes(tok), val) {
+				return
+			}
+		}
+	}
+}
+
+// RawMembers is Members with each name as its token exactly as sent,
+// quotes and escapes included, for code that copies what it does not
+// change (a rewriter): decode it with Unquote to compare it.
+func RawMembers(obj []byte) iter.Seq2[[]byte, []byte] {
+	return func(yield func(tok, val []byte) bool) {
+		s := scanner{b: obj}
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != '{' {
+			return
+		}
+		s.i++
+		for {
+			s.space()
+			if s.b[s.i] == '}' {
+				return
+			}
+			if s.b[s.i] == ',' {
+				s.i++
+				s.space()
+			}
+			keyStart := s.i
+			s.skipString()
+			tok := s.b[keyStart:s.i]
+			s.space()
+			s.i++ // ':'
+			s.space()
+			valStart := s.i
+			s.skipValue()
+			if !yield(tok, s.b[valStart:s.i]) {
+				return
+			}
+		}
+	}
+}
+
+// Elements yields each element of the JSON array at the start of arr (after
+// optional whitespace), in order, as its exact bytes, which alias arr. arr
+// must be valid JSON; a value that is not an array yields nothing.
+func Elements(arr []byte) iter.Seq[[]byte] {
+	return func(yield func(val []byte) bool) {
+		s := scanner{b: arr}
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != '[' {
+			return
+		}
+		s.i++
+		for {
+			s.space()
+			if s.b[s.i] == ']' {
+				return
+			}
+			if s.b[s.i] == ',' {
+				s.i++
+				s.space()
+			}
+			start := s.i
+			s.skipValue()
+			if !yield(s.b[start:s.i]) {
+				return
+			}
+		}
+	}
+}
+
+// Lookup returns the value of obj's member called name (compared exactly),
+// the last one when the name is repeated, and whether there is one. obj
+// must be valid JSON.
+func Lookup(obj []byte, name string) ([]byte, bool) {
+	var found []byte
+	ok := false
+	for k, v := range Members(obj) {
+		if string(k) == name {
+			found, ok = v, true
+		}
+	}
+	return found, ok
+}
+
+// Len returns the number of elements of the JSON array at the start of arr
+// (valid JSON), or of members of an object; 0 for anything else.
+func Len(b []byte) int {
+	n := 0
+	switch Kind(b) {
+	case '[':
+		for range Elements(b) {
+			n++
+		}
+	case '{':
+		for range Members(b) {
+			n++
+		}
+	}
+	return n
+}
+
+// Kind returns the first byte of the JSON value at the start of b, after
+// whitespace: '{', '[', '"', 't', 'f', 'n', or a digit or '-' for a number;
+// 0 when there is none.
+func Kind(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// Offset returns where sub, a subslice handed out by Members or Elements
+// (or any subslice of b), starts in b.
+func Offset(b, sub []byte) int {
+	if len(sub) == 0 && cap(sub) == 0 {
+		return len(b)
+	}
+	return int(uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
+// StringBytes views s as bytes without copying it, so that a string (a tool
+// result's text) can be scanned in place; the bytes must never be written.
+// Offset of a value found in them is an offset into s.
+func StringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+func bytesOf(s string) []byte { return StringBytes(s) }
+
+// scanner walks JSON that is already known to be valid, so it checks
+// nothing and never fails.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// skipString moves past the string at s.i, eight bytes at a time between
+// the bytes that matter.
+func (s *scanner) skipString() {
+	s.i++ // opening quote
+	b := s.b
+	for s.i < len(b) {
+		if s.i+8 <= len(b) {
+			m := quoteOrSlash(binary.LittleEndian.Uint64(b[s.i:]))
+			if m == 0 {
+				s.i += 8
+				continue
+			}
+			s.i += bits.TrailingZeros64(m) >> 3
+		}
+		switch b[s.i] {
+		case '\\':
+			s.i += 2
+		case '"':
+			s.i++
+			return
+		default:
+			s.i++
+		}
+	}
+}
+
+// quoteOrSlash flags, in the high bit of each byte, a quote or a backslash.
+// The lowest flagged byte is exact.
+func quoteOrSlash(x uint64) uint64 {
+	q := x ^ quote
+	q = (q - lsb) &^ q
+	sl := x ^ bslash
+	sl = (sl - lsb) &^ sl
+	return (q | sl) & msb
+}
+
+func (s *scanner) skipValue() {
+	switch s.b[s.i] {
+	case '"':
+		s.skipString()
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				s.skipString()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return
+				}
+			}
+			s.i++
+		}
+	default: // number, true, false, null
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				return
+			}
+			s.i++
+		}
+	}
+}
