@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 )
@@ -14,8 +15,8 @@ import (
 // the whole result 8 times; after get_user, get_order with its "order".
 func shopFlow(t testing.TB) *flow.Flow {
 	t.Helper()
-	b := func(expr string) map[string]flow.Binding {
-		return map[string]flow.Binding{"x": flow.MustParseBinding(expr)}
+	b := func(expr string) map[string]binding.Expr {
+		return map[string]binding.Expr{"x": binding.MustParse(expr)}
 	}
 	f := &flow.Flow{
 		Version: flow.Version, Domain: "shop", Servers: []string{"shop"}, MinSupport: 1,

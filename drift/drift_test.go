@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 )
@@ -27,7 +28,7 @@ func crafted(count, reach, matched int) *flow.Flow {
 			Lookups: []flow.Lookup{{
 				Tool: "get_order", Reach: flow.Count{N: reach}, Habit: flow.Count{N: reach},
 				Bindings: []flow.Bound{{
-					Args:    map[string]flow.Binding{"order_id": flow.MustParseBinding("$result.orders[0]")},
+					Args:    map[string]binding.Expr{"order_id": binding.MustParse("$result.orders[0]")},
 					Matched: flow.Count{N: matched},
 				}},
 			}},

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // Options tune how session logs become an episode.
@@ -204,13 +206,11 @@ func jsonProblem(data []byte, err error) error {
 // true is Read, false is Write, absent (or not a boolean) is Generic
 // (manual, "Reading logs").
 func KindOf(annotations json.RawMessage) Kind {
-	var a struct {
-		ReadOnlyHint *bool `json:"readOnlyHint"`
-	}
-	if len(annotations) == 0 || json.Unmarshal(annotations, &a) != nil || a.ReadOnlyHint == nil {
+	readOnly, ok := mcpmsg.ReadOnlyHint(annotations)
+	switch {
+	case !ok:
 		return Generic
-	}
-	if *a.ReadOnlyHint {
+	case readOnly:
 		return Read
 	}
 	return Write
@@ -225,13 +225,8 @@ func QualifiedName(server, tool string) string { return server + "::" + tool }
 // first, object members in key order. Keys, booleans and nulls are not
 // values.
 func ArgValues(args json.RawMessage) []string {
-	if len(args) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
+	v, ok := jsontext.Parse(args)
+	if !ok {
 		return nil
 	}
 	var out []string
@@ -335,18 +330,13 @@ func (b *builder) nameServers() error {
 	byName := map[string]int{}
 	for i, l := range b.logs {
 		info := serverInfo(l)
-		b.ep.Servers[i].Info = info
+		b.ep.Servers[i].Info = info.ServerInfo
 		name := l.Header.ServerName
 		if name == "" && l.Header.Domain != nil {
 			name = *l.Header.Domain
 		}
-		if name == "" && info != nil {
-			var si struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(info, &si) == nil {
-				name = si.Name
-			}
+		if name == "" {
+			name = info.ServerName
 		}
 		if name == "" {
 			name = l.Header.Session
@@ -362,48 +352,28 @@ func (b *builder) nameServers() error {
 	return nil
 }
 
-// serverInfo returns the serverInfo of the log's initialize result, raw.
+// serverInfo returns what the log's initialize result says of the server.
 // MCP does nothing before initialize, so only the log's first lines are
 // looked at.
-func serverInfo(l *mcplog.Log) json.RawMessage {
+func serverInfo(l *mcplog.Log) mcpmsg.Initialized {
 	inits := map[string]bool{}
 	for i := range min(len(l.Entries), 100) {
 		e := &l.Entries[i]
 		if e.Message == nil {
 			continue
 		}
-		for _, msg := range messages(e.Message) {
-			m := jsonrpc.Classify(msg)
+		for m := range jsonrpc.Messages(e.Message) {
 			switch {
-			case e.From == mcplog.FromClient && m.Kind == jsonrpc.Request && m.Method == "initialize":
+			case e.From == mcplog.FromClient && m.Kind == jsonrpc.Request && m.Method == mcpmsg.MethodInitialize:
 				inits[string(m.ID)] = true
-			case e.From == mcplog.FromServer && m.Kind == jsonrpc.Response && inits[string(m.ID)]:
-				var r struct {
-					Result struct {
-						ServerInfo json.RawMessage `json:"serverInfo"`
-					} `json:"result"`
-				}
-				if json.Unmarshal(msg, &r) == nil && len(r.Result.ServerInfo) > 0 {
-					return r.Result.ServerInfo
+			case e.From == mcplog.FromServer && m.Kind == jsonrpc.Response && inits[string(m.ID)] && m.Result != nil:
+				if in := mcpmsg.ReadInitialized(m.Result); in.ServerInfo != nil {
+					return in
 				}
 			}
 		}
 	}
-	return nil
-}
-
-// messages returns the JSON-RPC messages of a message line: itself, or the
-// elements of a batch.
-func messages(msg json.RawMessage) []json.RawMessage {
-	t := bytes.TrimLeft(msg, " \t\r\n")
-	if len(t) == 0 || t[0] != '[' {
-		return []json.RawMessage{msg}
-	}
-	var batch []json.RawMessage
-	if json.Unmarshal(msg, &batch) != nil {
-		return nil
-	}
-	return batch
+	return mcpmsg.Initialized{}
 }
 
 func (b *builder) run() {
@@ -446,21 +416,18 @@ func (b *builder) entry(li int, t int64, e *mcplog.Entry) {
 		b.context(li, t, e.Message)
 		return
 	}
-	for _, msg := range messages(e.Message) {
-		b.message(li, t, e.From, msg)
+	for m := range jsonrpc.Messages(e.Message) {
+		b.message(li, t, e.From, m)
 	}
 }
 
 // context adds a conversation line, unless another log gave it already.
 func (b *builder) context(li int, t int64, msg json.RawMessage) {
-	var c struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(msg, &c) != nil {
+	role, text, ok := mcplog.ReadContext(msg)
+	if !ok {
 		return
 	}
-	m := Message{Role: c.Role, Text: contentText(c.Content)}
+	m := Message{Role: role, Text: text}
 	if len(b.logs) > 1 {
 		for j := b.cursor[li]; j < len(b.conv); j++ {
 			if b.conv[j] == m {
@@ -475,83 +442,33 @@ func (b *builder) context(li int, t int64, msg json.RawMessage) {
 	b.steps = append(b.steps, Step{Kind: StepSaid, TMS: t, Text: m.Text})
 }
 
-// contentText returns a conversation line's text: a string, or the text
-// parts of a list of parts.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var texts []string
-	for _, p := range parts {
-		if p.Type == "text" || p.Type == "" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
-}
-
-// wire is one JSON-RPC message, its members raw: one decode of the line
-// tells what it is (as jsonrpc.Classify would), and only the member that
-// matters is decoded further.
-type wire struct {
-	ID     json.RawMessage `json:"id"`
-	Method json.RawMessage `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
-}
-
-// present reports whether a member was given, and not as null.
-func present(m json.RawMessage) bool { return len(m) > 0 && string(m) != "null" }
-
-func (b *builder) message(li int, t int64, from string, msg json.RawMessage) {
-	var w wire
-	if json.Unmarshal(msg, &w) != nil {
-		return // not an object: not JSON-RPC
-	}
-	var method string
-	hasMethod := len(w.Method) > 0 && w.Method[0] == '"' && json.Unmarshal(w.Method, &method) == nil
-	key := idKey{li, string(w.ID)}
+// message reads one JSON-RPC message of a log line, as jsonrpc.Classify
+// and mcpmsg read it for the proxy: one reading of the wire.
+func (b *builder) message(li int, t int64, from string, m jsonrpc.Message) {
+	key := idKey{li, string(m.ID)}
 	caller := from == mcplog.FromClient || from == mcplog.FromProxy
 	switch {
-	case hasMethod && w.ID != nil && caller: // a request
+	case m.Kind == jsonrpc.Request && caller:
 		delete(b.answered, key)
 		delete(b.lists, key)
-		switch method {
-		case "tools/call":
-			b.call(li, t, from, w.ID, w.Params)
-		case "tools/list":
+		switch m.Method {
+		case mcpmsg.MethodToolsCall:
+			b.call(li, t, from, m.ID, m.Params)
+		case mcpmsg.MethodToolsList:
 			b.lists[key] = true
-		case "initialize":
+		case mcpmsg.MethodInitialize:
 			if from == mcplog.FromClient && b.ep.AgentModel == "" {
 				// The proxy cannot see the model: name the host
 				// (manual, "What the proxy cannot see").
-				var p struct {
-					ClientInfo struct {
-						Name string `json:"name"`
-					} `json:"clientInfo"`
-				}
-				if json.Unmarshal(w.Params, &p) == nil {
-					b.ep.AgentModel = p.ClientInfo.Name
-				}
+				b.ep.AgentModel = mcpmsg.ReadInitialize(m.Params).ClientName
 			}
 		}
-	case hasMethod && w.ID == nil && caller && method == "notifications/cancelled":
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(w.Params, &p) != nil {
+	case m.Kind == jsonrpc.Notification && caller && m.Method == mcpmsg.MethodCancelled:
+		id := mcpmsg.CancelledID(m.Params)
+		if id == nil {
 			return
 		}
-		k := idKey{li, string(bytes.TrimSpace(p.RequestID))}
+		k := idKey{li, string(bytes.TrimSpace(id))}
 		// The call stays open: a response that still comes is its result,
 		// though the agent no longer reads it.
 		q := b.open[k]
@@ -562,18 +479,13 @@ func (b *builder) message(li int, t int64, from string, msg json.RawMessage) {
 				break
 			}
 		}
-	case !hasMethod && w.ID != nil && (w.Result != nil || present(w.Error)) &&
-		(from == mcplog.FromServer || from == mcplog.FromProxy):
-		b.response(li, t, from, key, msg, &w)
+	case m.Kind == jsonrpc.Response && m.ID != nil && (from == mcplog.FromServer || from == mcplog.FromProxy):
+		b.response(li, t, from, key, m)
 	}
 }
 
 func (b *builder) call(li int, t int64, from string, id, params json.RawMessage) {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	_ = json.Unmarshal(params, &p) // a call without usable params is still a call
+	p := mcpmsg.ReadCall(params) // a call without usable params is still a call
 	by := Agent
 	if from == mcplog.FromProxy {
 		by = Proxy
@@ -583,7 +495,7 @@ func (b *builder) call(li int, t int64, from string, id, params json.RawMessage)
 		ID:     string(id),
 		Server: b.names[li],
 		Tool:   b.toolName(li, p.Name),
-		Args:   p.Arguments,
+		Args:   p.Args,
 		By:     by,
 	}
 	b.calls = append(b.calls, c)
@@ -602,9 +514,11 @@ func (b *builder) toolName(li int, tool string) string {
 	return tool
 }
 
-func (b *builder) response(li int, t int64, from string, key idKey, msg json.RawMessage, w *wire) {
+func (b *builder) response(li int, t int64, from string, key idKey, m jsonrpc.Message) {
 	if b.lists[key] {
-		b.toolsList(li, w.Result)
+		if m.Result != nil {
+			b.toolsList(li, m.Result)
+		}
 		if from == mcplog.FromServer {
 			return // the proxy may answer it again with its own version
 		}
@@ -619,7 +533,7 @@ func (b *builder) response(li int, t int64, from string, key idKey, msg json.Raw
 			b.open[key] = q[1:]
 		}
 		call := b.calls[c]
-		res := resultOf(msg, w)
+		res := resultOf(m)
 		res.CallIndex = c
 		call.Result = res
 		b.ep.Events = append(b.ep.Events, Event{Type: EventResult, TMS: t, Result: res})
@@ -641,95 +555,24 @@ func (b *builder) response(li int, t int64, from string, key idKey, msg json.Raw
 			b.steps[s].Kind = stepDead
 		}
 		b.answerStep[c] = len(b.steps)
-		b.steps = append(b.steps, Step{Kind: StepAnswer, TMS: t, Call: c, Text: resultOf(msg, w).Text})
+		b.steps = append(b.steps, Step{Kind: StepAnswer, TMS: t, Call: c, Text: resultOf(m).Text})
 	}
 }
 
 // stepDead marks a step superseded by a later one; InferTurns ignores it.
 const stepDead StepKind = 255
 
-// resultOf reads a response to a tools/call: msg is the message, w its
-// members.
-func resultOf(msg json.RawMessage, w *wire) *Result {
-	res := &Result{Raw: msg}
-	if present(w.Error) {
-		res.IsError = true
-		var e struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(w.Error, &e) == nil {
-			res.Text = e.Message
-		}
-		return res
-	}
-	type item struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	var r struct {
-		Content []item `json:"content"`
-		IsError bool   `json:"isError"`
-	}
-	if err := json.Unmarshal(w.Result, &r); err != nil {
-		// Some member of an unexpected type: read what can be read, item
-		// by item (the common shape is decoded in one go above).
-		var loose struct {
-			Content []json.RawMessage `json:"content"`
-			IsError json.RawMessage   `json:"isError"`
-		}
-		if json.Unmarshal(w.Result, &loose) != nil {
-			return res // a result of an unexpected shape: kept raw
-		}
-		r.Content, r.IsError = nil, string(loose.IsError) == "true"
-		for _, raw := range loose.Content {
-			var it item
-			if json.Unmarshal(raw, &it) == nil {
-				r.Content = append(r.Content, it)
-			}
-		}
-	}
-	res.IsError = r.IsError
-	var texts []string
-	for _, it := range r.Content {
-		if it.Type == "text" {
-			texts = append(texts, it.Text)
-		}
-	}
-	res.Text = strings.Join(texts, "\n")
-	return res
+// resultOf reads a response to a tools/call.
+func resultOf(m jsonrpc.Message) *Result {
+	r := mcpmsg.ResultOf(m)
+	return &Result{Raw: m.Raw, Text: r.Text(), IsError: r.IsError}
 }
 
 // toolsList adds the tools a tools/list result lists; a later listing of a
-// tool replaces an earlier one.
+// tool replaces an earlier one. One odd tool does not hide the others.
 func (b *builder) toolsList(li int, result json.RawMessage) {
-	type listed struct {
-		Name        string          `json:"name"`
-		InputSchema json.RawMessage `json:"inputSchema"`
-		Annotations json.RawMessage `json:"annotations"`
-	}
-	var r struct {
-		Tools []listed `json:"tools"`
-	}
-	if json.Unmarshal(result, &r) != nil {
-		// One odd tool does not hide the others: read them one by one.
-		var loose struct {
-			Tools []json.RawMessage `json:"tools"`
-		}
-		if json.Unmarshal(result, &loose) != nil {
-			return
-		}
-		r.Tools = nil
-		for _, raw := range loose.Tools {
-			var tl listed
-			if json.Unmarshal(raw, &tl) == nil {
-				r.Tools = append(r.Tools, tl)
-			}
-		}
-	}
-	for _, tl := range r.Tools {
-		if tl.Name == "" {
-			continue
-		}
+	listed, _ := mcpmsg.ReadTools(result)
+	for _, tl := range listed {
 		tool := Tool{
 			Name:        b.toolName(li, tl.Name),
 			Server:      b.names[li],

@@ -446,7 +446,7 @@ func (sim *tau2Simulation) episode(base string, info *tau2Info, opt Tau2Options)
 		}
 		switch m.Role {
 		case "user", "assistant":
-			if text := contentText(m.Content); text != "" {
+			if text := mcplog.ContentText(m.Content); text != "" {
 				ep.Events = append(ep.Events, Event{Type: EventMessage, TMS: tms, Message: &Message{Role: m.Role, Text: text}})
 			}
 			if m.Role != "assistant" || len(m.ToolCalls) == 0 {
@@ -488,7 +488,7 @@ func (sim *tau2Simulation) episode(base string, info *tau2Info, opt Tau2Options)
 			idx := q[0]
 			pending[m.ID] = q[1:]
 			c := calls[idx]
-			text := contentText(m.Content)
+			text := mcplog.ContentText(m.Content)
 			isErr := strings.HasPrefix(text, "Error:") // files that leave error null
 			if m.Error != nil {
 				isErr = *m.Error

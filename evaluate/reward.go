@@ -7,6 +7,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // Reward is how a decision is scored from what the agent then did (issue 6,
@@ -105,21 +106,13 @@ func bare(tool string) string {
 // canonJSON returns args as compact JSON with sorted members, so that equal
 // values compare equal whatever their spelling.
 func canonJSON(args json.RawMessage) string {
-	if len(args) == 0 {
+	if len(args) == 0 || string(args) == "null" {
 		return "{}"
 	}
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return string(args)
+	if c, ok := jsontext.CanonicalText(args); ok {
+		return c // numbers keep their digits, as in a lookup's label
 	}
-	if v == nil {
-		return "{}"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return string(args)
-	}
-	return string(b)
+	return string(args)
 }
 
 // episodeIndex answers "did the agent make this call after c, before its

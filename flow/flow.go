@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 )
 
@@ -173,8 +174,8 @@ type Lookup struct {
 // reproduced the agent's actual arguments (every call it makes was one the
 // agent made before its next write).
 type Bound struct {
-	Args    map[string]Binding `json:"args"`
-	Matched Count              `json:"matched"`
+	Args    map[string]binding.Expr `json:"args"`
+	Matched Count                   `json:"matched"`
 	// Calls and Used are kept for a fan-out, which the agent often uses in
 	// part (the reservations it checks until it finds the one): over the
 	// occurrences where the lookup was reached and the binding bound, the
@@ -396,7 +397,7 @@ func Parse(data []byte, name string) (*Flow, error) {
 	dec.DisallowUnknownFields()
 	var f Flow
 	if err := dec.Decode(&f); err != nil {
-		var se *SyntaxError
+		var se *binding.SyntaxError
 		if errors.As(err, &se) {
 			return nil, &FieldError{File: name, Field: "binding", Err: err}
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 )
 
@@ -38,18 +39,18 @@ type SiteReview struct {
 // flow would make it (P(tool) × P(binding) at or above the threshold, with
 // a binding); Why says why not.
 type LookupReview struct {
-	Tool     string             `json:"tool"`
-	Act      bool               `json:"act"`
-	Why      string             `json:"why,omitempty"`
-	PReach   float64            `json:"p_reach"`
-	PHabit   float64            `json:"p_habit"`
-	PBinding float64            `json:"p_binding"`
-	Score    float64            `json:"score"`
-	Binding  map[string]Binding `json:"binding,omitempty"`
-	Matched  int                `json:"matched"`
-	Of       int                `json:"of"`                // reach, or a fan-out's calls
-	FanOut   bool               `json:"fan_out,omitempty"` // Matched and Of count calls
-	Reach    int                `json:"reach"`
+	Tool     string                  `json:"tool"`
+	Act      bool                    `json:"act"`
+	Why      string                  `json:"why,omitempty"`
+	PReach   float64                 `json:"p_reach"`
+	PHabit   float64                 `json:"p_habit"`
+	PBinding float64                 `json:"p_binding"`
+	Score    float64                 `json:"score"`
+	Binding  map[string]binding.Expr `json:"binding,omitempty"`
+	Matched  int                     `json:"matched"`
+	Of       int                     `json:"of"`                // reach, or a fan-out's calls
+	FanOut   bool                    `json:"fan_out,omitempty"` // Matched and Of count calls
+	Reach    int                     `json:"reach"`
 }
 
 // ToolReview is a tool the flow never looks up, and why.
@@ -139,7 +140,7 @@ func (f *Flow) Review(rule Rule, fold int) *Review {
 
 // BindingString returns a lookup's binding as "arg=expr, …", sorted by
 // argument.
-func BindingString(args map[string]Binding) string {
+func BindingString(args map[string]binding.Expr) string {
 	if len(args) == 0 {
 		return "(no arguments)"
 	}

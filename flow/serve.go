@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // Decider names where a lookup's P(tool) comes from (manual, --flow-decider).
@@ -72,7 +74,7 @@ type Offer struct {
 	// Args are the bound arguments, as sent.
 	Args json.RawMessage `json:"args"`
 	// Binding is the binding expression of each argument.
-	Binding map[string]Binding `json:"binding"`
+	Binding map[string]binding.Expr `json:"binding"`
 	// From is the site that offered it: the tool whose result was read.
 	From string `json:"from"`
 	// PReach and PHabit are the deciders' P(tool); PBinding is P(binding
@@ -220,7 +222,7 @@ type Session struct {
 	f        *Flow
 	opt      Options
 	fold     int
-	scope    Scope
+	scope    binding.Scope
 	tools    map[string]string // bare name → flow name, this server's
 	never    map[string]string // flow name → why it is not looked up
 	asked    map[string]bool   // labels ("tool args") in flight or answered since the last write
@@ -357,7 +359,7 @@ func (s *Session) Result(i int, text string, failed bool) {
 	if i < 0 || i >= len(s.scope.Calls) {
 		return
 	}
-	s.scope.Calls[i] = NewResult(s.callTool[i], text)
+	s.scope.Calls[i] = binding.NewResult(s.callTool[i], text)
 	s.failed[i] = failed
 }
 
@@ -371,11 +373,13 @@ func compactArgs(args json.RawMessage) string {
 	if len(args) == 0 {
 		return "{}"
 	}
-	v := parseDoc(string(args))
-	if _, ok := v.(map[string]any); !ok {
+	if jsontext.Kind(args) != '{' {
 		return string(args)
 	}
-	return Canonical(v)
+	if c, ok := jsontext.CanonicalText(args); ok {
+		return c
+	}
+	return string(args)
 }
 
 // offersAt returns the lookups the flow offers at the site of call i, which
@@ -417,8 +421,8 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 			if m < s.f.MinSupport || m <= bestN {
 				continue
 			}
-			o, bad, _ := bindArgs(s.argNames(b), b.Args, &s.scope, s.opt.Caps.PerCall)
-			if bad >= 0 || len(o) == 0 {
+			o, ok := binding.Bind(s.argNames(b), b.Args, &s.scope, s.opt.Caps.PerCall)
+			if !ok || len(o) == 0 {
 				continue
 			}
 			best, objs, bestN = b, o, m

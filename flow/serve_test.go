@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 )
 
@@ -19,7 +20,9 @@ import (
 func shopFlow(t testing.TB) *Flow {
 	t.Helper()
 	contract := func(arg string) Contract { return Contract{arg: {Type: "string", Required: true}} }
-	b := func(expr string) map[string]Binding { return map[string]Binding{"x": MustParseBinding(expr)} }
+	b := func(expr string) map[string]binding.Expr {
+		return map[string]binding.Expr{"x": binding.MustParse(expr)}
+	}
 	f := &Flow{
 		Version: Version, Domain: "shop", Servers: []string{"shop"}, MinSupport: 2,
 		Tools: map[string]Tool{
@@ -367,7 +370,7 @@ func TestRunSiteJSON(t *testing.T) {
 // server::tool; each proxy looks up only its own server's tools, by their
 // own names, and decides from its own server's calls.
 func TestServeSeveralServers(t *testing.T) {
-	one := map[string]Binding{"q": MustParseBinding("$result.topic")}
+	one := map[string]binding.Expr{"q": binding.MustParse("$result.topic")}
 	f := &Flow{
 		Version: Version, Domain: "support", Servers: []string{"docs", "tickets"}, MinSupport: 1,
 		Tools: map[string]Tool{

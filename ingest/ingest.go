@@ -35,12 +35,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/store"
 )
@@ -555,11 +557,14 @@ func lastTMS(path string) (int64, error) {
 			lines = lines[1:] // the first may be partial
 		}
 		for i := len(lines) - 1; i >= 0; i-- {
-			var e struct {
-				TMS *int64 `json:"t_ms"`
+			l := bytes.TrimRight(lines[i], "\r")
+			if !jsontext.ValidDepth(l, jsontext.MaxDepth+1) {
+				continue
 			}
-			if json.Unmarshal(lines[i], &e) == nil && e.TMS != nil {
-				return *e.TMS, nil
+			if v, ok := jsontext.Lookup(l, "t_ms"); ok {
+				if t, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+					return t, nil
+				}
 			}
 		}
 		if off == 0 {

@@ -10,8 +10,10 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"encoding/json"
+	"iter"
+
+	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // Kind says what a wire line holds.
@@ -48,17 +50,25 @@ func (k Kind) String() string {
 // IsMessage reports whether a line of this kind is JSON-RPC traffic.
 func (k Kind) IsMessage() bool { return k >= Request }
 
-// Message is what Classify learned of one line. ID and the bytes behind it
-// alias the line that was classified; copy them to keep them past the line.
+// Message is what Classify learned of one line. ID, Params, Result and
+// Error alias the line that was classified; copy them to keep them past the
+// line.
 type Message struct {
 	Kind Kind
+	// Raw is the message exactly as sent: the line, or a batch's element.
+	Raw json.RawMessage
 	// ID is the id member exactly as sent (e.g. `7`, `"q-17"`, `null`), or
 	// nil when there is none.
 	ID json.RawMessage
 	// Method is the method of a request or notification.
 	Method string
-	// IsError is true for a response that carries an error member.
+	// IsError is true for a response that carries an error member (not
+	// null).
 	IsError bool
+	// Params, Result and Error are those members exactly as sent, or nil
+	// when absent; an error member of null counts as absent, since some
+	// servers send "error": null beside their result.
+	Params, Result, Error json.RawMessage
 	// Len is the number of elements of a batch.
 	Len int
 }
@@ -79,49 +89,68 @@ func TrimLine(line []byte) []byte {
 }
 
 // Classify reports what line (without its terminator) is. It validates the
-// line first, so a line that Classify calls anything but NotJSON may be
-// embedded verbatim in another JSON document.
+// line first (jsontext.Valid), so a line that Classify calls anything but
+// NotJSON may be embedded verbatim in another JSON document. Member names
+// are matched exactly and a repeated member counts as its last occurrence
+// (jsontext's rules).
 func Classify(line []byte) Message {
-	if !Valid(line) {
-		return Message{Kind: NotJSON}
+	if !jsontext.Valid(line) {
+		return Message{Kind: NotJSON, Raw: line}
 	}
 	return classifyValid(line)
 }
 
+// Messages yields the JSON-RPC messages of a line (without terminator):
+// the line itself, or each element of a batch, classified. A line that is
+// not JSON yields one message of kind NotJSON.
+func Messages(line []byte) iter.Seq[Message] {
+	return func(yield func(Message) bool) {
+		m := Classify(line)
+		if m.Kind != Batch {
+			yield(m)
+			return
+		}
+		for el := range jsontext.Elements(line) {
+			if !yield(classifyValid(el)) {
+				return
+			}
+		}
+	}
+}
+
 // classifyValid classifies a line already known to be valid JSON.
 func classifyValid(line []byte) Message {
-	s := scanner{b: line}
-	s.space()
-	if s.i >= len(s.b) {
-		return Message{Kind: Invalid}
-	}
-	switch s.b[s.i] {
+	switch jsontext.Kind(line) {
 	case '[':
-		return Message{Kind: Batch, Len: s.countArray()}
+		return Message{Kind: Batch, Raw: line, Len: jsontext.Len(line)}
 	case '{':
 	default:
-		return Message{Kind: Invalid}
+		return Message{Kind: Invalid, Raw: line}
 	}
-	var m Message
-	var hasMethod, hasResult, hasError bool
-	EachMember(line, func(key string, val []byte) {
-		switch key {
+	m := Message{Raw: line}
+	var hasMethod bool
+	for key, val := range jsontext.Members(line) {
+		switch string(key) {
 		case "id":
 			m.ID = json.RawMessage(val)
 		case "method":
-			// A repeated member counts as its last occurrence, as
-			// encoding/json decodes it.
-			hasMethod = len(val) > 0 && val[0] == '"'
+			hasMethod = val[0] == '"'
 			m.Method = ""
 			if hasMethod {
-				m.Method = Unquote(val)
+				m.Method = jsontext.Unquote(val)
 			}
+		case "params":
+			m.Params = json.RawMessage(val)
 		case "result":
-			hasResult = true
+			m.Result = json.RawMessage(val)
 		case "error":
-			hasError = true
+			m.Error = nil
+			if string(val) != "null" {
+				m.Error = json.RawMessage(val)
+			}
 		}
-	})
+	}
+	hasResult, hasError := m.Result != nil, m.Error != nil
 	switch {
 	case hasMethod && m.ID != nil:
 		m.Kind = Request
@@ -139,153 +168,4 @@ func classifyValid(line []byte) Message {
 		m.Kind = Invalid
 	}
 	return m
-}
-
-// EachMember calls fn with each member of the JSON object b, which must be
-// valid JSON (see Valid), in order: the decoded key and the value's exact
-// bytes, which alias b. Like encoding/json, a repeated key is seen each
-// time, so the last one wins. It reads nothing but the members' boundaries,
-// so a large value costs one pass over its bytes and no allocation.
-func EachMember(b []byte, fn func(key string, val []byte)) {
-	s := scanner{b: b}
-	s.space()
-	s.i++ // '{'
-	for {
-		s.space()
-		if s.b[s.i] == '}' {
-			return
-		}
-		if s.b[s.i] == ',' {
-			s.i++
-			s.space()
-		}
-		keyStart := s.i
-		s.skipString()
-		key := Unquote(s.b[keyStart:s.i])
-		s.space()
-		s.i++ // ':'
-		s.space()
-		valStart := s.i
-		s.skipValue()
-		fn(key, s.b[valStart:s.i])
-	}
-}
-
-// EachElement calls fn with each element of the JSON array b, which must be
-// valid JSON, in order: the element's exact bytes, which alias b.
-func EachElement(b []byte, fn func(val []byte)) {
-	s := scanner{b: b}
-	s.space()
-	s.i++ // '['
-	for {
-		s.space()
-		if s.b[s.i] == ']' {
-			return
-		}
-		if s.b[s.i] == ',' {
-			s.i++
-			s.space()
-		}
-		start := s.i
-		s.skipValue()
-		fn(s.b[start:s.i])
-	}
-}
-
-// Unquote decodes a JSON string token known to be valid. Keys and method
-// names are short and almost never escaped, so the fast path slices the
-// quotes off.
-func Unquote(tok []byte) string {
-	inner := tok[1 : len(tok)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return string(inner)
-	}
-	var s string
-	if err := json.Unmarshal(tok, &s); err != nil {
-		return string(inner)
-	}
-	return s
-}
-
-// scanner walks JSON that is already known to be valid, so it checks
-// nothing and never fails.
-type scanner struct {
-	b []byte
-	i int
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *scanner) skipString() {
-	s.i++ // opening quote
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			s.i += 2
-		case '"':
-			s.i++
-			return
-		default:
-			s.i++
-		}
-	}
-}
-
-func (s *scanner) skipValue() {
-	switch s.b[s.i] {
-	case '"':
-		s.skipString()
-	case '{', '[':
-		depth := 0
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case '"':
-				s.skipString()
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					s.i++
-					return
-				}
-			}
-			s.i++
-		}
-	default: // number, true, false, null
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return
-			}
-			s.i++
-		}
-	}
-}
-
-func (s *scanner) countArray() int {
-	s.i++ // '['
-	n := 0
-	for {
-		s.space()
-		if s.b[s.i] == ']' {
-			return n
-		}
-		if s.b[s.i] == ',' {
-			s.i++
-			s.space()
-		}
-		s.skipValue()
-		n++
-	}
 }

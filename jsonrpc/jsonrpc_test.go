@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 func TestClassify(t *testing.T) {
@@ -35,6 +37,11 @@ func TestClassify(t *testing.T) {
 		{"two values", `{} {}`, NotJSON, ``, "", false, 0},
 		{"invalid utf8", "{\"method\":\"a\xff\"}", NotJSON, ``, "", false, 0},
 		{"empty", ``, NotJSON, ``, "", false, 0},
+		{"error null beside result", `{"jsonrpc":"2.0","id":4,"result":{},"error":null}`, Response, `4`, "", false, 0},
+		{"error null alone", `{"jsonrpc":"2.0","id":4,"error":null}`, Invalid, `4`, "", false, 0},
+		{"names are exact", `{"ID":1,"METHOD":"tools/call"}`, Invalid, ``, "", false, 0},
+		{"repeated method: the last", `{"id":1,"method":"a","method":"b"}`, Request, `1`, "b", false, 0},
+		{"repeated id: the last", `{"id":1,"method":"a","id":"x"}`, Request, `"x"`, "a", false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,7 +77,7 @@ func FuzzClassify(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
 		m := Classify(line)
-		if !Valid(line) {
+		if !jsontext.Valid(line) {
 			if m.Kind != NotJSON {
 				t.Fatalf("invalid input classified as %v", m.Kind)
 			}
@@ -141,24 +148,4 @@ func FuzzLooksLikeMessage(f *testing.F) {
 			t.Fatalf("JSON-RPC line %q not recognized", line)
 		}
 	})
-}
-
-func TestEachMemberAndElement(t *testing.T) {
-	var got []string
-	EachMember([]byte(` {"a" : [1, {"b":"]"}, "x\\"] , "c\u0041":null,"d":{"e":[]}} `), func(k string, v []byte) {
-		got = append(got, k+"="+string(v))
-		if k == "a" {
-			EachElement(v, func(e []byte) { got = append(got, "elem "+string(e)) })
-		}
-	})
-	want := []string{`a=[1, {"b":"]"}, "x\\"]`, "elem 1", `elem {"b":"]"}`, `elem "x\\"`, "cA=null", `d={"e":[]}`}
-	if len(got) != len(want) {
-		t.Fatalf("got %q, want %q", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("item %d: got %q, want %q", i, got[i], want[i])
-		}
-	}
-	EachElement([]byte("[ ]"), func([]byte) { t.Error("an empty array has no element") })
 }

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/binding"
+	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // Limits of the value index.
@@ -138,7 +139,7 @@ func fanVariants(path string) []string {
 // candidates returns the binding expressions that give v in scope, best
 // first: the site's whole text, paths into the site's result, paths into the
 // latest result of each earlier tool; a constant when none does.
-func (ix *indexer) candidates(scope *flow.Scope, v any) []string {
+func (ix *indexer) candidates(scope *binding.Scope, v any) []string {
 	var out []string
 	add := func(s string) bool {
 		for _, o := range out {
@@ -155,7 +156,7 @@ func (ix *indexer) candidates(scope *flow.Scope, v any) []string {
 			add("$text")
 		}
 		roots := []struct {
-			r    *flow.Result
+			r    *binding.Result
 			root string
 		}{{scope.Site, "$result"}}
 		seen := ix.seen[:0]
@@ -170,7 +171,7 @@ func (ix *indexer) candidates(scope *flow.Scope, v any) []string {
 				continue
 			}
 			roots = append(roots, struct {
-				r    *flow.Result
+				r    *binding.Result
 				root string
 			}{r, "$last[" + r.Tool + "]"})
 		}
@@ -205,7 +206,7 @@ func (ix *indexer) candidates(scope *flow.Scope, v any) []string {
 	if len(out) > 0 {
 		return out
 	}
-	return []string{flow.Canonical(v)}
+	return []string{jsontext.Canonical(v)}
 }
 
 // mayContain reports whether a result's text may hold the scalar v: false

@@ -2,7 +2,7 @@
 // (the agent's call that just returned, by tool and outcome) it counts the
 // read tools of the same server the agent looked up before its next write
 // (reach) and in its next LLM turn (habit), and where each of their
-// arguments came from (binding expressions, see flow.ParseBinding), with how
+// arguments came from (binding expressions, see binding.Parse), with how
 // often each binding reproduced the agent's own arguments. Counts are split
 // into folds by task, so that a task is never served by counts learned from
 // itself. Learning reads episodes through episode.Source, never the store.
@@ -24,8 +24,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // Defaults of Options.
@@ -76,7 +78,7 @@ type Learner struct {
 	episodes int
 	latest   time.Time
 	digest   hash.Hash
-	bindings map[string]flow.Binding // parsed expressions, by text
+	bindings map[string]binding.Expr // parsed expressions, by text
 	contract map[string]string       // listed inputSchema → canonical contract JSON ("" for none)
 }
 
@@ -144,7 +146,7 @@ func New(opt Options) *Learner {
 		sources:  map[string]bool{},
 		tasks:    map[string]bool{},
 		digest:   sha256.New(),
-		bindings: map[string]flow.Binding{},
+		bindings: map[string]binding.Expr{},
 		contract: map[string]string{},
 	}
 }
@@ -335,7 +337,7 @@ func (l *Learner) count(ep *episode.Episode) {
 
 	ix := newIndexer()
 	args := make([]map[string]any, len(calls)) // decoded once per episode
-	scope := &flow.Scope{}
+	scope := &binding.Scope{}
 	// The calls made since the last write, by tool: serving never repeats
 	// one (they are in flight or answered), so a fan-out is not credited
 	// with them.
@@ -356,7 +358,7 @@ func (l *Learner) count(ep *episode.Episode) {
 			continue
 		}
 		site := calls[ci]
-		scope.Add(ci, flow.NewResult(site.Tool, ev.Result.Text))
+		scope.Add(ci, binding.NewResult(site.Tool, ev.Result.Text))
 		if site.By == episode.Proxy {
 			continue
 		}
@@ -426,7 +428,7 @@ func (l *Learner) count(ep *episode.Episode) {
 // countBindings counts, for one occurrence of a lookup, every tuple of
 // argument bindings that reproduces the agent's calls of it: every call the
 // tuple makes (one per combination of fan-out values) is one of them.
-func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, decoded []map[string]any, scope *flow.Scope, ix *indexer, fold int, task string) {
+func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, decoded []map[string]any, scope *binding.Scope, ix *indexer, fold int, task string) {
 	var first map[string]any
 	var names []string
 	actual := make(map[string]bool, len(made))
@@ -602,14 +604,14 @@ func valueKey(v any) string {
 	if k := scalarKey(v); k != "" {
 		return k
 	}
-	return "j" + flow.Canonical(v)
+	return "j" + jsontext.Canonical(v)
 }
 
-func (l *Learner) binding(expr string) flow.Binding {
+func (l *Learner) binding(expr string) binding.Expr {
 	b, ok := l.bindings[expr]
 	if !ok {
 		var err error
-		if b, err = flow.ParseBinding(expr); err != nil {
+		if b, err = binding.Parse(expr); err != nil {
 			panic(fmt.Sprintf("learn made a bad binding %q: %v", expr, err))
 		}
 		l.bindings[expr] = b
@@ -621,7 +623,7 @@ func decodeArgs(raw json.RawMessage) (map[string]any, bool) {
 	if len(raw) == 0 {
 		return map[string]any{}, true
 	}
-	m, ok := flow.NewResult("", string(raw)).Doc().(map[string]any)
+	m, ok := binding.NewResult("", string(raw)).Doc().(map[string]any)
 	return m, ok
 }
 
@@ -744,7 +746,7 @@ func (l *Learner) Flow() *flow.Flow {
 				tuples = tuples[:l.opt.MaxBindings]
 			}
 			for _, ta := range tuples {
-				b := flow.Bound{Args: map[string]flow.Binding{}, Matched: ta.matched}
+				b := flow.Bound{Args: map[string]binding.Expr{}, Matched: ta.matched}
 				if ta.fan {
 					calls, used := ta.calls, ta.used
 					b.Calls, b.Used = &calls, &used

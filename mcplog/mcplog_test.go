@@ -169,16 +169,6 @@ func TestScrubURL(t *testing.T) {
 	}
 }
 
-func TestAppendStringMatchesJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", "a\"b\\c", "\x00\x01\x1f", "é ✓ 😀", "\u2028\u2029", "<>&"} {
-		got := AppendString(nil, s)
-		var back string
-		if err := json.Unmarshal(got, &back); err != nil || back != s {
-			t.Errorf("AppendString(%q) = %s, decodes to %q (%v)", s, got, back, err)
-		}
-	}
-}
-
 func TestBorrowRecycle(t *testing.T) {
 	for _, n := range []int{1, 100, 128, 129, 1 << 20, 1<<20 + 1} {
 		b := Borrow(n)

@@ -9,9 +9,8 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"unicode/utf8"
 
-	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // Entry is one line of a session log after the header: one line from the
@@ -140,7 +139,7 @@ func (r *Reader) Next() (Entry, error) {
 		}
 		e, perr := parseEntry(line)
 		if perr != nil {
-			if !complete && !json.Valid(line) {
+			if !complete && !jsontext.Valid(line) {
 				// The last line was cut short: not an error (issue 3,
 				// point 1; DESIGN.md, "Store"). A whole JSON value that
 				// is not an entry is no torn line, but a malformed one.
@@ -182,7 +181,7 @@ func (r *Reader) parseHeader(line []byte, complete bool) error {
 	fail := func(field string, err error) error {
 		return &InputError{File: r.name, Line: 1, Field: field, Err: err}
 	}
-	if !utf8.Valid(line) || !json.Valid(line) {
+	if !jsontext.Valid(line) {
 		if !complete && bytes.HasPrefix(bytes.TrimSpace(line), []byte(`{"hoist_mcp_log"`)) {
 			return fail("", errors.New("the header line is torn"))
 		}
@@ -218,7 +217,9 @@ func (r *Reader) parseHeader(line []byte, complete bool) error {
 // line yet.
 func parseEntry(line []byte) (Entry, *InputError) {
 	var e Entry
-	if !jsonrpc.Valid(line) {
+	// The line wraps a wire message one level deeper than the message,
+	// which the writer recorded as JSON when jsontext.Valid took it.
+	if !jsontext.ValidDepth(line, jsontext.MaxDepth+1) {
 		return e, &InputError{Err: errors.New("not a JSON line")}
 	}
 	if bytes.TrimLeft(line, " \t\r\n")[0] != '{' {
@@ -226,39 +227,39 @@ func parseEntry(line []byte) (Entry, *InputError) {
 	}
 	var hasT, hasFrom, hasMessage, hasRaw bool
 	var bad *InputError
-	jsonrpc.EachMember(line, func(key string, val []byte) {
-		if bad != nil {
-			return
-		}
-		switch key {
+	for key, val := range jsontext.Members(line) {
+		switch string(key) {
 		case "t_ms":
 			n, err := strconv.ParseInt(string(val), 10, 64)
 			if err != nil {
 				bad = &InputError{Field: "t_ms", Err: fmt.Errorf("want milliseconds as an integer, got %s", clip(val))}
-				return
+				break
 			}
 			e.TMS, hasT = n, true
 		case "from":
 			if val[0] != '"' {
 				bad = &InputError{Field: "from", Err: fmt.Errorf("want a string, got %s", clip(val))}
-				return
+				break
 			}
-			e.From, hasFrom = jsonrpc.Unquote(val), true
+			e.From, hasFrom = jsontext.Unquote(val), true
 		case "message":
 			e.Message, hasMessage = json.RawMessage(val), true
 		case "raw":
 			if val[0] != '"' {
 				bad = &InputError{Field: "raw", Err: fmt.Errorf("want a string, got %s", clip(val))}
-				return
+				break
 			}
-			e.Raw, hasRaw = jsonrpc.Unquote(val), true
+			e.Raw, hasRaw = jsontext.Unquote(val), true
 		default:
 			if e.Extra == nil {
 				e.Extra = map[string]json.RawMessage{}
 			}
-			e.Extra[key] = json.RawMessage(val)
+			e.Extra[string(key)] = json.RawMessage(val)
 		}
-	})
+		if bad != nil {
+			break
+		}
+	}
 	switch {
 	case bad != nil:
 		return Entry{}, bad

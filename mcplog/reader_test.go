@@ -232,3 +232,31 @@ func TestInputErrorFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderReadsEveryLineTheWriterWrites: a message nested as deep as
+// JSON may be is recorded as a message, and the log line that wraps it, one
+// level deeper, reads back (one depth rule for writer and reader).
+func TestReaderReadsEveryLineTheWriterWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	w, err := Create(path, Header{Log: Version, Session: "s", HostSession: "h"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := `{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`
+	tooDeep := `{"jsonrpc":"2.0","id":2,"result":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`
+	w.Record(FromServer, []byte(deep))
+	w.Record(FromServer, []byte(tooDeep))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading back what the writer wrote: %v", err)
+	}
+	if len(log.Entries) != 2 || string(log.Entries[0].Message) != deep {
+		t.Fatalf("the message 10000 deep did not read back as a message: %d entries", len(log.Entries))
+	}
+	if !log.Entries[1].IsRaw() || log.Entries[1].Raw != tooDeep {
+		t.Errorf("a message deeper than JSON allows should be recorded as raw text")
+	}
+}

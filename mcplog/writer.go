@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
-	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // MaxQueued is how many bytes of lines may wait for the disk before Record
@@ -242,7 +241,7 @@ func writeLine(bw *bufio.Writer, buf []byte, e *entry) ([]byte, error) {
 		}
 		return buf, bw.WriteByte('\n')
 	}
-	if !jsonrpc.Valid(e.line) {
+	if !jsontext.Valid(e.line) {
 		buf = AppendLine(buf[:0], e.tMS, e.from, e.line, false)
 		_, err := bw.Write(buf)
 		return buf, err
@@ -263,12 +262,12 @@ func appendHead(dst []byte, tMS int64, from string) []byte {
 	dst = append(dst, `{"t_ms":`...)
 	dst = strconv.AppendInt(dst, tMS, 10)
 	dst = append(dst, `,"from":`...)
-	return AppendString(dst, from)
+	return jsontext.AppendString(dst, from, jsontext.Plain)
 }
 
 // AppendLine appends one log line for a wire line (without terminator) to
 // dst: {"t_ms":…,"from":…,"message":<line>} when isJSON says line is one
-// valid JSON value (see jsonrpc.Valid), else {"t_ms":…,"from":…,"raw":"<line
+// valid JSON value (see jsontext.Valid), else {"t_ms":…,"from":…,"raw":"<line
 // as text>"}. The log line ends in "\n".
 func AppendLine(dst []byte, tMS int64, from string, line []byte, isJSON bool) []byte {
 	dst = appendHead(dst, tMS, from)
@@ -277,60 +276,7 @@ func AppendLine(dst []byte, tMS int64, from string, line []byte, isJSON bool) []
 		dst = append(dst, line...)
 	} else {
 		dst = append(dst, `,"raw":`...)
-		dst = AppendString(dst, string(line))
+		dst = jsontext.AppendString(dst, string(line), jsontext.Plain)
 	}
 	return append(dst, "}\n"...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
-// unlike encoding/json, <, > and & are left alone, so text stays readable.
-func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		// U+2028 and U+2029 are valid JSON but break JavaScript readers.
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

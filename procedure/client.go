@@ -2,6 +2,7 @@ package procedure
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // ProtocolVersion is the MCP revision hoist-procedure asks for.
@@ -38,12 +41,10 @@ type Client struct {
 	closed bool
 }
 
+// response is a response's result, or its error (raw), as sent.
 type response struct {
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	Result json.RawMessage
+	Error  json.RawMessage
 }
 
 // Start starts the server command with its stdin and stdout as the MCP
@@ -110,10 +111,7 @@ func (c *Client) dispatch(line []byte) {
 	m := jsonrpc.Classify(line)
 	switch m.Kind {
 	case jsonrpc.Response:
-		var r response
-		if json.Unmarshal(line, &r) != nil {
-			return
-		}
+		r := response{Result: bytes.Clone(m.Result), Error: bytes.Clone(m.Error)}
 		c.mu.Lock()
 		ch := c.wait[string(m.ID)]
 		delete(c.wait, string(m.ID))
@@ -122,15 +120,11 @@ func (c *Client) dispatch(line []byte) {
 			ch <- r
 		}
 	case jsonrpc.Request:
-		var answer map[string]any
 		if m.Method == "ping" {
-			answer = map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID), "result": map[string]any{}}
-		} else {
-			answer = map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID),
-				"error": map[string]any{"code": -32601, "message": "hoist-procedure does not answer " + m.Method}}
+			c.write(append(append([]byte(`{"jsonrpc":"2.0","id":`), m.ID...), `,"result":{}}`...))
+			return
 		}
-		b, _ := json.Marshal(answer)
-		c.write(b)
+		c.write(mcpmsg.AppendError(nil, m.ID, -32601, "hoist-procedure does not answer "+m.Method))
 	}
 }
 
@@ -188,7 +182,8 @@ func (c *Client) await(ctx context.Context, method string, ch <-chan response, t
 			return nil, fmt.Errorf("%s: no answer: %v", method, err)
 		}
 		if r.Error != nil {
-			return nil, fmt.Errorf("%s: the server answered error %d: %s", method, r.Error.Code, r.Error.Message)
+			code, _ := jsontext.Lookup(r.Error, "code")
+			return nil, fmt.Errorf("%s: the server answered error %s: %s", method, code, mcpmsg.ResultOf(jsonrpc.Message{Error: r.Error}).Text())
 		}
 		if r.Result == nil {
 			return nil, fmt.Errorf("%s: the answer has no result", method)
@@ -228,15 +223,11 @@ func (c *Client) Initialize(ctx context.Context, timeout time.Duration) (ServerI
 	if err != nil {
 		return ServerInfo{}, err
 	}
-	var r struct {
-		ProtocolVersion string     `json:"protocolVersion"`
-		ServerInfo      ServerInfo `json:"serverInfo"`
+	in := mcpmsg.ReadInitialized(raw)
+	info := ServerInfo{Name: in.ServerName, ProtocolVersion: in.ProtocolVersion}
+	if v, ok := jsontext.Lookup(in.ServerInfo, "version"); ok && v[0] == '"' {
+		info.Version = jsontext.Unquote(v)
 	}
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return ServerInfo{}, fmt.Errorf("initialize: reading the result: %w", err)
-	}
-	info := r.ServerInfo
-	info.ProtocolVersion = r.ProtocolVersion
 	return info, c.notify("notifications/initialized")
 }
 
@@ -260,25 +251,15 @@ func (c *Client) ListTools(ctx context.Context, timeout time.Duration) ([]Tool, 
 		if err != nil {
 			return nil, err
 		}
-		var r struct {
-			Tools []struct {
-				Name        string `json:"name"`
-				Annotations struct {
-					ReadOnlyHint bool `json:"readOnlyHint"`
-				} `json:"annotations"`
-			} `json:"tools"`
-			NextCursor string `json:"nextCursor"`
+		listed, next := mcpmsg.ReadTools(raw)
+		for _, t := range listed {
+			ro, _ := t.ReadOnly()
+			tools = append(tools, Tool{Name: t.Name, ReadOnly: ro})
 		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("tools/list: reading the result: %w", err)
-		}
-		for _, t := range r.Tools {
-			tools = append(tools, Tool{Name: t.Name, ReadOnly: t.Annotations.ReadOnlyHint})
-		}
-		if r.NextCursor == "" {
+		if next == "" {
 			return tools, nil
 		}
-		cursor = r.NextCursor
+		cursor = next
 	}
 	return nil, errors.New("tools/list: more than 100 pages")
 }
@@ -301,22 +282,8 @@ func (c *Client) CallTool(tool string, args json.RawMessage) (func(ctx context.C
 		if err != nil {
 			return CallResult{}, err
 		}
-		var r struct {
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			IsError bool `json:"isError"`
-		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return CallResult{}, fmt.Errorf("tools/call %s: reading the result: %w", tool, err)
-		}
-		res := CallResult{IsError: r.IsError}
-		for _, item := range r.Content {
-			if item.Type == "text" {
-				res.Texts = append(res.Texts, item.Text)
-			}
-		}
+		r := mcpmsg.ReadResult(raw)
+		res := CallResult{Texts: r.Texts, IsError: r.IsError}
 		return res, nil
 	}, nil
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/mcplog"
 )
 
@@ -67,7 +67,7 @@ type Arg struct {
 	// Param is the parameter the argument takes, or "".
 	Param string
 	// Binding is the binding when Param is "".
-	Binding flow.Binding
+	Binding binding.Expr
 }
 
 // fileHeader is the first line of a procedure file.
@@ -299,7 +299,7 @@ func parseArg(raw json.RawMessage) (Arg, error) {
 	if err := json.Unmarshal(raw, &s); err == nil && strings.HasPrefix(s, "$") {
 		switch {
 		case strings.HasPrefix(s, "$$"):
-			b, err := flow.Const(s[1:])
+			b, err := binding.Const(s[1:])
 			return Arg{Binding: b}, err
 		case strings.HasPrefix(s, "$param."):
 			name := strings.TrimPrefix(s, "$param.")
@@ -308,7 +308,7 @@ func parseArg(raw json.RawMessage) (Arg, error) {
 			}
 			return Arg{Param: name}, nil
 		}
-		b, err := flow.ParseBinding(s)
+		b, err := binding.Parse(s)
 		if err != nil {
 			return Arg{}, err
 		}
@@ -320,7 +320,7 @@ func parseArg(raw json.RawMessage) (Arg, error) {
 	if err := dec.Decode(&v); err != nil {
 		return Arg{}, err
 	}
-	b, err := flow.Const(v)
+	b, err := binding.Const(v)
 	return Arg{Binding: b}, err
 }
 

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/binding"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // DefaultCallTimeout is how long Run waits for each answer.
@@ -149,8 +150,8 @@ func Run(ctx context.Context, s Session, p *Procedure, opts Options) (*Report, e
 		readOnly[t.Name] = t.ReadOnly
 	}
 
-	scope := &flow.Scope{}
-	answered := map[string]Lookup{} // lookups since the last write, by call
+	scope := &binding.Scope{}
+	answered := map[string]mcpmsg.Lookup{} // lookups since the last write, by call
 	nCalls := 0
 	for i, st := range p.Steps {
 		sr := StepReport{Step: i + 1, Line: st.Line, Label: st.Label, Calls: []CallReport{}}
@@ -177,7 +178,7 @@ func Run(ctx context.Context, s Session, p *Procedure, opts Options) (*Report, e
 		var toMake []int
 		for k, pc := range plan {
 			cr := CallReport{Index: nCalls + k, Tool: pc.tool, Arguments: pc.args}
-			if l, ok := answered[callKey(pc.tool, pc.args)]; ok {
+			if l, ok := answered[mcpmsg.CallKey(pc.tool, pc.args)]; ok {
 				cr.Skipped, cr.Text = true, l.Text
 			} else {
 				toMake = append(toMake, k)
@@ -211,7 +212,7 @@ func Run(ctx context.Context, s Session, p *Procedure, opts Options) (*Report, e
 				}
 				waits[j] = w
 			}
-			var fresh []Lookup
+			var fresh []mcpmsg.Lookup
 			wrote := false
 			for j, k := range toMake {
 				res, err := waits[j](ctx, timeout)
@@ -221,7 +222,7 @@ func Run(ctx context.Context, s Session, p *Procedure, opts Options) (*Report, e
 				cr := &sr.Calls[k]
 				var texts []string
 				for _, t := range res.Texts {
-					if ls, ok := ParseLookups(t); ok {
+					if ls, ok := mcpmsg.ParseLookups(t); ok {
 						fresh = append(fresh, ls...)
 						for _, l := range ls {
 							cr.Lookups = append(cr.Lookups, LookupReport{Tool: l.Tool, Arguments: l.Args})
@@ -255,7 +256,7 @@ func Run(ctx context.Context, s Session, p *Procedure, opts Options) (*Report, e
 			if cr.Skipped {
 				rep.CallsSkipped++
 			}
-			scope.Add(cr.Index, flow.NewResult(cr.Tool, cr.Text))
+			scope.Add(cr.Index, binding.NewResult(cr.Tool, cr.Text))
 		}
 		nCalls += len(plan)
 		rep.Steps = append(rep.Steps, sr)
@@ -265,8 +266,8 @@ func Run(ctx context.Context, s Session, p *Procedure, opts Options) (*Report, e
 
 // bindCall binds a call's arguments: one JSON object per call to make
 // (several when a binding fans out, none when it fans out over nothing).
-func bindCall(c Call, scope *flow.Scope, params map[string]string) ([]json.RawMessage, error) {
-	bindings := make(map[string]flow.Binding, len(c.Args))
+func bindCall(c Call, scope *binding.Scope, params map[string]string) ([]json.RawMessage, error) {
+	bindings := make(map[string]binding.Expr, len(c.Args))
 	for name, a := range c.Args {
 		if a.Param == "" {
 			bindings[name] = a.Binding
@@ -276,14 +277,14 @@ func bindCall(c Call, scope *flow.Scope, params map[string]string) ([]json.RawMe
 		if !ok {
 			return nil, fmt.Errorf("argument %s: no value for $param.%s", name, a.Param)
 		}
-		b, err := flow.Const(v)
+		b, err := binding.Const(v)
 		if err != nil {
 			return nil, err
 		}
 		bindings[name] = b
 	}
-	args, err := flow.BindArgs(bindings, scope, MaxFanOut)
-	if errors.Is(err, flow.ErrNoValue) {
+	args, err := binding.Args(bindings, scope, MaxFanOut)
+	if errors.Is(err, binding.ErrNoValue) {
 		return nil, fmt.Errorf("%w (the results so far do not hold it)", err)
 	}
 	return args, err

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hoist-mcp/hoist/internal/demo"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // fakeSession is a Session in front of the retail world that acts like a
@@ -61,13 +62,13 @@ func (f *fakeSession) CallTool(tool string, args json.RawMessage) (func(context.
 	f.mu.Unlock()
 	res := f.call(tool, args)
 	if more, ok := f.lookups[tool]; ok && !res.IsError {
-		var ls []Lookup
+		var ls []mcpmsg.Lookup
 		for _, l := range more(res.Texts[0]) {
 			r := f.call(l[0], json.RawMessage(l[1]))
-			ls = append(ls, Lookup{Tool: l[0], Args: json.RawMessage(l[1]), Text: r.Texts[0]})
+			ls = append(ls, mcpmsg.Lookup{Tool: l[0], Args: json.RawMessage(l[1]), Text: r.Texts[0]})
 		}
 		if len(ls) > 0 {
-			res.Texts = append(res.Texts, FormatLookups(ls))
+			res.Texts = append(res.Texts, mcpmsg.FormatLookups(ls))
 		}
 	}
 	return func(context.Context, time.Duration) (CallResult, error) { return res, nil }, nil
@@ -169,7 +170,7 @@ func TestRunSkipsAnsweredTurn(t *testing.T) {
 		t.Errorf("step 3: %+v", st)
 	}
 	if got := rep.Steps[1].Calls[0]; len(got.Lookups) != 2 || got.Lookups[1].Tool != "get_order_details" || string(got.Lookups[1].Arguments) != `{"order_id":"#W7b"}` ||
-		strings.Contains(got.Text, AlsoLookedUp) {
+		strings.Contains(got.Text, mcpmsg.Banner) {
 		t.Errorf("step 2's call: %+v", got)
 	}
 	if got := rep.Steps[3].LLMTurn; got != 3 {
@@ -257,58 +258,11 @@ func TestRunThink(t *testing.T) {
 	}
 }
 
-func TestLookupsRoundTrip(t *testing.T) {
-	ls := []Lookup{
-		{Tool: "get_user_details", Args: json.RawMessage(`{"user_id":"user_7"}`), Text: `{"user_id": "user_7", "orders": ["#W7a", "#W7b"]}`},
-		{Tool: "note", Args: json.RawMessage(`{}`), Text: "line one\n\nline three, after a blank line\nnot_a_header {\"a\":1}:"},
-		{Tool: "empty", Args: json.RawMessage(`{"n":12345678901234567890}`), Text: ""},
-		{Tool: "get_order_details", Args: json.RawMessage(`{"order_id":"#W7a"}`), Text: "Error: Order not found"},
-	}
-	text := FormatLookups(ls)
-	if !strings.HasPrefix(text, AlsoLookedUp+"\n\nget_user_details {\"user_id\":\"user_7\"}:\n{\"user_id\": \"user_7\"") {
-		t.Errorf("format:\n%s", text)
-	}
-	got, ok := ParseLookups(text)
-	if !ok {
-		t.Fatal("ParseLookups does not see the item")
-	}
-	if diff := cmp.Diff(ls, got); diff != "" {
-		t.Errorf("round trip (-want +got):\n%s", diff)
-	}
-}
-
-func TestParseLookups(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		text string
-		want []Lookup
-		ok   bool
-	}{
-		{"not the item", `{"user_id": "user_7"}`, nil, false},
-		{"the manual's example", AlsoLookedUp + "\n\nget_user_details {\"user_id\":\"user_7\"}:\n{\"user_id\":\"user_7\",\"orders\":[\"#W7a\",\"#W7b\"]}",
-			[]Lookup{{Tool: "get_user_details", Args: json.RawMessage(`{"user_id":"user_7"}`), Text: `{"user_id":"user_7","orders":["#W7a","#W7b"]}`}}, true},
-		{"CRLF, spaced and unsorted arguments", AlsoLookedUp + "\r\n\r\nt {\"b\": 1, \"a\": \"x\"}:\r\nanswer\r\n",
-			[]Lookup{{Tool: "t", Args: json.RawMessage(`{"a":"x","b":1}`), Text: "answer"}}, true},
-		{"no lookups", AlsoLookedUp + "\n", nil, true},
-		{"a header inside a text needs a blank line before it", AlsoLookedUp + "\n\nt {}:\nx\nu {}:\ny",
-			[]Lookup{{Tool: "t", Args: json.RawMessage(`{}`), Text: "x\nu {}:\ny"}}, true},
-		{"arguments that are not an object", AlsoLookedUp + "\n\nt [1]:\nx",
-			nil, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := ParseLookups(tc.text)
-			if ok != tc.ok || !cmp.Equal(got, tc.want) {
-				t.Errorf("got %+v %v, want %+v %v", got, ok, tc.want, tc.ok)
-			}
-		})
-	}
-}
-
 func FuzzParseLookups(f *testing.F) {
-	f.Add(FormatLookups([]Lookup{{Tool: "t", Args: json.RawMessage(`{"a":1}`), Text: "x\n\ny"}}))
-	f.Add(AlsoLookedUp + "\n\nt {}:\n")
+	f.Add(mcpmsg.FormatLookups([]mcpmsg.Lookup{{Tool: "t", Args: json.RawMessage(`{"a":1}`), Text: "x\n\ny"}}))
+	f.Add(mcpmsg.Banner + "\n\nt {}:\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		ls, ok := ParseLookups(text)
+		ls, ok := mcpmsg.ParseLookups(text)
 		if !ok {
 			return
 		}

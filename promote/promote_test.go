@@ -7,13 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 )
 
 func testFlow(t testing.TB) *flow.Flow {
 	t.Helper()
-	b := map[string]flow.Binding{"x": flow.MustParseBinding("$text")}
+	b := map[string]binding.Expr{"x": binding.MustParse("$text")}
 	c := flow.Contract{"x": {Type: "string", Required: true}}
 	f := &flow.Flow{
 		Version: flow.Version, Domain: "shop", Servers: []string{"shop"}, MinSupport: 1,

@@ -3,10 +3,8 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // FlowOptions serve a flow after the agent's calls (hoist-mcp --flow and the
@@ -38,10 +37,6 @@ type FlowOptions struct {
 	// hands back to the agent when it passes.
 	LookupTimeout time.Duration
 }
-
-// Banner opens the text item a flow appends to the agent's result (manual,
-// "Active mode").
-const Banner = "--- Also looked up automatically (current results; no need to repeat these calls) ---"
 
 // active serves a flow in one stdio session: it learns the agent's calls
 // from the host's lines, holds the server's answer to a call while the flow
@@ -147,21 +142,8 @@ func (a *active) fromHost(line []byte) {
 		if a.fs == nil {
 			return
 		}
-		var name string
-		var args json.RawMessage
-		jsonrpc.EachMember(line, func(key string, val []byte) {
-			if key == "params" && val[0] == '{' {
-				jsonrpc.EachMember(val, func(key string, val []byte) {
-					switch {
-					case key == "name" && val[0] == '"':
-						name = jsonrpc.Unquote(val)
-					case key == "arguments":
-						args = val
-					}
-				})
-			}
-		})
-		a.calls[string(m.ID)] = a.fs.Call(name, args)
+		c := mcpmsg.ReadCall(m.Params)
+		a.calls[string(m.ID)] = a.fs.Call(c.Name, c.Args)
 	}
 }
 
@@ -175,7 +157,7 @@ func (a *active) fromServer(line []byte) bool {
 		return false
 	}
 	id := string(m.ID)
-	if strings.HasPrefix(id, `"hoist-`) {
+	if mcpmsg.IsProxyID(m.ID) {
 		a.mu.Lock()
 		wanted := id == a.waitID
 		a.waitID = ""
@@ -191,20 +173,12 @@ func (a *active) fromServer(line []byte) bool {
 	case a.inits[id]:
 		delete(a.inits, id)
 		if a.fs == nil && !a.off {
-			var r struct {
-				Result struct {
-					ServerInfo struct {
-						Name string `json:"name"`
-					} `json:"serverInfo"`
-				} `json:"result"`
-			}
-			json.Unmarshal(body, &r)
-			a.start(r.Result.ServerInfo.Name)
+			a.start(mcpmsg.ReadInitialized(m.Result).ServerName)
 		}
 	case a.lists[id]:
 		delete(a.lists, id)
 		if a.fs != nil {
-			a.fs.Listed(listedTools(body))
+			a.fs.Listed(listedTools(m.Result))
 		}
 	default:
 		idx, ok := a.calls[id]
@@ -212,7 +186,8 @@ func (a *active) fromServer(line []byte) bool {
 			return false
 		}
 		delete(a.calls, id)
-		text, failed := resultText(body)
+		res := mcpmsg.ResultOf(m)
+		text, failed := res.Text(), res.IsError
 		if a.running {
 			a.fs.Result(idx, text, failed)
 			return false
@@ -244,12 +219,6 @@ func (a *active) fromServer(line []byte) bool {
 	return false
 }
 
-// lookupResult is a lookup made and its answer, for the appended item.
-type lookupResult struct {
-	label string
-	text  string
-}
-
 // run goes on with a run whose first decision d took a lookup, and hands
 // the held answer back.
 func (a *active) run(r *flow.Run, d flow.Decision, held []byte) {
@@ -257,7 +226,7 @@ func (a *active) run(r *flow.Run, d flow.Decision, held []byte) {
 	a.mu.Lock()
 	fs := a.fs
 	a.mu.Unlock()
-	var found []lookupResult
+	var found []mcpmsg.Lookup
 	for first := true; ; first = false {
 		if !first {
 			d = r.Next()
@@ -271,15 +240,15 @@ func (a *active) run(r *flow.Run, d flow.Decision, held []byte) {
 		if !ok {
 			break
 		}
-		t, f := resultText(res)
-		r.Answer(t, f)
-		found = append(found, lookupResult{label: fs.CallName(o.Tool) + " " + string(o.Args), text: t})
+		ans := mcpmsg.ResultOf(jsonrpc.Classify(res))
+		r.Answer(ans.Text(), ans.IsError)
+		found = append(found, mcpmsg.Lookup{Tool: fs.CallName(o.Tool), Args: o.Args, Text: ans.Text()})
 	}
 	rec := r.End()
 	a.logJSON(rec)
 	out := held
 	if len(found) > 0 {
-		if with, ok := appendItem(jsonrpc.TrimLine(held), lookupText(found)); ok {
+		if with, ok := mcpmsg.AppendText(jsonrpc.TrimLine(held), mcpmsg.FormatLookups(found)); ok {
 			if a.rec != nil {
 				a.rec.Record(mcplog.FromProxy, with)
 			}
@@ -298,17 +267,11 @@ func (a *active) run(r *flow.Run, d flow.Decision, held []byte) {
 func (a *active) lookup(tool string, args json.RawMessage) ([]byte, bool) {
 	a.mu.Lock()
 	a.n++
-	id := fmt.Sprintf("hoist-%d", a.n)
-	a.waitID = strconv.Quote(id)
+	rawID := mcpmsg.ProxyID(uint64(a.n))
+	id := strings.Trim(string(rawID), `"`)
+	a.waitID = string(rawID)
 	a.mu.Unlock()
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	req := []byte(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":`)
-	req = mcplog.AppendString(req, tool)
-	req = append(req, `,"arguments":`...)
-	req = append(req, args...)
-	req = append(req, "}}"...)
+	req := mcpmsg.AppendToolCall(nil, rawID, tool, args)
 	if a.rec != nil {
 		a.rec.Record(mcplog.FromProxy, bytes.Clone(req))
 	}
@@ -344,130 +307,11 @@ func (a *active) logJSON(v any) {
 // wait waits for the run in progress, at the end of the session.
 func (a *active) wait() { a.runs.Wait() }
 
-// lookupText is the text item appended to the agent's result.
-func lookupText(found []lookupResult) string {
-	var b strings.Builder
-	b.WriteString(Banner)
-	for _, f := range found {
-		b.WriteString("\n\n")
-		b.WriteString(f.label)
-		b.WriteString(":\n")
-		b.WriteString(f.text)
-	}
-	return b.String()
-}
-
-// appendItem returns the response line with one more text item at the end
-// of result.content; every other byte stays as the server sent it.
-func appendItem(resp []byte, text string) ([]byte, bool) {
-	var resStart, resEnd = -1, -1
-	jsonrpc.EachMember(resp, func(key string, val []byte) {
-		if key == "result" && len(val) > 0 && val[0] == '{' {
-			resStart = offset(resp, val)
-			resEnd = resStart + len(val)
-		}
-	})
-	if resStart < 0 {
-		return nil, false
-	}
-	result := resp[resStart:resEnd]
-	end := -1
-	empty := false
-	jsonrpc.EachMember(result, func(key string, val []byte) {
-		if key == "content" && len(val) > 0 && val[0] == '[' {
-			end = resStart + offset(result, val) + len(val) - 1
-			empty = len(bytes.TrimSpace(val[1:len(val)-1])) == 0
-		}
-	})
-	if end < 0 {
-		return nil, false
-	}
-	item := []byte(`{"type":"text","text":`)
-	item = mcplog.AppendString(item, text)
-	item = append(item, '}')
-	out := make([]byte, 0, len(resp)+len(item)+1)
-	out = append(out, resp[:end]...)
-	if !empty {
-		out = append(out, ',')
-	}
-	out = append(out, item...)
-	return append(out, resp[end:]...), true
-}
-
-// offset returns where sub, a subslice of b, starts in b.
-func offset(b, sub []byte) int {
-	return cap(b) - cap(sub)
-}
-
-// resultText reads a tools/call response, valid JSON: its content's text
-// items joined by newlines and whether it failed (a JSON-RPC error, or
-// isError). It reads only the members it needs, with no reflection, since it
-// runs after every call.
-func resultText(resp []byte) (string, bool) {
-	var texts []string
-	failed, answered := false, false
-	jsonrpc.EachMember(resp, func(key string, val []byte) {
-		switch {
-		case key == "error" && val[0] == '{':
-			failed, answered = true, true
-			jsonrpc.EachMember(val, func(key string, val []byte) {
-				if key == "message" && val[0] == '"' {
-					texts = []string{jsonrpc.Unquote(val)}
-				}
-			})
-		case key == "result" && val[0] == '{':
-			answered = true
-			jsonrpc.EachMember(val, func(key string, val []byte) {
-				switch {
-				case key == "isError":
-					failed = string(val) == "true"
-				case key == "content" && val[0] == '[':
-					jsonrpc.EachElement(val, func(item []byte) {
-						if item[0] != '{' {
-							return
-						}
-						var typ, text string
-						jsonrpc.EachMember(item, func(key string, val []byte) {
-							if val[0] != '"' {
-								return
-							}
-							switch key {
-							case "type":
-								typ = jsonrpc.Unquote(val)
-							case "text":
-								text = jsonrpc.Unquote(val)
-							}
-						})
-						if typ == "text" {
-							texts = append(texts, text)
-						}
-					})
-				}
-			})
-		}
-	})
-	if !answered {
-		return "", true
-	}
-	return strings.Join(texts, "\n"), failed
-}
-
-// listedTools reads a tools/list response.
-func listedTools(resp []byte) []episode.Tool {
-	var r struct {
-		Result struct {
-			Tools []struct {
-				Name        string          `json:"name"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-				Annotations json.RawMessage `json:"annotations"`
-			} `json:"tools"`
-		} `json:"result"`
-	}
-	if json.Unmarshal(resp, &r) != nil {
-		return nil
-	}
-	out := make([]episode.Tool, 0, len(r.Result.Tools))
-	for _, t := range r.Result.Tools {
+// listedTools reads a tools/list result.
+func listedTools(result []byte) []episode.Tool {
+	listed, _ := mcpmsg.ReadTools(result)
+	out := make([]episode.Tool, 0, len(listed))
+	for _, t := range listed {
 		out = append(out, episode.Tool{Name: t.Name, Kind: episode.KindOf(t.Annotations), InputSchema: t.InputSchema, Annotations: t.Annotations})
 	}
 	return out

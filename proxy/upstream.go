@@ -17,6 +17,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // UpstreamProtocol is the Streamable HTTP revision --upstream speaks
@@ -256,14 +257,13 @@ func (u *upstream) relay(resp *http.Response, m jsonrpc.Message) bool {
 // learnVersion takes the negotiated protocol version from the initialize
 // result, for the MCP-Protocol-Version header of every later request.
 func (u *upstream) learnVersion(line []byte) {
-	var r struct {
-		Result struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"result"`
+	m := jsonrpc.Classify(line)
+	if m.Result == nil {
+		return
 	}
-	if json.Unmarshal(line, &r) == nil && r.Result.ProtocolVersion != "" {
+	if v := mcpmsg.ReadInitialized(m.Result).ProtocolVersion; v != "" {
 		u.mu.Lock()
-		u.version = r.Result.ProtocolVersion
+		u.version = v
 		u.mu.Unlock()
 	}
 }
@@ -288,16 +288,7 @@ func (u *upstream) refuse(m jsonrpc.Message, why string) {
 
 // errorResponse builds a JSON-RPC error response for id (raw).
 func errorResponse(id json.RawMessage, code int, msg string) []byte {
-	b := []byte(`{"jsonrpc":"2.0","id":`)
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	b = append(b, `,"message":`...)
-	b = mcplog.AppendString(b, msg)
-	return append(b, "}}"...)
+	return mcpmsg.AppendError(nil, id, code, msg)
 }
 
 // listen keeps the GET stream open for the messages the server sends on its

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // FuzzMessage: whatever a logged message holds, its redacted form is valid
@@ -23,36 +24,17 @@ func FuzzMessage(f *testing.F) {
 	p := NewPseudonymizer(testKey, []string{"user"})
 	f.Fuzz(func(t *testing.T, s string) {
 		in := []byte(s)
-		if !jsonrpc.Valid(in) {
+		if !jsontext.Valid(in) {
 			return
 		}
 		w := &rewriter{p: p, count: func(string) {}}
 		out := w.message(nil, "server", in)
-		if !jsonrpc.Valid(out) || !json.Valid(out) {
+		if !jsontext.Valid(out) || !json.Valid(out) {
 			t.Fatalf("redacted %s to invalid JSON %s", in, out)
 		}
 		a, b := jsonrpc.Classify(in), jsonrpc.Classify(out)
 		if a.Kind != b.Kind || a.Kind.IsMessage() && a.Kind != jsonrpc.Batch && (a.Method != b.Method || string(a.ID) != string(b.ID)) {
 			t.Fatalf("redacted %s to %s: %+v, then %+v", in, out, a, b)
-		}
-	})
-}
-
-// FuzzUnquote: appendUnquoted decodes a JSON string as encoding/json does.
-func FuzzUnquote(f *testing.F) {
-	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\n\t\u00e9\ud83d\ude00"`, `"\ud800x"`, `"\udc00\ud800"`, `"\u0041\b\f\r"`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if !jsonrpc.Valid([]byte(s)) || len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
-			return
-		}
-		var want string
-		if err := json.Unmarshal([]byte(s), &want); err != nil {
-			t.Fatal(err)
-		}
-		if got := string(appendUnquoted(nil, []byte(s))); got != want {
-			t.Fatalf("appendUnquoted(%s) = %q, want %q", s, got, want)
 		}
 	})
 }

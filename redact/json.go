@@ -1,11 +1,11 @@
 package redact
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
-	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/jsontext"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // A rule says what to do with a JSON value at a place in a message.
@@ -86,29 +86,12 @@ func messageRule(line []byte) *rule {
 		}
 		return otherRequestRule
 	case jsonrpc.Response:
-		if isToolsList(line) {
-			return keepRule
+		if m.Result != nil && mcpmsg.KindOfResult(m.Result) == mcpmsg.ServerResult {
+			return keepRule // the server's description of itself
 		}
 		return responseRule
 	}
 	return deepRule
-}
-
-// isToolsList reports whether a response lists tools (or is initialize's),
-// which is the server's description of itself and is kept.
-func isToolsList(line []byte) bool {
-	found := false
-	jsonrpc.EachMember(line, func(key string, val []byte) {
-		if key != "result" || len(val) == 0 || val[0] != '{' {
-			return
-		}
-		jsonrpc.EachMember(val, func(k string, _ []byte) {
-			if k == "tools" || k == "protocolVersion" || k == "resources" || k == "prompts" {
-				found = true
-			}
-		})
-	})
-	return found
 }
 
 // rewriter rewrites JSON values by their rules, copying every byte it does
@@ -116,91 +99,63 @@ func isToolsList(line []byte) bool {
 type rewriter struct {
 	p     *Pseudonymizer
 	count func(kind string)
-	src   []byte
-	i     int
 }
 
-// value rewrites the valid JSON value b by r, appending to dst.
+// value rewrites the valid JSON value b (whitespace around it kept) by r,
+// appending to dst.
 func (w *rewriter) value(dst, b []byte, r *rule) []byte {
-	sw := *w
-	sw.src, sw.i = b, 0
-	return sw.walk(dst, r)
+	start := 0
+	for start < len(b) && isSpace(b[start]) {
+		start++
+	}
+	end := len(b)
+	for end > start && isSpace(b[end-1]) {
+		end--
+	}
+	dst = append(dst, b[:start]...)
+	if start < end {
+		dst = w.walk(dst, b[start:end], r)
+	}
+	return append(dst, b[end:]...)
 }
 
-func (w *rewriter) space(dst []byte) []byte {
-	start := w.i
-	for w.i < len(w.src) {
-		switch w.src[w.i] {
-		case ' ', '\t', '\r', '\n':
-			w.i++
-			continue
-		}
-		break
-	}
-	return append(dst, w.src[start:w.i]...)
-}
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-func (w *rewriter) walk(dst []byte, r *rule) []byte {
-	dst = w.space(dst)
-	if w.i >= len(w.src) {
-		return dst
-	}
-	switch c := w.src[w.i]; {
+// walk rewrites one value token v (no whitespace around it).
+func (w *rewriter) walk(dst, v []byte, r *rule) []byte {
+	switch c := v[0]; {
 	case c == '{':
-		return w.object(dst, r)
+		return w.object(dst, v, r)
 	case c == '[':
-		return w.array(dst, r)
+		return w.array(dst, v, r)
 	case c == '"':
-		start := w.i
-		w.skipString()
-		tok := w.src[start:w.i]
 		switch r.mode {
 		case deep:
-			return w.str(dst, tok)
+			return w.str(dst, v)
 		case text:
-			return w.textValue(dst, tok)
+			return w.textValue(dst, v)
 		case lookup:
-			return w.lookupValue(dst, tok)
+			return w.lookupValue(dst, v)
 		case binding:
-			return w.bindingValue(dst, tok)
+			return w.bindingValue(dst, v)
 		}
-		return append(dst, tok...)
+		return append(dst, v...)
 	default:
-		start := w.i
-		for w.i < len(w.src) {
-			switch w.src[w.i] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				goto done
-			}
-			w.i++
-		}
-	done:
-		tok := w.src[start:w.i]
-		if (r.mode == deep || r.mode == text) && (tok[0] == '-' || isDigit(tok[0])) {
+		if (r.mode == deep || r.mode == text) && (c == '-' || isDigit(c)) {
 			w.count("number")
-			return append(dst, w.p.Number(string(tok))...)
+			return append(dst, w.p.Number(string(v))...)
 		}
-		return append(dst, tok...)
+		return append(dst, v...)
 	}
 }
 
-func (w *rewriter) object(dst []byte, r *rule) []byte {
-	dst = append(dst, '{')
-	w.i++
-	for {
-		dst = w.space(dst)
-		switch w.src[w.i] {
-		case '}':
-			w.i++
-			return append(dst, '}')
-		case ',':
-			dst = append(dst, ',')
-			w.i++
-			dst = w.space(dst)
-		}
-		start := w.i
-		w.skipString()
-		key := w.src[start:w.i]
+// object rewrites the object v member by member; the bytes between tokens
+// are copied as they are.
+func (w *rewriter) object(dst, v []byte, r *rule) []byte {
+	prev := 0
+	for key, val := range jsontext.RawMembers(v) {
+		ks := jsontext.Offset(v, key)
+		dst = append(dst, v[prev:ks]...)
 		if (r.mode == deep || r.mode == text) && dataKey(key) {
 			// A key with a run of four digits or more in a tool's value is
 			// data, such as the id of a payment method keying its record
@@ -210,27 +165,30 @@ func (w *rewriter) object(dst []byte, r *rule) []byte {
 		} else {
 			dst = append(dst, key...)
 		}
-		dst = w.space(dst)
-		dst = append(dst, ':')
-		w.i++
+		vs := jsontext.Offset(v, val)
+		dst = append(dst, v[ks+len(key):vs]...)
 		sub := keepRule
 		switch r.mode {
 		case deep, text:
 			sub = deepRule
 		case obj:
-			if m, ok := r.members[jsonrpc.Unquote(key)]; ok {
+			if m, ok := r.members[jsontext.Unquote(key)]; ok {
 				sub = m
 			} else if r.other != nil {
 				sub = r.other
 			}
 		}
-		dst = w.walk(dst, sub)
+		dst = w.walk(dst, val, sub)
+		prev = vs + len(val)
 	}
+	if prev == 0 {
+		return append(dst, v...) // no members: copied whole
+	}
+	return append(dst, v[prev:]...)
 }
 
-func (w *rewriter) array(dst []byte, r *rule) []byte {
-	dst = append(dst, '[')
-	w.i++
+// array rewrites the array v element by element.
+func (w *rewriter) array(dst, v []byte, r *rule) []byte {
 	sub := keepRule
 	switch r.mode {
 	case deep, text:
@@ -240,38 +198,22 @@ func (w *rewriter) array(dst []byte, r *rule) []byte {
 			sub = r.elem
 		}
 	}
-	for {
-		dst = w.space(dst)
-		switch w.src[w.i] {
-		case ']':
-			w.i++
-			return append(dst, ']')
-		case ',':
-			dst = append(dst, ',')
-			w.i++
-		}
-		dst = w.walk(dst, sub)
+	prev := 0
+	for el := range jsontext.Elements(v) {
+		es := jsontext.Offset(v, el)
+		dst = append(dst, v[prev:es]...)
+		dst = w.walk(dst, el, sub)
+		prev = es + len(el)
 	}
-}
-
-func (w *rewriter) skipString() {
-	w.i++
-	for w.i < len(w.src) {
-		switch w.src[w.i] {
-		case '\\':
-			w.i += 2
-		case '"':
-			w.i++
-			return
-		default:
-			w.i++
-		}
+	if prev == 0 {
+		return append(dst, v...)
 	}
+	return append(dst, v[prev:]...)
 }
 
 // str replaces a JSON string token by its pseudonym.
 func (w *rewriter) str(dst, tok []byte) []byte {
-	s := unquote(tok)
+	s := jsontext.Unquote(tok)
 	if s == "" {
 		return append(dst, tok...)
 	}
@@ -282,43 +224,42 @@ func (w *rewriter) str(dst, tok []byte) []byte {
 	if ps == s {
 		return append(dst, tok...) // kept words, punctuation: the bytes as sent
 	}
-	return mcplog.AppendString(dst, ps)
+	return jsontext.AppendString(dst, ps, jsontext.Plain)
 }
 
 // textValue replaces a string that may hold JSON text (a tool result, a
 // message): JSON text is redacted inside, so its values map as the same
 // values do elsewhere; other text is redacted as a string.
 func (w *rewriter) textValue(dst, tok []byte) []byte {
-	inner := appendUnquoted(make([]byte, 0, len(tok)), tok)
-	t := bytes.TrimSpace(inner)
-	if len(t) > 0 && (t[0] == '{' || t[0] == '[') && jsonrpc.Valid(inner) {
+	inner := jsontext.AppendUnquote(make([]byte, 0, len(tok)), tok)
+	if k := jsontext.Kind(inner); (k == '{' || k == '[') && jsontext.Valid(inner) {
 		out := w.value(nil, inner, deepRule)
-		return mcplog.AppendString(dst, string(out))
+		return jsontext.AppendString(dst, string(out), jsontext.Plain)
 	}
 	return w.str(dst, tok)
 }
 
 // lookupValue redacts the arguments of a run site's "tool {args}".
 func (w *rewriter) lookupValue(dst, tok []byte) []byte {
-	s := unquote(tok)
+	s := jsontext.Unquote(tok)
 	sp := strings.IndexByte(s, ' ')
-	if sp < 0 || !jsonrpc.Valid([]byte(s[sp+1:])) {
+	if sp < 0 || !jsontext.ValidString(s[sp+1:]) {
 		return append(dst, tok...) // ok, error, stop, an address
 	}
 	out := append([]byte(s[:sp+1]), w.value(nil, []byte(s[sp+1:]), deepRule)...)
-	return mcplog.AppendString(dst, string(out))
+	return jsontext.AppendString(dst, string(out), jsontext.Plain)
 }
 
 // bindingValue redacts a constant binding ("standard", 42) and keeps a
 // reference ($result.user_id), whose path names keys.
 func (w *rewriter) bindingValue(dst, tok []byte) []byte {
-	s := unquote(tok)
+	s := jsontext.Unquote(tok)
 	t := strings.TrimSpace(s)
-	if t == "" || t[0] == '$' || !jsonrpc.Valid([]byte(t)) {
+	if t == "" || t[0] == '$' || !jsontext.ValidString(t) {
 		return append(dst, tok...)
 	}
 	out := w.value(nil, []byte(t), deepRule)
-	return mcplog.AppendString(dst, string(out))
+	return jsontext.AppendString(dst, string(out), jsontext.Plain)
 }
 
 // JSON appends to dst the JSON value v (valid JSON) with its strings,

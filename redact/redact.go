@@ -28,8 +28,9 @@ import (
 	"sync"
 	"unicode"
 
-	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // ManifestName and KeyName are the files Dir writes beside the copy.
@@ -374,25 +375,17 @@ func vocabulary(ctx context.Context, files []file, m *Manifest) ([]file, []strin
 		r.Close()
 		kept = append(kept, f)
 		if err := eachToolsList(f.path, func(line []byte) {
-			var e struct {
-				Message struct {
-					Result struct {
-						Tools []struct {
-							Name        string `json:"name"`
-							InputSchema struct {
-								Properties map[string]json.RawMessage `json:"properties"`
-							} `json:"inputSchema"`
-						} `json:"tools"`
-					} `json:"result"`
-				} `json:"message"`
-			}
-			if json.Unmarshal(line, &e) != nil {
+			if !jsontext.Valid(line) {
 				return
 			}
-			for _, t := range e.Message.Result.Tools {
+			msg, _ := jsontext.Lookup(line, "message")
+			result, _ := jsontext.Lookup(msg, "result")
+			tools, _ := mcpmsg.ReadTools(result)
+			for _, t := range tools {
 				add(t.Name)
-				for p := range t.InputSchema.Properties {
-					add(p)
+				props, _ := jsontext.Lookup(t.InputSchema, "properties")
+				for p := range jsontext.Members(props) {
+					add(string(p))
 				}
 			}
 		}); err != nil {
@@ -516,7 +509,7 @@ func copyFile(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error) {
 			switch {
 			case len(bytes.TrimSpace(l)) == 0:
 				buf = append(buf, l...)
-			case jsonrpc.Valid(l):
+			case jsontext.Valid(l):
 				buf = w.value(buf, l, rule)
 			default:
 				buf = append(buf, w.p.String(string(l))...)
@@ -557,7 +550,7 @@ func copySession(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error
 		buf = append(buf[:0], `{"t_ms":`...)
 		buf = strconv.AppendInt(buf, e.TMS, 10)
 		buf = append(buf, `,"from":`...)
-		buf = mcplog.AppendString(buf, e.From)
+		buf = jsontext.AppendString(buf, e.From, jsontext.Plain)
 		if e.IsRaw() {
 			n += int64(len(e.Raw))
 			buf = append(buf, `,"raw":`...)
@@ -565,7 +558,7 @@ func copySession(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error
 			if mapped {
 				w.count(KindText)
 			}
-			buf = mcplog.AppendString(buf, ps)
+			buf = jsontext.AppendString(buf, ps, jsontext.Plain)
 		} else {
 			n += int64(len(e.Message))
 			buf = append(buf, `,"message":`...)
@@ -578,7 +571,7 @@ func copySession(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error
 		sort.Strings(keys)
 		for _, k := range keys {
 			buf = append(buf, ',')
-			buf = mcplog.AppendString(buf, k)
+			buf = jsontext.AppendString(buf, k, jsontext.Plain)
 			buf = append(buf, ':')
 			buf = w.value(buf, e.Extra[k], deepRule)
 		}
@@ -598,17 +591,16 @@ func (w *rewriter) message(dst []byte, from string, msg []byte) []byte {
 	if from == mcplog.FromContext {
 		return w.value(dst, msg, contextRule)
 	}
-	t := bytes.TrimLeft(msg, " \t\r\n")
-	if len(t) > 0 && t[0] == '[' {
+	if jsontext.Kind(msg) == '[' {
 		dst = append(dst, '[')
 		first := true
-		jsonrpc.EachElement(msg, func(el []byte) {
+		for el := range jsontext.Elements(msg) {
 			if !first {
 				dst = append(dst, ',')
 			}
 			first = false
 			dst = w.value(dst, el, messageRule(el))
-		})
+		}
 		return append(dst, ']')
 	}
 	return w.value(dst, msg, messageRule(msg))

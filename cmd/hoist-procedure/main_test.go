@@ -19,6 +19,7 @@ import (
 	"github.com/hoist-mcp/hoist/internal/demo"
 	"github.com/hoist-mcp/hoist/internal/testbin"
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 	"github.com/hoist-mcp/hoist/procedure"
 )
 
@@ -55,14 +56,14 @@ func (f flowing) Call(ctx context.Context, name string, args map[string]any) (an
 		Orders []string `json:"orders"`
 	}
 	json.Unmarshal([]byte(content[0].(map[string]any)["text"].(string)), &u)
-	var ls []procedure.Lookup
+	var ls []mcpmsg.Lookup
 	for _, o := range u.Orders {
 		lr, _ := f.Retail.Call(ctx, "get_order_details", map[string]any{"order_id": o})
 		text := lr.(map[string]any)["content"].([]any)[0].(map[string]any)["text"].(string)
 		args, _ := json.Marshal(map[string]string{"order_id": o})
-		ls = append(ls, procedure.Lookup{Tool: "get_order_details", Args: args, Text: text})
+		ls = append(ls, mcpmsg.Lookup{Tool: "get_order_details", Args: args, Text: text})
 	}
-	res["content"] = append(content, map[string]any{"type": "text", "text": procedure.FormatLookups(ls)})
+	res["content"] = append(content, map[string]any{"type": "text", "text": mcpmsg.FormatLookups(ls)})
 	return res, true
 }
 

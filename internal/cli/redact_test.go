@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/redact"
 )
@@ -119,7 +120,7 @@ func TestRedactLearnsTheSameFlow(t *testing.T) {
 						b := &orig.Sites[i].Lookups[j].Bindings[k]
 						for arg, x := range b.Args {
 							if x.IsConst() {
-								mapped, err := flow.ParseBinding(string(p.JSON(nil, []byte(x.String()))))
+								mapped, err := binding.Parse(string(p.JSON(nil, []byte(x.String()))))
 								if err != nil {
 									t.Fatal(err)
 								}

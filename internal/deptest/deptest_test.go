@@ -18,25 +18,28 @@ const module = "github.com/hoist-mcp/hoist"
 // internal plumbing) may import any module package except as the rules
 // below forbid.
 var layers = map[string][]string{
-	"jsonrpc":    {},
+	"jsontext":   {},
+	"jsonrpc":    {"jsontext"},
 	"migrations": {},
 	"stats":      {},
-	"mcplog":     {"jsonrpc"},
-	"episode":    {"mcplog", "jsonrpc"},
+	"binding":    {"jsontext"},
+	"mcplog":     {"jsonrpc", "jsontext"},
+	"mcpmsg":     {"jsonrpc", "jsontext"},
+	"episode":    {"mcplog", "jsonrpc", "jsontext", "mcpmsg"},
 	"store":      {"episode", "migrations", "mcplog", "jsonrpc"},
-	"ingest":     {"mcplog", "episode", "store", "jsonrpc"},
-	"flow":       {"episode", "stats"},
-	"learn":      {"episode", "flow", "stats"},
+	"ingest":     {"mcplog", "episode", "store", "jsonrpc", "jsontext"},
+	"flow":       {"episode", "stats", "binding", "jsontext", "mcplog"},
+	"learn":      {"episode", "flow", "stats", "binding", "jsontext"},
 	"promote":    {"flow", "episode", "oracle", "stats"},
-	"evaluate":   {"flow", "episode", "oracle", "stats"},
+	"evaluate":   {"flow", "episode", "oracle", "stats", "jsontext"},
 	"audit":      {"flow", "episode", "oracle", "stats"},
-	"redact":     {"mcplog", "jsonrpc"},
+	"redact":     {"mcplog", "jsonrpc", "jsontext", "mcpmsg"},
 	"drift":      {"flow", "episode", "stats"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 	"export":     {"store", "episode"},
-	"guards":     {"jsonrpc"},
-	"oracle":     {"jsonrpc"},
-	"proxy":      {"jsonrpc", "mcplog", "flow", "guards", "oracle", "episode"}, // episode: the tool types flow.Session.Listed takes
-	"procedure":  {"jsonrpc", "mcplog", "flow"},                                // flow: the binding expressions procedures share with flows (issue 4, point 6)
+	"guards":     {"jsonrpc", "mcpmsg"},
+	"oracle":     {"jsonrpc", "mcpmsg"},
+	"proxy":      {"jsonrpc", "jsontext", "mcpmsg", "mcplog", "flow", "guards", "oracle", "episode"}, // episode: the tool types flow.Session.Listed takes
+	"procedure":  {"jsonrpc", "jsontext", "mcpmsg", "mcplog", "binding"},
 }
 
 // homes names the only packages that may import a third-party module, and

@@ -38,6 +38,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/ingest"
@@ -251,7 +252,7 @@ func syntheticFlow(sites int) *flow.Flow {
 		for j, t := range tools {
 			s.Lookups = append(s.Lookups, flow.Lookup{
 				Tool: t, Reach: count(90 - 20*j), Habit: count(80 - 20*j),
-				Bindings: []flow.Bound{{Args: map[string]flow.Binding{"id": flow.MustParseBinding(exprs[j%len(exprs)])}, Matched: count(85 - 20*j)}},
+				Bindings: []flow.Bound{{Args: map[string]binding.Expr{"id": binding.MustParse(exprs[j%len(exprs)])}, Matched: count(85 - 20*j)}},
 			})
 		}
 		f.Sites = append(f.Sites, s)

@@ -5,8 +5,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/learn"
 )
 
@@ -58,11 +60,11 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule) r
 }
 
 func label(tool string, args []byte) string {
-	v := (&flow.Result{Text: string(args)}).Doc()
+	v := (&binding.Result{Text: string(args)}).Doc()
 	if _, ok := v.(map[string]any); !ok {
 		v = map[string]any{}
 	}
-	return tool + " " + flow.Canonical(v)
+	return tool + " " + jsontext.Canonical(v)
 }
 
 // replayEpisode serves f along one recorded episode, offline: after each of

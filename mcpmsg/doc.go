@@ -1,0 +1,16 @@
+// Package mcpmsg is the meaning of MCP messages, read and written in one
+// place: a tool call's name and arguments, a tool result's text, isError
+// and structuredContent, the tools a tools/list result lists, initialize's
+// serverInfo and instructions, the ids of the proxy's own requests
+// (hoist-<n>), and the text item the proxy appends to a result after
+// looking things up for the agent, which FormatLookups writes and
+// ParseLookups reads.
+//
+// The proxy, the episode builder, hoist-procedure, redact and learn all
+// read messages through it, so they cannot disagree on what a line means.
+// It works on jsonrpc.Message (one classification of a wire line) and on
+// raw members, through jsontext: names compare exactly and a repeated
+// member counts as its last occurrence. Readers are lenient about shapes,
+// as hosts must be: a member of an unexpected type is left out, and one
+// odd tool or content item does not hide the others.
+package mcpmsg

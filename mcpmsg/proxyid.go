@@ -1,0 +1,59 @@
+package mcpmsg
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/hoist-mcp/hoist/jsontext"
+)
+
+// ProxyIDPrefix starts the id of every request the proxy makes of its own
+// (manual, "Active mode": ids hoist-<n>), so that its answers are told from
+// the host's: a host's id never needs to look like one, and the proxy never
+// forwards an answer to one.
+const ProxyIDPrefix = "hoist-"
+
+// ProxyID returns the id of the proxy's n-th request of a session, as
+// JSON: "hoist-<n>".
+func ProxyID(n uint64) json.RawMessage {
+	b := append([]byte(`"`), ProxyIDPrefix...)
+	b = strconv.AppendUint(b, n, 10)
+	return append(b, '"')
+}
+
+// IsProxyID reports whether a raw id is one the proxy gave its own
+// request: a string starting with ProxyIDPrefix.
+func IsProxyID(id []byte) bool {
+	return len(id) >= len(ProxyIDPrefix)+3 && id[0] == '"' && bytes.HasPrefix(id[1:], []byte(ProxyIDPrefix))
+}
+
+// AppendToolCall appends a tools/call request with id (raw JSON) for tool
+// with args (a JSON object; nil for none), without a line terminator.
+func AppendToolCall(dst []byte, id json.RawMessage, tool string, args json.RawMessage) []byte {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"method":"tools/call","params":{"name":`...)
+	dst = jsontext.AppendString(dst, tool, jsontext.Plain)
+	dst = append(dst, `,"arguments":`...)
+	dst = append(dst, args...)
+	return append(dst, "}}"...)
+}
+
+// AppendError appends a JSON-RPC error response to id (raw JSON; nil is
+// null) with code and message, without a line terminator.
+func AppendError(dst []byte, id json.RawMessage, code int, message string) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = jsontext.AppendString(dst, message, jsontext.Plain)
+	return append(dst, "}}"...)
+}
