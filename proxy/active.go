@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,65 +37,262 @@ type FlowOptions struct {
 	LookupTimeout time.Duration
 }
 
-// active serves a flow in one stdio session: it learns the agent's calls
-// from the host's lines, holds the server's answer to a call while the flow
-// runs at its site, makes the lookups the flow takes as requests of its own
-// (ids hoist-<n>), and hands the answer back with their results appended.
-// One run at a time: an answer that arrives meanwhile is forwarded as it is.
+// DefaultLookupTimeout is how long a run waits for the answer to one of its
+// lookups before it hands back to the agent.
+const DefaultLookupTimeout = 30 * time.Second
+
+// active serves a flow in one session (manual, "Active mode": the proxy
+// reads what crosses it on one thread and acts on it). It learns the
+// agent's calls from the host's lines, holds the server's answer to a call
+// while the flow runs at its site, makes the lookups the flow takes as
+// requests of its own (ids hoist-<n>), and hands the answer back with their
+// results appended. One run at a time: an answer that arrives meanwhile is
+// forwarded as it is.
+//
+// One goroutine, loop, owns the flow session and every field under "owned
+// by loop": the transports only send it events. fromHost enqueues what the
+// host asked and returns; fromServer hands the owner a server response and
+// waits for its verdict (take the line over, or forward it), so that lines
+// the flow does not act on keep their order. The proxy's own requests wait
+// in a pending map keyed by id, as go-sdk's jsonrpc2 keeps its calls: an
+// answer that comes after its lookup timed out finds no entry and is
+// dropped, never taken for the next lookup's.
 type active struct {
-	opts    FlowOptions
-	server  string // --server-name, else --domain; else initialize's name
-	rec     *mcplog.Writer
-	flowLog *mcplog.Writer
-	say     func(string, ...any)
-	session string
+	// Set before start; read-only after.
+	opts     FlowOptions
+	server   string // --server-name, else --domain; else initialize's name
+	rec      *mcplog.Writer
+	flowLog  *mcplog.Writer
+	context  *contextTail // --context: read before each decision
+	say      func(string, ...any)
+	session  string
+	toServer func(line []byte) // one whole line, terminator included; may block
+	toHost   func(line []byte) // one whole line, terminator included
+	// newTimer starts the wait for a lookup's answer: a channel that
+	// receives when it is over, and the function that cancels it (tests
+	// replace it to end a wait when they choose).
+	newTimer func(time.Duration) (<-chan time.Time, func())
 
-	toServer func(line []byte) // one whole line, terminator included
-	toHost   func(line []byte)
+	events  chan any      // hostEvent, serverEvent, endEvent
+	quit    chan struct{} // closed by close: the loop hands back and returns
+	done    chan struct{} // closed when the loop has returned
+	sends   sync.WaitGroup
+	started bool
+	closing sync.Once
 
-	mu      sync.Mutex
-	fs      *flow.Session // nil until the server answered initialize
+	// Owned by loop.
+	fs      *flow.Session // nil until the server's name is known
 	off     bool          // the flow serves nothing in this session
+	gone    bool          // the server's output has ended
 	calls   map[string]int
 	lists   map[string]bool
 	inits   map[string]bool
-	running bool
-	waitID  string
-	answer  chan []byte
-	n       int
-	runs    sync.WaitGroup
-	gone    chan struct{} // closed when the server's output has ended
+	run     *running
+	pending map[string]lookupCall // the proxy's requests awaiting an answer, by raw id
+	timer   <-chan time.Time      // the wait for the pending lookup, nil when none
+	stop    func()                // cancels timer
+	timerID string                // whose wait timer is
+	n       uint64
 }
+
+// hostEvent is a request the host sent, seen before it is forwarded.
+type hostEvent struct {
+	method string
+	id     string
+	call   mcpmsg.Call
+}
+
+// serverEvent is a response the server sent, waiting for the owner's
+// verdict before anything else of its stream is forwarded.
+type serverEvent struct {
+	m     jsonrpc.Message
+	line  []byte    // the whole line, terminator included
+	taken chan bool // the verdict: true when the owner took the line over
+}
+
+// endEvent says the server's output has ended.
+type endEvent struct{}
+
+// running is the run in flight: the agent's answer it holds and the
+// lookups made so far.
+type running struct {
+	r     *flow.Run
+	held  []byte
+	found []mcpmsg.Lookup
+}
+
+// lookupCall is one of the proxy's requests, awaiting its answer.
+type lookupCall struct {
+	tool string
+	args json.RawMessage
+}
+
+// eventBuffer is how many events may wait for the owner before a transport
+// sending one waits: enough that the host's lines never wait in practice.
+const eventBuffer = 256
 
 func newActive(o FlowOptions, server string, say func(string, ...any)) *active {
 	if o.LookupTimeout <= 0 {
-		o.LookupTimeout = 30 * time.Second
+		o.LookupTimeout = DefaultLookupTimeout
 	}
 	return &active{
-		opts:   o,
-		server: server,
-		say:    say,
-		calls:  map[string]int{},
-		lists:  map[string]bool{},
-		inits:  map[string]bool{},
-		answer: make(chan []byte, 1),
-		gone:   make(chan struct{}),
+		opts:     o,
+		server:   server,
+		say:      say,
+		newTimer: realTimer,
+		events:   make(chan any, eventBuffer),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+		calls:    map[string]int{},
+		lists:    map[string]bool{},
+		inits:    map[string]bool{},
+		pending:  map[string]lookupCall{},
 	}
 }
 
-// ready starts the flow session at once when the proxy was told the
-// server's name (--server-name or --domain); else the name in the server's
-// answer to initialize starts it.
-func (a *active) ready() {
+func realTimer(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
+}
+
+// start starts the owner. toHost and toServer must be set.
+func (a *active) start() {
+	a.started = true
+	go a.loop()
+}
+
+// fromHost learns what the host asks (line without terminator): initialize,
+// tools/list and the agent's tools/call. It does not wait for the owner.
+func (a *active) fromHost(line []byte) {
+	m := jsonrpc.Classify(line)
+	if m.Kind != jsonrpc.Request {
+		return
+	}
+	ev := hostEvent{method: m.Method, id: string(m.ID)}
+	switch m.Method {
+	case mcpmsg.MethodInitialize, mcpmsg.MethodToolsList:
+	case mcpmsg.MethodToolsCall:
+		ev.call = mcpmsg.ReadCall(m.Params)
+		ev.call.Args = bytes.Clone(ev.call.Args) // line is the pump's
+	default:
+		return
+	}
+	select {
+	case a.events <- ev:
+	case <-a.done:
+	}
+}
+
+// fromServer looks at a whole server line (terminator included) before it
+// is forwarded, and reports whether the flow took it over: the answer to a
+// lookup of its own, or the agent's answer held while the flow runs. Lines
+// that are not responses are not the flow's and pass at once.
+func (a *active) fromServer(line []byte) bool {
+	m := jsonrpc.Classify(jsonrpc.TrimLine(line))
+	if m.Kind != jsonrpc.Response || !m.HasID() {
+		return false
+	}
+	ev := serverEvent{m: m, line: line, taken: make(chan bool, 1)}
+	select {
+	case a.events <- ev:
+	case <-a.done:
+		return mcpmsg.IsProxyID(m.ID) // the flow is over: its own answers still never reach the host
+	}
+	select {
+	case taken := <-ev.taken:
+		return taken
+	case <-a.done:
+		// The owner replies before it returns to its events, so a verdict
+		// is there if the event was handled; else it never will be.
+		select {
+		case taken := <-ev.taken:
+			return taken
+		default:
+			return mcpmsg.IsProxyID(m.ID)
+		}
+	}
+}
+
+// serverDone tells the owner that the server's output has ended: a run in
+// flight hands back what it found.
+func (a *active) serverDone() {
+	select {
+	case a.events <- endEvent{}:
+	case <-a.done:
+	}
+}
+
+// close hands back whatever the flow holds, stops the owner, waits for the
+// requests it was sending, and closes the flow log. It is idempotent; the
+// flow log's error is returned once.
+func (a *active) close() error {
+	var err error
+	a.closing.Do(func() {
+		if a.started {
+			close(a.quit)
+			<-a.done
+		}
+		a.sends.Wait()
+		if a.flowLog != nil {
+			err = a.flowLog.Close()
+		}
+	})
+	return err
+}
+
+// loop is the owner: it handles events one at a time until close.
+func (a *active) loop() {
+	defer close(a.done)
 	if a.server != "" {
-		a.mu.Lock()
-		a.start("")
-		a.mu.Unlock()
+		a.startSession("")
+	}
+	for {
+		select {
+		case ev := <-a.events:
+			switch ev := ev.(type) {
+			case hostEvent:
+				a.onHost(ev)
+			case serverEvent:
+				ev.taken <- a.onServer(ev)
+			case endEvent:
+				a.gone = true
+				a.finish()
+			}
+		case <-a.timer: // nil, and never ready, when no lookup waits
+			a.say("flow: the MCP server did not answer %s within %v; handing back to the agent", a.timerID, a.opts.LookupTimeout)
+			delete(a.pending, a.timerID)
+			a.timer, a.stop, a.timerID = nil, nil, ""
+			a.finish()
+		case <-a.quit:
+			a.drain()
+			a.finish()
+			return
+		}
 	}
 }
 
-// start makes the flow session once the server's name is known.
-func (a *active) start(serverName string) {
+// drain handles the events already queued when close was called, so that
+// a response whose verdict a transport awaits gets one.
+func (a *active) drain() {
+	for {
+		select {
+		case ev := <-a.events:
+			switch ev := ev.(type) {
+			case hostEvent:
+				a.onHost(ev)
+			case serverEvent:
+				ev.taken <- a.onServer(ev)
+			case endEvent:
+				a.gone = true
+			}
+		default:
+			return
+		}
+	}
+}
+
+// startSession makes the flow session once the server's name is known.
+func (a *active) startSession(serverName string) {
 	name := a.server
 	if name == "" {
 		name = serverName
@@ -124,171 +320,166 @@ func (a *active) start(serverName string) {
 	a.fs = fs
 }
 
-// fromHost learns what the host asks: initialize, tools/list and the
-// agent's tools/call (line without terminator).
-func (a *active) fromHost(line []byte) {
-	m := jsonrpc.Classify(line)
-	if m.Kind != jsonrpc.Request {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch m.Method {
-	case "initialize":
-		a.inits[string(m.ID)] = true
-	case "tools/list":
-		a.lists[string(m.ID)] = true
-	case "tools/call":
-		if a.fs == nil {
-			return
+func (a *active) onHost(ev hostEvent) {
+	switch ev.method {
+	case mcpmsg.MethodInitialize:
+		a.inits[ev.id] = true
+	case mcpmsg.MethodToolsList:
+		a.lists[ev.id] = true
+	case mcpmsg.MethodToolsCall:
+		if a.fs != nil {
+			a.calls[ev.id] = a.fs.Call(ev.call.Name, ev.call.Args)
 		}
-		c := mcpmsg.ReadCall(m.Params)
-		a.calls[string(m.ID)] = a.fs.Call(c.Name, c.Args)
 	}
 }
 
-// fromServer looks at a whole server line (terminator included) before it
-// is forwarded, and reports whether it took the line over: the answer to a
-// lookup of its own, or the agent's result held while the flow runs.
-func (a *active) fromServer(line []byte) bool {
-	body := jsonrpc.TrimLine(line)
-	m := jsonrpc.Classify(body)
-	if m.Kind != jsonrpc.Response || !m.HasID() {
-		return false
-	}
+// onServer decides what becomes of a server response.
+func (a *active) onServer(ev serverEvent) (taken bool) {
+	m := ev.m
 	id := string(m.ID)
 	if mcpmsg.IsProxyID(m.ID) {
-		a.mu.Lock()
-		wanted := id == a.waitID
-		a.waitID = ""
-		a.mu.Unlock()
-		if wanted {
-			a.answer <- body
-		}
+		a.onAnswer(id, m)
 		return true // the proxy's own: never the host's
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	switch {
 	case a.inits[id]:
 		delete(a.inits, id)
-		if a.fs == nil && !a.off {
-			a.start(mcpmsg.ReadInitialized(m.Result).ServerName)
+		if a.fs == nil && !a.off && m.Result != nil {
+			a.startSession(mcpmsg.ReadInitialized(m.Result).ServerName)
 		}
+		return false
 	case a.lists[id]:
 		delete(a.lists, id)
-		if a.fs != nil {
+		if a.fs != nil && m.Result != nil {
 			a.fs.Listed(listedTools(m.Result))
 		}
-	default:
-		idx, ok := a.calls[id]
-		if !ok {
-			return false
-		}
-		delete(a.calls, id)
-		res := mcpmsg.ResultOf(m)
-		text, failed := res.Text(), res.IsError
-		if a.running {
-			a.fs.Result(idx, text, failed)
-			return false
-		}
-		// The first decision is made here, on the pump's goroutine: when
-		// it looks nothing up, which is most calls, the answer goes on at
-		// once, with no hand-off to another goroutine.
-		a.fs.Result(idx, text, failed)
-		r := a.fs.Run(idx)
-		d := r.Next()
-		a.logJSON(d)
-		if a.opts.Shadow {
-			// Shadow makes no lookup, so its whole run is decided here.
-			for d.Taken >= 0 {
-				d = r.Next()
-				a.logJSON(d)
-			}
-		}
-		if d.Taken < 0 {
-			rec := r.End()
-			a.logJSON(rec)
-			return false
-		}
-		a.running = true
-		a.runs.Add(1)
-		go a.run(r, d, line)
-		return true
+		return false
 	}
-	return false
-}
-
-// run goes on with a run whose first decision d took a lookup, and hands
-// the held answer back.
-func (a *active) run(r *flow.Run, d flow.Decision, held []byte) {
-	defer a.runs.Done()
-	a.mu.Lock()
-	fs := a.fs
-	a.mu.Unlock()
-	var found []mcpmsg.Lookup
-	for first := true; ; first = false {
-		if !first {
+	idx, ok := a.calls[id]
+	if !ok {
+		return false
+	}
+	delete(a.calls, id)
+	res := mcpmsg.ResultOf(m)
+	a.fs.Result(idx, res.Text(), res.IsError)
+	if a.run != nil {
+		return false // one run at a time
+	}
+	a.readContext()
+	r := a.fs.Run(idx)
+	d := r.Next()
+	a.logJSON(d)
+	if a.opts.Shadow || a.gone {
+		// Shadow makes no lookup, so its whole run is decided here; a
+		// server that has gone answers none.
+		for d.Taken >= 0 {
 			d = r.Next()
 			a.logJSON(d)
 		}
-		if d.Taken < 0 {
-			break
-		}
-		o := d.Offers[d.Taken]
-		res, ok := a.lookup(fs.CallName(o.Tool), o.Args)
-		if !ok {
-			break
-		}
-		ans := mcpmsg.ResultOf(jsonrpc.Classify(res))
-		r.Answer(ans.Text(), ans.IsError)
-		found = append(found, mcpmsg.Lookup{Tool: fs.CallName(o.Tool), Args: o.Args, Text: ans.Text()})
 	}
-	rec := r.End()
-	a.logJSON(rec)
-	out := held
-	if len(found) > 0 {
-		if with, ok := mcpmsg.AppendText(jsonrpc.TrimLine(held), mcpmsg.FormatLookups(found)); ok {
-			if a.rec != nil {
-				a.rec.Record(mcplog.FromProxy, with)
-			}
-			out = append(bytes.Clone(with), '\n')
-		}
+	if d.Taken < 0 {
+		a.logJSON(r.End())
+		return false
 	}
-	// The run is over before the agent can have its answer, so that the
-	// answer to the agent's next call always gets a run of its own.
-	a.mu.Lock()
-	a.running = false
-	a.mu.Unlock()
-	a.toHost(out)
+	a.run = &running{r: r, held: bytes.Clone(ev.line)}
+	a.lookup(d)
+	return true
 }
 
-// lookup makes one request of the proxy's own and waits for its answer.
-func (a *active) lookup(tool string, args json.RawMessage) ([]byte, bool) {
-	a.mu.Lock()
+// lookup makes the lookup decision d took, as a request of the proxy's
+// own, and starts its wait.
+func (a *active) lookup(d flow.Decision) {
+	o := d.Offers[d.Taken]
+	tool := a.fs.CallName(o.Tool)
 	a.n++
-	rawID := mcpmsg.ProxyID(uint64(a.n))
-	id := strings.Trim(string(rawID), `"`)
-	a.waitID = string(rawID)
-	a.mu.Unlock()
-	req := mcpmsg.AppendToolCall(nil, rawID, tool, args)
+	id := mcpmsg.ProxyID(a.n)
+	a.pending[string(id)] = lookupCall{tool: tool, args: o.Args}
+	req := mcpmsg.AppendToolCall(nil, id, tool, o.Args)
 	if a.rec != nil {
 		a.rec.Record(mcplog.FromProxy, bytes.Clone(req))
 	}
-	a.toServer(append(req, '\n'))
-	t := time.NewTimer(a.opts.LookupTimeout)
-	defer t.Stop()
-	select {
-	case res := <-a.answer:
-		return res, true
-	case <-a.gone:
-		return nil, false
-	case <-t.C:
-		a.mu.Lock()
-		a.waitID = ""
-		a.mu.Unlock()
-		a.say("flow: the MCP server did not answer %s within %v; handing back to the agent", id, a.opts.LookupTimeout)
-		return nil, false
+	a.timer, a.stop = a.newTimer(a.opts.LookupTimeout)
+	a.timerID = string(id)
+	// The write may wait (for the host's line in progress to the server,
+	// or for a slow server), and the owner must not: it has the server's
+	// responses to decide on meanwhile.
+	a.sends.Add(1)
+	go func() {
+		defer a.sends.Done()
+		a.toServer(append(req, '\n'))
+	}()
+}
+
+// onAnswer takes the answer to the proxy's request id: the run goes on
+// with it. An answer nobody waits for (its wait timed out, or the run
+// ended) is dropped.
+func (a *active) onAnswer(id string, m jsonrpc.Message) {
+	lc, ok := a.pending[id]
+	if !ok {
+		return
+	}
+	delete(a.pending, id)
+	if a.timerID == id {
+		a.stopTimer()
+	}
+	if a.run == nil {
+		return
+	}
+	res := mcpmsg.ResultOf(m)
+	a.run.r.Answer(res.Text(), res.IsError)
+	a.run.found = append(a.run.found, mcpmsg.Lookup{Tool: lc.tool, Args: lc.args, Text: res.Text()})
+	a.readContext()
+	d := a.run.r.Next()
+	a.logJSON(d)
+	if d.Taken < 0 || a.gone {
+		a.finish()
+		return
+	}
+	a.lookup(d)
+}
+
+// finish ends the run in flight, if any: its record is logged and the held
+// answer handed back, with what the lookups found appended.
+func (a *active) finish() {
+	if a.run == nil {
+		return
+	}
+	run := a.run
+	a.run = nil
+	for id := range a.pending {
+		delete(a.pending, id) // an answer still to come is dropped
+	}
+	a.stopTimer()
+	a.logJSON(run.r.End())
+	out := run.held
+	if len(run.found) > 0 {
+		if with, ok := mcpmsg.AppendText(jsonrpc.TrimLine(run.held), mcpmsg.FormatLookups(run.found)); ok {
+			if a.rec != nil {
+				a.rec.Record(mcplog.FromProxy, bytes.Clone(with))
+			}
+			out = append(with, '\n')
+		}
+	}
+	a.toHost(out)
+}
+
+// stopTimer cancels the wait for a lookup's answer.
+func (a *active) stopTimer() {
+	if a.stop != nil {
+		a.stop()
+	}
+	a.timer, a.stop, a.timerID = nil, nil, ""
+}
+
+// readContext logs the conversation's new lines before a decision.
+func (a *active) readContext() {
+	if a.context == nil {
+		return
+	}
+	for _, l := range a.context.read() {
+		if a.rec != nil {
+			a.rec.Record(mcplog.FromContext, l)
+		}
 	}
 }
 
@@ -303,9 +494,6 @@ func (a *active) logJSON(v any) {
 	}
 	a.flowLog.Append(b)
 }
-
-// wait waits for the run in progress, at the end of the session.
-func (a *active) wait() { a.runs.Wait() }
 
 // listedTools reads a tools/list result.
 func listedTools(result []byte) []episode.Tool {

@@ -397,3 +397,49 @@ func TestServeFlowListen(t *testing.T) {
 		t.Errorf("want a flow log per session, got %v", logs)
 	}
 }
+
+// TestServeFlowCallsDuringRuns: the agent's calls keep coming while runs
+// are in flight (200 sent at once, answered concurrently by the demo), as a
+// host with parallel tool calls does. Each answer reaches the host once,
+// as the server sent it or with the lookup of its own result; and with the
+// race detector on (tests build the binaries with -race when they run with
+// it), the proxy reports no race on the flow's state.
+func TestServeFlowCallsDuringRuns(t *testing.T) {
+	const n = 200
+	p, _ := served(t, nil)
+	var lines []string
+	for i := range n {
+		lines = append(lines, call(100+i, `{"text":"t`+itoa(i)+`","next":"n`+itoa(i)+`"}`))
+	}
+	p.send(lines...)
+	seen := map[int]bool{}
+	withItem := 0
+	for range n {
+		line := p.readLine()
+		var r struct {
+			ID int `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil || r.ID < 100 || r.ID >= 100+n {
+			t.Fatalf("the host got %q", line)
+		}
+		if seen[r.ID] {
+			t.Fatalf("the host got the answer to %d twice", r.ID)
+		}
+		seen[r.ID] = true
+		if item := lookedUp(t, line); item != "" {
+			withItem++
+			want := `lookup {"text":"n` + itoa(r.ID-100) + `"}:`
+			if !strings.Contains(item, want) {
+				t.Errorf("the answer to %d came with another call's lookup:\n%s", r.ID, item)
+			}
+		}
+	}
+	rest, code := p.finish()
+	if stderr := p.stderr.String(); code != 0 || strings.Contains(stderr, "DATA RACE") || rest != "" {
+		t.Fatalf("exit %d, more lines %q; stderr:\n%s", code, rest, stderr)
+	}
+	if withItem == 0 {
+		t.Error("no answer came with a lookup")
+	}
+	t.Logf("%d of %d answers came with a lookup", withItem, n)
+}

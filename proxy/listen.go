@@ -466,9 +466,14 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 			}
 		}
 		s.active = a
-		a.ready()
 	}
 	if err := s.startBackend(); err != nil {
+		if a := s.active; a != nil {
+			a.close()
+			if a.flowLog != nil {
+				os.Remove(a.flowLog.Path())
+			}
+		}
 		if s.rec != nil {
 			s.rec.Close()
 			os.Remove(s.rec.Path())

@@ -87,6 +87,7 @@ func (s *lsession) startBackend() error {
 	if a := s.active; a != nil {
 		a.toHost = func(line []byte) { s.deliver(jsonrpc.TrimLine(line)) }
 		a.toServer = func(line []byte) { s.toServer(line) }
+		a.start()
 	}
 	if o.Upstream != "" {
 		s.up = newUpstream(o.Upstream, o.UpstreamHeader, o.MaxFrameBytes, func(from string, line []byte) {
@@ -301,11 +302,8 @@ func (s *lsession) endFlow() {
 	if a == nil {
 		return
 	}
-	close(a.gone)
-	a.wait()
-	if a.flowLog != nil {
-		if err := a.flowLog.Close(); err != nil {
-			s.l.d.say("%v", err)
-		}
+	a.serverDone()
+	if err := a.close(); err != nil {
+		s.l.d.say("%v", err)
 	}
 }

@@ -144,7 +144,6 @@ func (s *session) startFlow(start time.Time) error {
 		a.session = mcplog.SessionID(start, os.Getpid())
 	}
 	s.active = a
-	a.ready()
 	path := o.Flow.Log
 	if path == "" && s.rec != nil {
 		path = strings.TrimSuffix(s.rec.Path(), ".jsonl") + ".flow.jsonl"
@@ -210,19 +209,22 @@ func (s *session) run(ctx context.Context, st Streams) int {
 		c.stdin.Close()
 	}}
 	a := s.active
+	if a != nil {
+		a.toHost = func(line []byte) { out.Write(line) }
+		a.toServer = func(line []byte) { gate.writeLine(line) }
+		a.start()
+	}
 	go func() {
 		defer close(serverDone)
 		p := s.newPump(mcplog.FromServer, c.stdout, out, 1)
 		if a != nil {
 			p.intercept = a.fromServer
-			a.toHost = func(line []byte) { out.Write(line) }
-			a.toServer = func(line []byte) { gate.writeLine(line) }
 		}
 		if err := p.run(); err != nil {
 			s.d.say("reading from the MCP server: %v", err)
 		}
 		if a != nil {
-			close(a.gone)
+			a.serverDone()
 		}
 	}()
 
@@ -271,11 +273,8 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	c.stdin.Close()
 
 	if s.active != nil {
-		s.active.wait()
-		if s.active.flowLog != nil {
-			if err := s.active.flowLog.Close(); err != nil {
-				s.d.say("%v", err)
-			}
+		if err := s.active.close(); err != nil {
+			s.d.say("%v", err)
 		}
 	}
 	if s.rec != nil {

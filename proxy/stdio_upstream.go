@@ -50,6 +50,7 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 	if a != nil {
 		a.toHost = write
 		a.toServer = func(line []byte) { u.send(jsonrpc.TrimLine(line)) }
+		a.start()
 	}
 
 	lines := make(chan []byte)
@@ -87,12 +88,9 @@ loop:
 	}
 	u.close()
 	if a != nil {
-		close(a.gone)
-		a.wait()
-		if a.flowLog != nil {
-			if err := a.flowLog.Close(); err != nil {
-				s.d.say("%v", err)
-			}
+		a.serverDone()
+		if err := a.close(); err != nil {
+			s.d.say("%v", err)
 		}
 	}
 	if s.rec != nil {
