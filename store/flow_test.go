@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/migrations"
@@ -101,22 +100,14 @@ func TestStoreOfTheFirstSchemaUpgrades(t *testing.T) {
 		t.Fatalf("migrations: %d, %v", len(all), err)
 	}
 	// Play the hoist of schema 1: apply only the first migration.
-	old, err := sqlx.Open("sqlite3", dsn(path, ""))
+	db1, err := openWriter(ctx, path, all[:1])
 	if err != nil {
-		t.Fatal(err)
-	}
-	old.SetMaxOpenConns(1)
-	db1 := &DB{path: path, w: old}
-	if _, err := db1.w.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_unix_ms INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db1.applyOne(ctx, all[0], 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db1.Put(ctx, Unit{Episodes: []*episode.Episode{sample("old", time.Now())}}); err != nil {
 		t.Fatal(err)
 	}
-	old.Close()
+	db1.Close()
 
 	db, err := Open(ctx, path)
 	if err != nil {
@@ -132,14 +123,7 @@ func TestStoreOfTheFirstSchemaUpgrades(t *testing.T) {
 	db.Close()
 
 	// The hoist of schema 1 opening it again is refused in plain words.
-	w, err := sqlx.Open("sqlite3", dsn(path, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	w.SetMaxOpenConns(1)
-	older := &DB{path: path, w: w}
-	_, err = older.applyOne(ctx, all[0], 1)
+	_, err = openWriter(ctx, path, all[:1])
 	var ne *NewerSchemaError
 	if !errors.As(err, &ne) || ne.Store != migrations.Latest() || ne.Binary != 1 {
 		t.Errorf("schema-1 hoist on an upgraded store: %v", err)

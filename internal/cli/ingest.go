@@ -30,7 +30,7 @@ type ingestOptions struct {
 func newCmdIngest(f *Factory, runF func(context.Context, *ingestOptions) error) *cobra.Command {
 	opts := &ingestOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "ingest (--sessions DIR [--store PATH] | --tau2 FILE... --store PATH [--tools FILE])",
+		Use:   "ingest (--sessions DIR [--store PATH] | --tau2 FILE... --store PATH [--tools FILE] | --store PATH)",
 		Short: "Load session logs or τ²-bench results into the episode store",
 		Long: `hoist ingest loads what agents did into the episode store, the SQLite file
 every other hoist command reads.
@@ -64,6 +64,10 @@ generic as the --tools manifest says ({"retail": {"get_user_details": "read",
 tools.json); else both are as the domain's servers listed them in ingested
 logs.
 
+With --store PATH alone, it ingests nothing and brings the store up to date:
+a store written by an older hoist gets the newer schema, which commands that
+only read never give it.
+
 ` + storeHelp + `
 
 Progress shows on a terminal only; --quiet hides it and the summary.
@@ -77,7 +81,10 @@ Progress shows on a terminal only; --quiet hides it and the summary.
 
   # τ²-bench results, with the tools' kinds
   hoist ingest --store episodes.db --tau2 results/*.json \
-      --tools tool_kinds.json --tool-schemas tools.json`,
+      --tools tool_kinds.json --tool-schemas tools.json
+
+  # Upgrade a store an older hoist wrote
+  hoist ingest --store episodes.db`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(opts.Tau2) > 0 {
@@ -86,8 +93,8 @@ Progress shows on a terminal only; --quiet hides it and the summary.
 				return &FlagError{fmt.Errorf("unexpected argument %q: name logs with --sessions DIR, results files with --tau2 FILE", args[0])}
 			}
 			switch {
-			case opts.Sessions == "" && len(opts.Tau2) == 0:
-				return &FlagError{errors.New("say what to ingest: --sessions DIR, or --tau2 and results files")}
+			case opts.Sessions == "" && len(opts.Tau2) == 0 && opts.Store == "":
+				return &FlagError{errors.New("say what to ingest: --sessions DIR, or --tau2 and results files (or --store PATH alone, to upgrade a store)")}
 			case opts.Sessions != "" && len(opts.Tau2) > 0:
 				return &FlagError{errors.New("--sessions and --tau2 cannot be used together: ingest each in its own run")}
 			case (opts.Tools != "" || opts.ToolSchemas != "") && len(opts.Tau2) == 0:
@@ -115,6 +122,9 @@ func runIngest(ctx context.Context, opts *ingestOptions) error {
 	}
 	if err := opts.checkSessions(); err != nil {
 		return err
+	}
+	if opts.Sessions == "" && len(opts.Tau2) == 0 {
+		return upgradeStore(ctx, opts.IO, path, opts.Quiet)
 	}
 	db, err := store.Open(ctx, path)
 	if err != nil {

@@ -32,7 +32,9 @@ const storeHelp = `The store is one SQLite file. --store PATH names it; without 
 command given --sessions DIR uses DIR/hoist.db, so each directory of logs
 keeps its own store. A command given --sessions first ingests that directory
 into the store, incrementally: logs already ingested and unchanged are
-skipped, so this is fast the second time.`
+skipped, so this is fast the second time. Given --store alone, a command
+only reads: it never creates or upgrades a store, and works on one that is
+read-only. hoist never writes into an SQLite file it did not make.`
 
 const exitHelp = `Exit codes: 0 done; 1 failed (the store is left as it was before the
 failing session); 2 bad flags or arguments; 3 done, but some input was bad
@@ -74,8 +76,11 @@ func (o *storeOptions) checkSessions() error {
 	return nil
 }
 
-// openStore opens the store and, with --sessions, ingests the logs into it
-// first. badInput reports whether the ingest met bad input.
+// openStore opens the store a command reads. With --sessions it opens it
+// for writing and ingests the logs into it first; with --store alone the
+// command only reads, so the store is opened read-only: never created,
+// marked or migrated, and readable on a read-only file or directory.
+// badInput reports whether the ingest met bad input.
 func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *store.DB, badInput bool, err error) {
 	path, err := o.storePath()
 	if err != nil {
@@ -85,18 +90,16 @@ func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *
 		return nil, false, err
 	}
 	if o.Sessions == "" {
-		// Reading a store that is not there would create an empty one and
-		// hide a mistyped path.
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return nil, false, fmt.Errorf("no store at %s: ingest logs into it first (hoist ingest --sessions DIR --store %s)", path, path)
-		}
+		db, err := store.OpenReadOnly(ctx, path)
+		return db, false, err
 	}
 	db, err = store.Open(ctx, path)
+	var ro *store.ReadOnlyError
+	if errors.As(err, &ro) {
+		return nil, false, fmt.Errorf("%w, or leave out --sessions to read it as it is", err)
+	}
 	if err != nil {
 		return nil, false, err
-	}
-	if o.Sessions == "" {
-		return db, false, nil
 	}
 	st, err := ingestSessions(ctx, io, db, o.Sessions, o.Quiet, false)
 	if err != nil {
@@ -104,6 +107,24 @@ func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *
 		return nil, false, err
 	}
 	return db, st.Problems(), nil
+}
+
+// upgradeStore is hoist ingest --store PATH with nothing to ingest: it
+// brings a store from an older hoist up to date (schema and mark), which
+// commands that only read never do.
+func upgradeStore(ctx context.Context, ios iostreams.Streams, path string, quiet bool) error {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no store at %s: nothing to upgrade (hoist ingest --sessions DIR --store %s makes one)", path, path)
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if !quiet {
+		fmt.Fprintf(ios.Err, "hoist: store %s is up to date: schema version %d\n", path, db.SchemaVersion())
+	}
+	return db.Close()
 }
 
 // ingestSessions ingests a directory of logs, with warnings on stderr and
