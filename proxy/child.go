@@ -68,7 +68,7 @@ func startChild(argv []string, errFile *os.File) (*child, error) {
 		c.stderr, closeAfter = errR, append(closeAfter, errW)
 		c.cmd.Stderr = errW
 	}
-	if err := c.cmd.Start(); err != nil {
+	if err := startProcess(c.cmd); err != nil {
 		return fail(startError(argv[0], err))
 	}
 	// The child holds its ends now; ours would keep its stdout open forever.
