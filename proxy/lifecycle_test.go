@@ -49,3 +49,47 @@ func startListenWith(t *testing.T, env []string, args ...string) *listenProc {
 
 // jsonOnly makes a request take its answer as one JSON body.
 func jsonOnly(r *http.Request) { r.Header.Set("Accept", "application/json") }
+
+// TestListenSigtermLeavesNoServer sends SIGTERM to hoist-mcp --listen whose
+// server ignores both its stdin closing and SIGTERM. The proxy must SIGKILL
+// it at 2 × --stop-grace and exit only once it is gone. (It used to give up
+// at a fixed 10 s, the moment its default 5 s grace put the SIGKILL, and
+// exit leaving the server running.)
+func TestListenSigtermLeavesNoServer(t *testing.T) {
+	t.Parallel()
+	cmd, env := fake("answer", "HOIST_FAKE_LINGER=1", "HOIST_FAKE_IGNORE_TERM=1")
+	l := startListenWith(t, env, append([]string{"--stop-grace", "5s", "--"}, cmd...)...)
+	r := l.do("POST", strings.TrimSpace(init16(1)), jsonOnly)
+	if r.status != 200 {
+		t.Fatalf("initialize: %d %s", r.status, r.body)
+	}
+	pid := serverPid(t, r.body)
+	killLeftover(t, pid)
+	l.cmd.Process.Signal(syscall.SIGTERM)
+	if code := l.wait(); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+	if alive(pid) {
+		t.Errorf("the server (pid %d) is still running after the proxy exited; stderr:\n%s", pid, l.stderr)
+	}
+	if !strings.Contains(l.stderr.String(), "sending SIGKILL") {
+		t.Errorf("stderr does not say the server was killed:\n%s", l.stderr)
+	}
+}
+
+// TestStdioSigtermLeavesNoServer is the same for the stdio proxy: SIGTERM
+// to it stops the server in steps, and it exits with the server gone.
+func TestStdioSigtermLeavesNoServer(t *testing.T) {
+	cmd, env := fake("answer", "HOIST_FAKE_LINGER=1", "HOIST_FAKE_IGNORE_TERM=1")
+	p := startProxy(t, env, append([]string{"--stop-grace", "100ms", "--"}, cmd...)...)
+	p.send(init16(1))
+	pid := serverPid(t, p.readLine())
+	killLeftover(t, pid)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(); code != 128+9 {
+		t.Errorf("exit %d, want %d (the server's SIGKILL); stderr:\n%s", code, 128+9, p.stderr)
+	}
+	if alive(pid) {
+		t.Errorf("the server (pid %d) is still running after the proxy exited", pid)
+	}
+}

@@ -23,12 +23,11 @@ import (
 
 // Limits of --listen (manual, "Hosts over HTTP").
 const (
-	ListenProtocol     = "2025-11-25"
-	MaxListenSessions  = 64
-	MaxListenBody      = 4 << 20
-	MaxQueuedMessages  = 1000
-	DefaultListenIdle  = 240 * time.Minute
-	listenShutdownWait = 10 * time.Second
+	ListenProtocol    = "2025-11-25"
+	MaxListenSessions = 64
+	MaxListenBody     = 4 << 20
+	MaxQueuedMessages = 1000
+	DefaultListenIdle = 240 * time.Minute
 )
 
 // ListenOptions configure --listen.
@@ -92,6 +91,7 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 		addr:     ln.Addr().String(),
 		sessions: map[string]*lsession{},
 		start:    o.Now(),
+		hurry:    make(chan struct{}),
 	}
 	url := "http://" + l.addr + "/mcp"
 	fmt.Fprintln(st.Out, url)
@@ -118,11 +118,20 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 	}
 	jcancel()
 	<-janitorDone
-	// End every session (their streams close with them), then the server.
-	sctx, cancel := context.WithTimeout(context.Background(), listenShutdownWait)
+	// Take no new connection while the sessions end (their streams close
+	// with them), then let the HTTP server go.
+	sctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l.endAll(sctx)
-	if err := srv.Shutdown(sctx); err != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	l.stopAll()
+	timer := time.NewTimer(drainGrace)
+	defer timer.Stop()
+	select {
+	case <-shut:
+	case <-timer.C:
+		cancel()
+		<-shut
 		srv.Close()
 	}
 	return code
@@ -137,9 +146,21 @@ type listener struct {
 	addr  string
 	start time.Time
 
+	servers children // every server started, for stopAll's last step
+	// hurry is closed at stopAll's deadline: sessions still ending stop
+	// waiting for their servers' output.
+	hurry chan struct{}
+
 	mu       sync.Mutex
-	sessions map[string]*lsession
-	n        int // sessions started
+	sessions map[string]*lsession // by Mcp-Session-Id, once started
+	n        int                  // sessions started
+	// slots counts the sessions that hold one of the MaxListenSessions:
+	// from the moment initialize reserves it, before the server starts,
+	// until the session has ended and its server has exited. live has one
+	// count per slot, for stopAll to wait on.
+	slots   int
+	live    sync.WaitGroup
+	closing bool // stopAll has begun: no new session
 }
 
 func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -381,14 +402,28 @@ func (l *listener) session(id string) *lsession {
 // newSession starts a session for an initialize request: its id, its log
 // and its server.
 func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
+	// The slot is taken before anything starts, so that a burst of
+	// initialize requests cannot start more servers than the cap.
 	l.mu.Lock()
-	if len(l.sessions) >= MaxListenSessions {
+	switch {
+	case l.closing:
+		l.mu.Unlock()
+		return nil, http.StatusServiceUnavailable, errStopping
+	case l.slots >= MaxListenSessions:
 		l.mu.Unlock()
 		return nil, http.StatusServiceUnavailable, fmt.Errorf("too many sessions: at most %d at once", MaxListenSessions)
 	}
+	l.slots++
+	l.live.Add(1)
 	l.n++
 	n := l.n
 	l.mu.Unlock()
+	started := false
+	defer func() {
+		if !started {
+			l.release()
+		}
+	}()
 
 	var raw [16]byte
 	rand.Read(raw[:])
@@ -469,14 +504,33 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 		a.ready()
 	}
 	if err := s.startBackend(); err != nil {
+		s.endFlow()
 		if s.rec != nil {
 			s.rec.Close()
 			os.Remove(s.rec.Path())
 		}
+		if errors.Is(err, errStopping) {
+			return nil, http.StatusServiceUnavailable, err
+		}
 		l.d.say("%v", err)
 		return nil, http.StatusBadGateway, fmt.Errorf("the proxy cannot start the MCP server: %v", err)
 	}
+	started = true
 	l.mu.Lock()
+	s.registered = true
+	if stopping, why := l.closing, s.endEarly; stopping || why != "" {
+		// stopAll did not see this session, or its server is gone already.
+		l.mu.Unlock()
+		if stopping {
+			why = "the proxy is stopping"
+		}
+		s.shutdown(why)
+		l.release()
+		if stopping {
+			return nil, http.StatusServiceUnavailable, errStopping
+		}
+		return nil, http.StatusBadGateway, errors.New("the MCP server exited as the session started")
+	}
 	l.sessions[s.id] = s
 	l.mu.Unlock()
 	if s.rec != nil {
@@ -487,9 +541,19 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 
 // end ends a session once: the server's input is closed (or the upstream
 // session deleted), the server stopped in steps, the log closed; later
-// requests get 404.
+// requests get 404. It returns once all that is done and the session's slot
+// is free again.
 func (l *listener) end(s *lsession, why string) {
 	l.mu.Lock()
+	if !s.registered {
+		// Its server exited while newSession was still starting it:
+		// newSession ends it.
+		if s.endEarly == "" {
+			s.endEarly = why
+		}
+		l.mu.Unlock()
+		return
+	}
 	if l.sessions[s.id] != s {
 		l.mu.Unlock()
 		return
@@ -497,30 +561,56 @@ func (l *listener) end(s *lsession, why string) {
 	delete(l.sessions, s.id)
 	l.mu.Unlock()
 	s.shutdown(why)
+	l.release()
 }
 
-// endAll ends every session, each in its own goroutine, until ctx ends.
-func (l *listener) endAll(ctx context.Context) {
+// release frees a session's slot.
+func (l *listener) release() {
 	l.mu.Lock()
+	l.slots--
+	l.mu.Unlock()
+	l.live.Done()
+}
+
+// stopAll ends every session when the proxy stops, on the schedule a
+// session's own end follows: each server's stdin is closed at once, SIGTERM
+// follows after --stop-grace, and at 2 × --stop-grace whatever server still
+// runs (of any session, one still starting or one already ending) gets
+// SIGKILL. It returns once every session has ended, or shortly after that
+// deadline with every server reaped, so the proxy never exits with one
+// behind.
+func (l *listener) stopAll() {
+	l.mu.Lock()
+	l.closing = true
 	all := make([]*lsession, 0, len(l.sessions))
 	for _, s := range l.sessions {
 		all = append(all, s)
 	}
 	l.mu.Unlock()
-	var wg sync.WaitGroup
 	for _, s := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.end(s, "the proxy is stopping")
-		}()
+		go l.end(s, "the proxy is stopping")
 	}
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { l.live.Wait(); close(done) }()
+	grace := l.opts.StopGrace
+	deadline := time.NewTimer(2 * grace)
+	defer deadline.Stop()
 	select {
 	case <-done:
-	case <-ctx.Done():
-		l.d.say("some sessions did not end within %v", listenShutdownWait)
+		return
+	case <-deadline.C:
+	}
+	close(l.hurry)
+	if left := l.servers.killAll(drainGrace); len(left) > 0 {
+		l.d.say("server(s) %v did not exit after SIGKILL", left)
+	}
+	// The servers are gone; the sessions close their logs.
+	last := time.NewTimer(drainGrace)
+	defer last.Stop()
+	select {
+	case <-done:
+	case <-last.C:
+		l.d.say("some sessions did not close their logs within %v of their servers' end", drainGrace)
 	}
 }
 
