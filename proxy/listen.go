@@ -93,9 +93,13 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 		start:    o.Now(),
 		hurry:    make(chan struct{}),
 	}
-	url := "http://" + l.addr + "/mcp"
+	url, every := hostURL(host, l.addr)
 	fmt.Fprintln(st.Out, url)
-	d.say("serving MCP at %s", url)
+	if every {
+		d.say("serving MCP at %s, listening on every interface (%s): from another machine, use this machine's name or address in the URL", url, lo.Addr)
+	} else {
+		d.say("serving MCP at %s", url)
+	}
 	if lo.Ready != nil {
 		lo.Ready(url)
 	}
@@ -135,6 +139,26 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 		srv.Close()
 	}
 	return code
+}
+
+// hostURL returns the URL to print for the proxy listening on addr, asked
+// for as host, and whether host means every interface (0.0.0.0, ::, or
+// none; Go then listens on both families and reports [::]). Such an address
+// is no place to connect to, so the URL names this machine's loopback
+// address of the family asked for instead: a host beside the proxy can use
+// it as printed, and one elsewhere swaps in the machine's name, which the
+// proxy cannot know for sure.
+func hostURL(host, addr string) (string, bool) {
+	_, port, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	if err != nil || (host != "" && (ip == nil || !ip.IsUnspecified())) {
+		return "http://" + addr + "/mcp", false
+	}
+	loop := "127.0.0.1"
+	if ip != nil && ip.To4() == nil {
+		loop = "::1"
+	}
+	return "http://" + net.JoinHostPort(loop, port) + "/mcp", true
 }
 
 // listener is the HTTP side of --listen.
@@ -194,9 +218,8 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Origin. It returns 0 to go on, or the status to refuse with.
 func (l *listener) admit(r *http.Request) (int, string) {
 	if l.lo.Token != "" {
-		auth := r.Header.Get("Authorization")
-		tok, ok := strings.CutPrefix(auth, "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(l.lo.Token)) != 1 {
+		tok, ok := bearerToken(r.Header.Get("Authorization"))
+		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(l.lo.Token)) != 1 {
 			return http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token>"
 		}
 	} else if !l.allowedHost(r.Host) {
@@ -208,6 +231,18 @@ func (l *listener) admit(r *http.Request) (int, string) {
 		}
 	}
 	return 0, ""
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. The scheme's name is case-insensitive and one or more spaces
+// follow it (RFC 9110 §11.1, §11.4); the token itself is compared exactly.
+func bearerToken(auth string) (string, bool) {
+	scheme, tok, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.Trim(tok, " \t")
+	return tok, tok != ""
 }
 
 func (l *listener) allowedHost(h string) bool {
