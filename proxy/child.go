@@ -182,10 +182,10 @@ func (g *children) start(argv []string, errFile *os.File) (*child, error) {
 	return c, nil
 }
 
-// killAll sends SIGKILL to every server still running and waits for them to
-// be reaped, at most wait; it returns the pids of those that were not. No
-// server starts after it.
-func (g *children) killAll(wait time.Duration) []int {
+// killAll sends SIGKILL to every server still running, saying so, and waits
+// for them to be reaped, at most wait; it returns the pids of those that
+// were not. No server starts after it.
+func (g *children) killAll(wait time.Duration, say func(string, ...any)) []int {
 	g.mu.Lock()
 	g.closed = true
 	live := g.live
@@ -195,6 +195,7 @@ func (g *children) killAll(wait time.Duration) []int {
 		select {
 		case <-c.exited:
 		default:
+			say("the MCP server (pid %d) is still running as the proxy stops; sending SIGKILL", c.cmd.Process.Pid)
 			_ = c.cmd.Process.Kill()
 		}
 	}

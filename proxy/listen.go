@@ -636,7 +636,7 @@ func (l *listener) stopAll() {
 	case <-deadline.C:
 	}
 	close(l.hurry)
-	if left := l.servers.killAll(drainGrace); len(left) > 0 {
+	if left := l.servers.killAll(drainGrace, l.d.say); len(left) > 0 {
 		l.d.say("server(s) %v did not exit after SIGKILL", left)
 	}
 	// The servers are gone; the sessions close their logs.
