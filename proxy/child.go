@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -68,7 +69,7 @@ func startChild(argv []string, errFile *os.File) (*child, error) {
 		c.stderr, closeAfter = errR, append(closeAfter, errW)
 		c.cmd.Stderr = errW
 	}
-	if err := c.cmd.Start(); err != nil {
+	if err := startProcess(c.cmd); err != nil {
 		return fail(startError(argv[0], err))
 	}
 	// The child holds its ends now; ours would keep its stdout open forever.
@@ -141,4 +142,82 @@ func (c *child) describeExit() string {
 		return fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
 	}
 	return fmt.Sprintf("exited with code %d", c.state.ExitCode())
+}
+
+// errStopping refuses to start a server once the proxy is stopping.
+var errStopping = errors.New("the proxy is stopping")
+
+// children is every server a proxy started, so that it can kill whatever
+// still runs before it exits: --listen ends its sessions in parallel, each
+// in steps, and must not exit with one of their servers left behind.
+type children struct {
+	mu     sync.Mutex
+	live   []*child
+	closed bool
+}
+
+// start starts a server as startChild does, unless killAll has run.
+func (g *children) start(argv []string, errFile *os.File) (*child, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, errStopping
+	}
+	c, err := startChild(argv, errFile)
+	if err != nil {
+		return nil, err
+	}
+	// Forget those already reaped, so that a long-lived proxy keeps only
+	// its running servers here.
+	live := g.live[:0]
+	for _, o := range g.live {
+		select {
+		case <-o.exited:
+		default:
+			live = append(live, o)
+		}
+	}
+	clear(g.live[len(live):])
+	g.live = append(live, c)
+	return c, nil
+}
+
+// killAll sends SIGKILL to every server still running, saying so, and waits
+// for them to be reaped, at most wait; it returns the pids of those that
+// were not. No server starts after it.
+func (g *children) killAll(wait time.Duration, say func(string, ...any)) []int {
+	g.mu.Lock()
+	g.closed = true
+	live := g.live
+	g.live = nil
+	g.mu.Unlock()
+	for _, c := range live {
+		select {
+		case <-c.exited:
+		default:
+			say("the MCP server (pid %d) is still running as the proxy stops; sending SIGKILL", c.cmd.Process.Pid)
+			_ = c.cmd.Process.Kill()
+		}
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	var left []int
+	expired := false
+	for _, c := range live {
+		if !expired {
+			select {
+			case <-c.exited:
+				continue
+			case <-timer.C:
+				expired = true
+			}
+		}
+		// Whatever still runs now is stuck in the kernel; only say so.
+		select {
+		case <-c.exited:
+		default:
+			left = append(left, c.cmd.Process.Pid)
+		}
+	}
+	return left
 }

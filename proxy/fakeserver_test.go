@@ -2,10 +2,12 @@ package proxy_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -84,6 +86,38 @@ func fakeServer(mode string) int {
 		io.Copy(io.Discard, os.Stdin)
 		fmt.Fprintln(os.Stderr, "ignore-stdin: stdin closed, still running")
 		sleepForever()
+	case "answer":
+		// Writes its pid to a file in $HOIST_FAKE_PIDDIR (when set), answers
+		// each request with {"pid":N}, and exits when stdin closes; with
+		// $HOIST_FAKE_LINGER it keeps running instead, until SIGTERM, and
+		// with $HOIST_FAKE_IGNORE_TERM it ignores SIGTERM too.
+		if os.Getenv("HOIST_FAKE_IGNORE_TERM") != "" {
+			signal.Ignore(syscall.SIGTERM)
+		}
+		pid := os.Getpid()
+		if dir := os.Getenv("HOIST_FAKE_PIDDIR"); dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)), nil, 0o600); err != nil {
+				return 95
+			}
+		}
+		br := bufio.NewReader(os.Stdin)
+		for {
+			line, err := br.ReadBytes('\n')
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(line, &req) == nil && req.ID != nil && req.Method != "" {
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"pid":%d}}`+"\n", req.ID, pid)
+			}
+			if err != nil {
+				break
+			}
+		}
+		if os.Getenv("HOIST_FAKE_LINGER") != "" {
+			sleepForever()
+		}
+		return 0
 	case "ignore-term":
 		// Keeps running after stdin closes and ignores SIGTERM.
 		signal.Ignore(syscall.SIGTERM)

@@ -23,12 +23,11 @@ import (
 
 // Limits of --listen (manual, "Hosts over HTTP").
 const (
-	ListenProtocol     = "2025-11-25"
-	MaxListenSessions  = 64
-	MaxListenBody      = 4 << 20
-	MaxQueuedMessages  = 1000
-	DefaultListenIdle  = 240 * time.Minute
-	listenShutdownWait = 10 * time.Second
+	ListenProtocol    = "2025-11-25"
+	MaxListenSessions = 64
+	MaxListenBody     = 4 << 20
+	MaxQueuedMessages = 1000
+	DefaultListenIdle = 240 * time.Minute
 )
 
 // ListenOptions configure --listen.
@@ -92,10 +91,15 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 		addr:     ln.Addr().String(),
 		sessions: map[string]*lsession{},
 		start:    o.Now(),
+		hurry:    make(chan struct{}),
 	}
-	url := "http://" + l.addr + "/mcp"
+	url, every := hostURL(host, l.addr)
 	fmt.Fprintln(st.Out, url)
-	d.say("serving MCP at %s", url)
+	if every {
+		d.say("serving MCP at %s, listening on every interface (%s): from another machine, use this machine's name or address in the URL", url, lo.Addr)
+	} else {
+		d.say("serving MCP at %s", url)
+	}
 	if lo.Ready != nil {
 		lo.Ready(url)
 	}
@@ -118,14 +122,43 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 	}
 	jcancel()
 	<-janitorDone
-	// End every session (their streams close with them), then the server.
-	sctx, cancel := context.WithTimeout(context.Background(), listenShutdownWait)
+	// Take no new connection while the sessions end (their streams close
+	// with them), then let the HTTP server go.
+	sctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l.endAll(sctx)
-	if err := srv.Shutdown(sctx); err != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	l.stopAll()
+	timer := time.NewTimer(drainGrace)
+	defer timer.Stop()
+	select {
+	case <-shut:
+	case <-timer.C:
+		cancel()
+		<-shut
 		srv.Close()
 	}
 	return code
+}
+
+// hostURL returns the URL to print for the proxy listening on addr, asked
+// for as host, and whether host means every interface (0.0.0.0, ::, or
+// none; Go then listens on both families and reports [::]). Such an address
+// is no place to connect to, so the URL names this machine's loopback
+// address of the family asked for instead: a host beside the proxy can use
+// it as printed, and one elsewhere swaps in the machine's name, which the
+// proxy cannot know for sure.
+func hostURL(host, addr string) (string, bool) {
+	_, port, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	if err != nil || (host != "" && (ip == nil || !ip.IsUnspecified())) {
+		return "http://" + addr + "/mcp", false
+	}
+	loop := "127.0.0.1"
+	if ip != nil && ip.To4() == nil {
+		loop = "::1"
+	}
+	return "http://" + net.JoinHostPort(loop, port) + "/mcp", true
 }
 
 // listener is the HTTP side of --listen.
@@ -137,9 +170,21 @@ type listener struct {
 	addr  string
 	start time.Time
 
+	servers children // every server started, for stopAll's last step
+	// hurry is closed at stopAll's deadline: sessions still ending stop
+	// waiting for their servers' output.
+	hurry chan struct{}
+
 	mu       sync.Mutex
-	sessions map[string]*lsession
-	n        int // sessions started
+	sessions map[string]*lsession // by Mcp-Session-Id, once started
+	n        int                  // sessions started
+	// slots counts the sessions that hold one of the MaxListenSessions:
+	// from the moment initialize reserves it, before the server starts,
+	// until the session has ended and its server has exited. live has one
+	// count per slot, for stopAll to wait on.
+	slots   int
+	live    sync.WaitGroup
+	closing bool // stopAll has begun: no new session
 }
 
 func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -173,9 +218,8 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Origin. It returns 0 to go on, or the status to refuse with.
 func (l *listener) admit(r *http.Request) (int, string) {
 	if l.lo.Token != "" {
-		auth := r.Header.Get("Authorization")
-		tok, ok := strings.CutPrefix(auth, "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(l.lo.Token)) != 1 {
+		tok, ok := bearerToken(r.Header.Get("Authorization"))
+		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(l.lo.Token)) != 1 {
 			return http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token>"
 		}
 	} else if !l.allowedHost(r.Host) {
@@ -187,6 +231,18 @@ func (l *listener) admit(r *http.Request) (int, string) {
 		}
 	}
 	return 0, ""
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. The scheme's name is case-insensitive and one or more spaces
+// follow it (RFC 9110 §11.1, §11.4); the token itself is compared exactly.
+func bearerToken(auth string) (string, bool) {
+	scheme, tok, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.Trim(tok, " \t")
+	return tok, tok != ""
 }
 
 func (l *listener) allowedHost(h string) bool {
@@ -381,14 +437,28 @@ func (l *listener) session(id string) *lsession {
 // newSession starts a session for an initialize request: its id, its log
 // and its server.
 func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
+	// The slot is taken before anything starts, so that a burst of
+	// initialize requests cannot start more servers than the cap.
 	l.mu.Lock()
-	if len(l.sessions) >= MaxListenSessions {
+	switch {
+	case l.closing:
+		l.mu.Unlock()
+		return nil, http.StatusServiceUnavailable, errStopping
+	case l.slots >= MaxListenSessions:
 		l.mu.Unlock()
 		return nil, http.StatusServiceUnavailable, fmt.Errorf("too many sessions: at most %d at once", MaxListenSessions)
 	}
+	l.slots++
+	l.live.Add(1)
 	l.n++
 	n := l.n
 	l.mu.Unlock()
+	started := false
+	defer func() {
+		if !started {
+			l.release()
+		}
+	}()
 
 	var raw [16]byte
 	rand.Read(raw[:])
@@ -468,20 +538,36 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 		s.active = a
 	}
 	if err := s.startBackend(); err != nil {
-		if a := s.active; a != nil {
-			a.close()
-			if a.flowLog != nil {
-				os.Remove(a.flowLog.Path())
-			}
+		s.endFlow()
+		if a := s.active; a != nil && a.flowLog != nil {
+			os.Remove(a.flowLog.Path()) // no log is left of a session that never started
 		}
 		if s.rec != nil {
 			s.rec.Close()
 			os.Remove(s.rec.Path())
 		}
+		if errors.Is(err, errStopping) {
+			return nil, http.StatusServiceUnavailable, err
+		}
 		l.d.say("%v", err)
 		return nil, http.StatusBadGateway, fmt.Errorf("the proxy cannot start the MCP server: %v", err)
 	}
+	started = true
 	l.mu.Lock()
+	s.registered = true
+	if stopping, why := l.closing, s.endEarly; stopping || why != "" {
+		// stopAll did not see this session, or its server is gone already.
+		l.mu.Unlock()
+		if stopping {
+			why = "the proxy is stopping"
+		}
+		s.shutdown(why)
+		l.release()
+		if stopping {
+			return nil, http.StatusServiceUnavailable, errStopping
+		}
+		return nil, http.StatusBadGateway, errors.New("the MCP server exited as the session started")
+	}
 	l.sessions[s.id] = s
 	l.mu.Unlock()
 	if s.rec != nil {
@@ -492,9 +578,19 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 
 // end ends a session once: the server's input is closed (or the upstream
 // session deleted), the server stopped in steps, the log closed; later
-// requests get 404.
+// requests get 404. It returns once all that is done and the session's slot
+// is free again.
 func (l *listener) end(s *lsession, why string) {
 	l.mu.Lock()
+	if !s.registered {
+		// Its server exited while newSession was still starting it:
+		// newSession ends it.
+		if s.endEarly == "" {
+			s.endEarly = why
+		}
+		l.mu.Unlock()
+		return
+	}
 	if l.sessions[s.id] != s {
 		l.mu.Unlock()
 		return
@@ -502,30 +598,56 @@ func (l *listener) end(s *lsession, why string) {
 	delete(l.sessions, s.id)
 	l.mu.Unlock()
 	s.shutdown(why)
+	l.release()
 }
 
-// endAll ends every session, each in its own goroutine, until ctx ends.
-func (l *listener) endAll(ctx context.Context) {
+// release frees a session's slot.
+func (l *listener) release() {
 	l.mu.Lock()
+	l.slots--
+	l.mu.Unlock()
+	l.live.Done()
+}
+
+// stopAll ends every session when the proxy stops, on the schedule a
+// session's own end follows: each server's stdin is closed at once, SIGTERM
+// follows after --stop-grace, and at 2 × --stop-grace whatever server still
+// runs (of any session, one still starting or one already ending) gets
+// SIGKILL. It returns once every session has ended, or shortly after that
+// deadline with every server reaped, so the proxy never exits with one
+// behind.
+func (l *listener) stopAll() {
+	l.mu.Lock()
+	l.closing = true
 	all := make([]*lsession, 0, len(l.sessions))
 	for _, s := range l.sessions {
 		all = append(all, s)
 	}
 	l.mu.Unlock()
-	var wg sync.WaitGroup
 	for _, s := range all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.end(s, "the proxy is stopping")
-		}()
+		go l.end(s, "the proxy is stopping")
 	}
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { l.live.Wait(); close(done) }()
+	grace := l.opts.StopGrace
+	deadline := time.NewTimer(2 * grace)
+	defer deadline.Stop()
 	select {
 	case <-done:
-	case <-ctx.Done():
-		l.d.say("some sessions did not end within %v", listenShutdownWait)
+		return
+	case <-deadline.C:
+	}
+	close(l.hurry)
+	if left := l.servers.killAll(drainGrace, l.d.say); len(left) > 0 {
+		l.d.say("server(s) %v did not exit after SIGKILL", left)
+	}
+	// The servers are gone; the sessions close their logs.
+	last := time.NewTimer(drainGrace)
+	defer last.Stop()
+	select {
+	case <-done:
+	case <-last.C:
+		l.d.say("some sessions did not close their logs within %v of their servers' end", drainGrace)
 	}
 }
 

@@ -46,6 +46,12 @@ type lsession struct {
 
 	done    chan struct{}
 	endOnce sync.Once
+
+	// Guarded by l.mu: registered once newSession has put the session in
+	// l.sessions; endEarly says why it ended before that (its server
+	// exited as it started), for newSession to end it.
+	registered bool
+	endEarly   string
 }
 
 // waiter is a host request waiting for its response on a POST.
@@ -96,7 +102,7 @@ func (s *lsession) startBackend() error {
 		}, s.l.d.say)
 		return nil
 	}
-	c, err := startChild(o.Command, nil)
+	c, err := s.l.servers.start(o.Command, nil)
 	if err != nil {
 		return err
 	}
@@ -271,12 +277,17 @@ func (s *lsession) shutdown(why string) {
 			c.stdin.Close()
 			s.inMu.Unlock()
 			c.stop(s.l.opts.StopGrace, s.l.d.say)
+			drain := time.NewTimer(drainGrace)
 			select {
 			case <-s.readDone:
-			case <-time.After(drainGrace):
+			case <-drain.C:
+				c.stdout.SetReadDeadline(time.Now())
+				<-s.readDone
+			case <-s.l.hurry:
 				c.stdout.SetReadDeadline(time.Now())
 				<-s.readDone
 			}
+			drain.Stop()
 			c.stdout.Close()
 			close(s.done)
 		}

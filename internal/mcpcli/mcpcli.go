@@ -53,8 +53,9 @@ Streamable HTTP. --upstream URL proxies a server that speaks MCP over HTTP
 instead of starting a command: each host line is POSTed and the answers
 (JSON or an event stream) come back as lines; --upstream-header NAME=VAR
 sends the value of environment variable VAR, never logged. --listen ADDR
-serves hosts by URL (it prints http://ADDR/mcp): each MCP session gets its
-own server and log, <start>-<pid>-<n>.jsonl. Without --listen-token-file
+serves hosts by URL (it prints http://ADDR/mcp, with the loopback address
+for 0.0.0.0 or [::]): each MCP session gets its own server and log,
+<start>-<pid>-<n>.jsonl. Without --listen-token-file
 only loopback addresses are served and foreign Host and Origin headers are
 refused; with it every request needs Authorization: Bearer <token>.
 
@@ -70,9 +71,13 @@ evaluate.
 Exit status. When the host closes stdin, the server's stdin is closed, its
 remaining output forwarded, and the proxy exits with the server's status
 (128+n if signal n ended it); a server that does not exit within
---stop-grace gets SIGTERM, then SIGKILL. If the server exits first, the
-same. 125: the proxy itself failed (the log could not be created, the server
-could not be started), and no log is left. 2: a usage error.`
+--stop-grace gets SIGTERM, then SIGKILL after --stop-grace more. If the
+server exits first, the same. SIGTERM or Ctrl-C to the proxy does the same;
+with --listen it ends every session so, and at 2 x --stop-grace kills
+whatever server still runs. The proxy never exits before its servers, and
+on Linux a server dies with a proxy killed by SIGKILL. 125: the proxy
+itself failed (the log could not be created, the server could not be
+started), and no log is left. 2: a usage error.`
 
 const example = `  # Try it with the demo server:
   printf '%s\n' \
@@ -195,7 +200,7 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 	f.BoolVar(&opts.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	f.BoolVar(&opts.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
 	f.IntVar(&opts.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
-	f.DurationVar(&opts.StopGrace, "stop-grace", proxy.DefaultStopGrace, "how long (`DURATION`) to wait for the server after closing its stdin, and again after SIGTERM")
+	f.DurationVar(&opts.StopGrace, "stop-grace", proxy.DefaultStopGrace, "how long (`DURATION`) to wait for the server after closing its stdin, and again after SIGTERM, before SIGKILL")
 	f.BoolVar(&showVersion, "version", false, "print the version and exit")
 	cmd.Flags().SortFlags = false
 

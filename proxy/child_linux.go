@@ -1,0 +1,54 @@
+package proxy
+
+import (
+	"os/exec"
+	"runtime"
+	"sync"
+	"syscall"
+)
+
+// A server must not outlive the proxy, even one killed with SIGKILL, which
+// it cannot handle: the server would run on with init as its parent (its
+// stdin closes, but not every server exits on that). Linux can signal a
+// child when its parent dies (prctl PR_SET_PDEATHSIG, set by
+// SysProcAttr.Pdeathsig), and the signal is SIGKILL: once the proxy is dead
+// nobody is left to follow a SIGTERM the server ignores with a SIGKILL, and
+// the orderly steps (stdin closed, SIGTERM, SIGKILL) are the proxy's own
+// whenever it is alive to take them.
+//
+// "Parent" here is the thread that started the child, not the process: a
+// child started from a thread that later exits is killed then, with the
+// proxy alive. Go ends threads (a goroutine that exits while locked to its
+// thread takes the thread with it), so every child is started from one
+// goroutine locked to its thread for the life of the process.
+var (
+	spawnOnce sync.Once
+	spawns    chan spawn
+)
+
+// spawn asks the spawner to start cmd and to report on done.
+type spawn struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startProcess starts cmd, which is to die with the proxy.
+func startProcess(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawns = make(chan spawn)
+		go spawner()
+	})
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	s := spawn{cmd: cmd, done: make(chan error, 1)}
+	spawns <- s
+	return <-s.done
+}
+
+// spawner starts every child from its own thread, which it never gives
+// back: it runs, locked, for as long as the process does.
+func spawner() {
+	runtime.LockOSThread()
+	for s := range spawns {
+		s.done <- s.cmd.Start()
+	}
+}
