@@ -54,17 +54,15 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// ExitCode is the program's exit code.
-func (e *ExitError) ExitCode() int { return e.Code }
-
 // Exit prints err for program prog on w and returns the exit code, the one
 // place each program decides both:
 //
 //   - nil is 0;
 //   - a FlagError, or one of cobra's own argument errors, is printed with
 //     "Run '<command> --help' for usage." and is ExitUsage;
-//   - an error with an ExitCode() int method (ExitError) exits with that
-//     code, printed when its message is not empty;
+//   - an ExitError exits with its code, printed when its message is not
+//     empty (a concrete type: *exec.ExitError has an ExitCode method too,
+//     and a server's exit status is not the program's);
 //   - anything else is printed and exits with fail.
 //
 // cmd is the command that ran, as ExecuteC returns it, for the hint; a
@@ -74,7 +72,7 @@ func Exit(w io.Writer, prog string, cmd *cobra.Command, err error, fail int) int
 		return 0
 	}
 	var fe *FlagError
-	var coder interface{ ExitCode() int }
+	var ee *ExitError
 	switch {
 	case errors.As(err, &fe) || IsUsage(err):
 		path := prog
@@ -84,9 +82,9 @@ func Exit(w io.Writer, prog string, cmd *cobra.Command, err error, fail int) int
 		printError(w, prog, err)
 		fmt.Fprintf(w, "Run '%s --help' for usage.\n", path)
 		return ExitUsage
-	case errors.As(err, &coder):
+	case errors.As(err, &ee):
 		printError(w, prog, err)
-		return coder.ExitCode()
+		return ee.Code
 	default:
 		printError(w, prog, err)
 		return fail

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ func TestExit(t *testing.T) {
 		{"a failure that mentions an invalid argument", sub, errors.New("reading x: invalid argument"), 7, "prog: reading x: invalid argument\n"},
 		{"exit code", sub, &ExitError{Code: 3, Err: errors.New("done, but some input was bad")}, 3, "prog: done, but some input was bad\n"},
 		{"silent exit code", sub, &ExitError{Code: 137}, 137, ""},
+		{"a failure that holds a process's exit status", sub, fmt.Errorf("the server: %w", exec.Command("sh", "-c", "exit 3").Run()), 7, "prog: the server: exit status 3\n"},
 		{"failure", sub, errors.New("opening store: no such file"), 7, "prog: opening store: no such file\n"},
 		{"joined failures", sub, errors.Join(errors.New("step 3: timeout"), nil, errors.New("the server: exit status 3")), 7, "prog: step 3: timeout\nprog: the server: exit status 3\n"},
 	} {
