@@ -98,6 +98,12 @@ const example = `  # Try it with the demo server:
   # One proxy for every host, by URL:
   hoist-mcp --listen 127.0.0.1:8931 --record ~/.hoist/logs -- npx -y some-mcp-server`
 
+// noCommand is the usage mistake of giving no server command. Its message
+// is the recipe, which ends with its own pointer to --help.
+type noCommand struct{}
+
+func (noCommand) Error() string { return recipe }
+
 // recipe is printed when no server command is given: a working start
 // rather than a synopsis.
 const recipe = `no server command; put it after --, for example:
@@ -173,9 +179,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 				_, err := fmt.Fprintf(f.IO.Out, "hoist-mcp %s\n", buildinfo.Version())
 				return err
 			case len(args) == 0 && opts.Proxy.Upstream == "":
-				// A working start rather than a synopsis; it ends with its
-				// own pointer to --help.
-				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: errors.New(recipe)}
+				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: noCommand{}}
 			case len(args) > 0 && opts.Proxy.Upstream != "":
 				return cmdutil.FlagErrorf("--upstream: give either a server URL or a server command after --, not both")
 			}
