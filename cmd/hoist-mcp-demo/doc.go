@@ -14,4 +14,7 @@
 // pending. It answers as τ²-bench does, and a cancelled order stays
 // cancelled until the process exits. hoist-procedure runs scripted
 // customers against it.
+//
+// Run hoist-mcp-demo --help for its flags; hoist-mcp-demo --completion bash
+// (or zsh, fish, powershell) prints a shell completion script.
 package main

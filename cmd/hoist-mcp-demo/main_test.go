@@ -159,12 +159,18 @@ func TestRetailState(t *testing.T) {
 }
 
 func TestWorldFlag(t *testing.T) {
-	for _, args := range [][]string{{"--world"}, {"--world", "shop"}} {
-		cmd := exec.Command(testbin.Build(t, "hoist-mcp-demo"), args...)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--world"}, "hoist-mcp-demo: flag needs an argument: --world\n"},
+		{[]string{"--world", "shop"}, `hoist-mcp-demo: --world "shop": want echo or retail` + "\n"},
+	} {
+		cmd := exec.Command(testbin.Build(t, "hoist-mcp-demo"), tc.args...)
 		cmd.Env = testbin.Env()
 		out, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !bytes.Contains(out, []byte("--world needs echo or retail")) {
-			t.Errorf("%q: %v %s", args, err, out)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !bytes.HasPrefix(out, []byte(tc.want)) {
+			t.Errorf("%q: %v %s", tc.args, err, out)
 		}
 	}
 	// The echo world is still the default.

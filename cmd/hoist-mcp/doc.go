@@ -16,7 +16,10 @@
 // <session>.flow.jsonl.
 //
 // Exit status: the server's (128+n when signal n ended it); 125 when the
-// proxy itself failed (no log is left); 2 for usage errors.
+// proxy itself failed (a log it could not create, a server it could not
+// start, a --flow file it could not read or serve), leaving no log; 2 for
+// usage errors.
 //
-// Run hoist-mcp --help for every option.
+// Run hoist-mcp --help for every option; hoist-mcp --completion bash (or
+// zsh, fish, powershell) prints a shell completion script.
 package main

@@ -22,4 +22,9 @@
 // --json writes it as JSON. Exit status: 0 when every step ran, 1 when the
 // run failed, 2 for a usage error or a bad procedure file (one line naming
 // file:line and field). The file format is in docs/procedure.md.
+//
+// Flags are spelled --think, --json, --param and so on, before or after
+// FILE; the single-dash spellings of earlier versions (-think 0) still work.
+// hoist-procedure --completion bash (or zsh, fish, powershell) prints a
+// shell completion script; run hoist-procedure --help for every flag.
 package main

@@ -159,6 +159,16 @@ func TestCancelOrder(t *testing.T) {
 	}
 }
 
+// TestSingleDashFlags: the single-dash spelling of the flag package, which
+// hoist-procedure parsed with before, still runs the same procedure.
+func TestSingleDashFlags(t *testing.T) {
+	args := append([]string{"-think", "0", "-json", "-param", "email=c8@example.com", procedureFile("cancel-order.jsonl"), "--"}, retailServer(t)...)
+	rep := decodeReport(t, hoistProcedure(t, nil, args...))
+	if got := calls(rep); len(got) != 5 || got[0] != `find_user_id_by_email {"email":"c8@example.com"}` || rep.LLMTurns != 4 {
+		t.Errorf("calls %q, %d LLM turns", got, rep.LLMTurns)
+	}
+}
+
 func TestTextReport(t *testing.T) {
 	r := hoistProcedure(t, nil, append([]string{"--think", "0", "--param", "email=c2@example.com", procedureFile("review-orders.jsonl"), "--"}, retailServer(t)...)...)
 	if r.code != 0 {
@@ -368,7 +378,8 @@ func TestUsage(t *testing.T) {
 		{"bad param", []string{"--param", "email", file, "--", "true"}, `--param "email": want NAME=VALUE`},
 		{"unknown param", []string{"--param", "mail=x", file, "--", "true"}, "--param mail: " + file + " declares no such parameter (it has email)"},
 		{"missing param", []string{file, "--", "true"}, file + " needs --param email=VALUE"},
-		{"unknown flag", []string{"--thinking", "0", file, "--", "true"}, "flag provided but not defined: -thinking"},
+		{"unknown flag", []string{"--thinking", "0", file, "--", "true"}, "unknown flag: --thinking"},
+		{"unknown single-dash flag", []string{"-thinking", "0", file, "--", "true"}, "unknown shorthand flag: 't' in -thinking"},
 		{"missing file", []string{"--param", "email=x", file + ".nope", "--", "true"}, file + ".nope: no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -379,7 +390,7 @@ func TestUsage(t *testing.T) {
 		})
 	}
 	r := hoistProcedure(t, nil, "--help")
-	if r.code != 0 || !strings.Contains(r.stdout, "usage: hoist-procedure [flags] FILE -- SERVER_COMMAND") || !strings.Contains(r.stdout, "-think") {
+	if r.code != 0 || !strings.Contains(r.stdout, "Usage:\n  hoist-procedure [flags] FILE -- SERVER_COMMAND") || !strings.Contains(r.stdout, "--think TIME") {
 		t.Errorf("--help: exit %d\n%s", r.code, r.stdout)
 	}
 }

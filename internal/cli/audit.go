@@ -18,10 +18,6 @@ import (
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdAudit(f, nil) })
-}
-
 // auditOptions are hoist audit's inputs.
 type auditOptions struct {
 	IO iostreams.Streams

@@ -15,10 +15,6 @@ import (
 	"github.com/hoist-mcp/hoist/learn"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdCompile(f, nil) })
-}
-
 // compileOptions are hoist compile's inputs.
 type compileOptions struct {
 	IO iostreams.Streams

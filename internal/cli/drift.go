@@ -18,10 +18,6 @@ import (
 	"github.com/hoist-mcp/hoist/learn"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdDrift(f, nil) })
-}
-
 // Exit codes of hoist drift, for CI.
 const (
 	driftNone  = 0

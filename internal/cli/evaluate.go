@@ -19,10 +19,6 @@ import (
 	"github.com/hoist-mcp/hoist/store"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdEvaluate(f, nil) })
-}
-
 // evaluateOptions are hoist evaluate's inputs.
 type evaluateOptions struct {
 	IO iostreams.Streams

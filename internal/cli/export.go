@@ -14,10 +14,6 @@ import (
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdExport(f, nil) })
-}
-
 // exportOptions are hoist export's inputs.
 type exportOptions struct {
 	IO iostreams.Streams

@@ -13,10 +13,6 @@ import (
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdFlowShow(f, nil) })
-}
-
 // flowShowOptions are hoist flow-show's inputs.
 type flowShowOptions struct {
 	IO        iostreams.Streams

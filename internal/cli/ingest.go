@@ -14,10 +14,6 @@ import (
 	"github.com/hoist-mcp/hoist/store"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdIngest(f, nil) })
-}
-
 // ingestOptions are hoist ingest's inputs.
 type ingestOptions struct {
 	IO iostreams.Streams

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 )
-
-func init() { commands = append(commands, newCmdInit) }
 
 type initOptions struct {
 	f         *Factory
@@ -23,7 +22,7 @@ type initOptions struct {
 	command   []string
 }
 
-func newCmdInit(f *Factory) *cobra.Command {
+func newCmdInit(f *Factory, runF func(context.Context, *initOptions) error) *cobra.Command {
 	o := &initOptions{f: f}
 	cmd := &cobra.Command{
 		Use:   "init [flags] -- SERVER_COMMAND [ARGS...]",
@@ -70,6 +69,9 @@ here from the environment variable HOIST_TOKEN.`,
 			}
 			if o.name == "" {
 				o.name = "hoist"
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
 			return runInit(o)
 		},

@@ -15,10 +15,6 @@ import (
 	"github.com/hoist-mcp/hoist/learn"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdLearn(f, nil) })
-}
-
 // learnFlags are the flags learn and compile share.
 type learnFlags struct {
 	Domain     string

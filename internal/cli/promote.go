@@ -18,10 +18,6 @@ import (
 	"github.com/hoist-mcp/hoist/store"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdPromote(f, nil) })
-}
-
 // promoteOptions are hoist promote's inputs.
 type promoteOptions struct {
 	IO iostreams.Streams

@@ -14,10 +14,6 @@ import (
 	"github.com/hoist-mcp/hoist/redact"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdRedact(f, nil) })
-}
-
 // redactOptions are hoist redact's inputs.
 type redactOptions struct {
 	IO       iostreams.Streams

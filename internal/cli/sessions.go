@@ -18,10 +18,6 @@ import (
 	"github.com/hoist-mcp/hoist/store"
 )
 
-func init() {
-	commands = append(commands, func(f *Factory) *cobra.Command { return newCmdSessions(f, nil, nil) })
-}
-
 // sessionsOptions are hoist sessions' inputs.
 type sessionsOptions struct {
 	IO iostreams.Streams

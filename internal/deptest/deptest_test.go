@@ -1,169 +1,250 @@
-// Package deptest keeps the import directions of DESIGN.md true: each
-// package imports only the layers below it, and each heavy dependency has
-// exactly one home.
 package deptest
 
 import (
-	"encoding/json"
-	"io"
-	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const module = "github.com/hoist-mcp/hoist"
 
-// layers lists, for each top-level package, the module packages it may
-// import directly (DESIGN.md, "Packages"). Packages not listed (cmd/, the
-// internal plumbing) may import any module package except as the rules
-// below forbid.
-var layers = map[string][]string{
-	"jsontext":   {},
-	"jsonrpc":    {"jsontext"},
-	"migrations": {},
-	"stats":      {},
-	"binding":    {"jsontext"},
-	"mcplog":     {"jsonrpc", "jsontext"},
-	"mcpmsg":     {"jsonrpc", "jsontext"},
-	"episode":    {"mcplog", "jsonrpc", "jsontext", "mcpmsg"},
-	"store":      {"episode", "migrations", "mcplog", "jsonrpc"},
-	"ingest":     {"mcplog", "episode", "store", "jsonrpc", "jsontext"},
-	"flow":       {"episode", "stats", "binding", "jsontext", "mcplog"},
-	"learn":      {"episode", "flow", "stats", "binding", "jsontext"},
-	"promote":    {"flow", "episode", "oracle", "stats"},
-	"evaluate":   {"flow", "episode", "oracle", "stats", "jsontext"},
-	"audit":      {"flow", "episode", "oracle", "stats"},
-	"redact":     {"mcplog", "jsonrpc", "jsontext", "mcpmsg"},
-	"drift":      {"flow", "episode", "stats"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
-	"export":     {"store", "episode"},
-	"guards":     {"jsonrpc", "mcpmsg"},
-	"oracle":     {"jsonrpc", "mcpmsg"},
-	"proxy":      {"jsonrpc", "jsontext", "mcpmsg", "mcplog", "flow", "guards", "oracle", "episode"}, // episode: the tool types flow.Session.Listed takes
-	"procedure":  {"jsonrpc", "jsontext", "mcpmsg", "mcplog", "binding"},
+// cli are the command-line packages: the only ones that parse flags.
+var cli = []string{"internal/cli", "internal/mcpcli", "internal/proccli", "internal/democli", "internal/cmdutil"}
+
+// rules are hoist's import rules (DESIGN.md, "Packages" and "Dependencies").
+var rules = Rules{
+	Module: module,
+	// For every package, the module packages it may import. Planned
+	// packages have their place already: jsontext (the one owner of JSON
+	// policy), mcpmsg (the meaning of MCP messages) and binding (the
+	// binding language), and the edges to them are allowed before they
+	// are made.
+	Layers: map[string][]string{
+		// Leaves.
+		"jsontext":   {},
+		"migrations": {},
+		"stats":      {},
+
+		// The wire and the log.
+		"jsonrpc": {"jsontext"},
+		"mcpmsg":  {"jsonrpc", "jsontext"},
+		"binding": {"jsontext"},
+		"mcplog":  {"jsonrpc", "jsontext"},
+
+		// Episodes and the store.
+		"episode": {"jsonrpc", "mcplog", "jsontext", "mcpmsg"},
+		"store":   {"episode", "migrations"},
+		"ingest":  {"episode", "jsonrpc", "mcplog", "store", "mcpmsg", "jsontext"},
+		"export":  {"episode", "store"},
+		"redact":  {"jsonrpc", "mcplog", "jsontext", "mcpmsg"},
+
+		// Flows and what measures them; none of them reads the store.
+		"flow":     {"episode", "stats", "binding", "jsontext", "mcplog"},
+		"learn":    {"episode", "flow", "stats", "binding", "jsontext", "mcpmsg"},
+		"audit":    {"episode", "flow", "stats", "oracle", "binding"},
+		"promote":  {"episode", "flow", "stats", "oracle", "binding"},
+		"evaluate": {"episode", "flow", "stats", "oracle", "binding", "jsontext"},
+		"drift":    {"episode", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
+		"guards":   {"mcpmsg"},
+		"oracle":   {"mcpmsg"},
+
+		// The proxy and the scripted client.
+		"proxy": {"episode", "flow", "jsonrpc", "mcplog", "guards", "oracle", "jsontext", "mcpmsg"}, // episode: the tool types flow.Session.Listed takes
+		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding"},
+
+		// Command lines; internal/cli is every toolkit package but never
+		// the proxy, internal/mcpcli the proxy but no toolkit.
+		"internal/cli": {"audit", "drift", "episode", "evaluate", "export", "flow", "ingest", "learn", "promote", "redact", "store",
+			"internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
+		"internal/mcpcli":     {"flow", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
+		"internal/proccli":    {"procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
+		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams"},
+		"internal/cmdutil":    {},
+		"cmd/hoist":           {"internal/cli", "internal/iostreams"},
+		"cmd/hoist-mcp":       {"internal/mcpcli", "internal/iostreams"},
+		"cmd/hoist-procedure": {"internal/proccli", "internal/iostreams"},
+		"cmd/hoist-mcp-demo":  {"internal/democli", "internal/iostreams"},
+
+		// Plumbing.
+		"internal/atomicfile": {},
+		"internal/buildinfo":  {},
+		"internal/demo":       {},
+		"internal/iostreams":  {},
+		"internal/testbin":    {}, // imports testing: only tests may import it
+		"internal/deptest":    {},
+		"internal/e2e":        {}, // tests only
+
+		// Benchmark programs (scripts/bench.sh).
+		"internal/benchcmd/auditbench":  {"audit", "episode", "flow", "learn", "store"},
+		"internal/benchcmd/evalbench":   {"episode", "evaluate", "flow", "store", "internal/cli", "internal/iostreams"},
+		"internal/benchcmd/flowbench":   {"episode", "flow", "ingest", "learn", "store", "binding", "jsontext"},
+		"internal/benchcmd/hoistprof":   {"internal/mcpcli", "internal/iostreams"},
+		"internal/benchcmd/httpbench":   {},
+		"internal/benchcmd/ingestbench": {"mcplog"},
+		"internal/benchcmd/proxybench":  {"mcplog"},
+		"internal/benchcmd/redactbench": {"redact"},
+	},
+	Modules: []Module{
+		{"github.com/mattn/go-sqlite3", []string{"store"}, "the store is the one place that talks SQL"},
+		{"github.com/jmoiron/sqlx", []string{"store"}, "the store is the one place that talks SQL"},
+		{"github.com/apache/arrow-go/v18", []string{"export"}, "Parquet and Arrow IPC stay in export"},
+		{"github.com/klauspost/compress", []string{"mcplog"}, "zstd: mcplog reads and writes .jsonl.zst logs, and everything else reads logs through it"},
+		{"github.com/schollz/progressbar/v3", []string{"internal/cli"}, "progress on a terminal is the toolkit's command line's business"},
+		{"golang.org/x/sync", []string{"ingest"}, "errgroup: ingest's bounded fan-out over many files"},
+		{"github.com/spf13/cobra", cli, "only the command lines parse flags"},
+		{"github.com/spf13/pflag", cli, "cobra's flags; only the command lines parse flags"},
+		{"github.com/google/go-cmp", nil, "test diffs"},
+		{"github.com/modelcontextprotocol/go-sdk", nil, "the forwarding path never re-encodes; the go-sdk is a real client and server for tests"},
+	},
+	Unlinked: Unlinked{
+		Packages: []string{"testing/...", "net/http/httptest"},
+		Why:      "test code in a program (internal/testbin, a test helper, or code moved out of a _test.go file)",
+		Except: map[string]string{
+			// logger.go has TestLogger(testing.TB). arrow-go's Parquet
+			// metadata is thrift, so hoist links it; linking testing
+			// registers no flags (only testing.Init does).
+			"github.com/apache/thrift/lib/go/thrift": "thrift's TestLogger, reached through arrow-go's Parquet",
+		},
+	},
+	NotDeps: []NotDep{
+		{[]string{"internal/cli", "cmd/hoist"}, module + "/proxy", "the toolkit reads what the proxy wrote only through mcplog and episode"},
+		{[]string{"learn", "promote", "evaluate", "audit", "drift", "flow"}, module + "/store", "analysis code reads episodes through episode.Source, never the store"},
+		{[]string{"cmd/hoist-mcp", "cmd/hoist-procedure", "cmd/hoist-mcp-demo"}, "github.com/mattn/go-sqlite3", "only hoist carries SQLite"},
+		{[]string{"cmd/hoist-mcp", "cmd/hoist-procedure", "cmd/hoist-mcp-demo"}, "github.com/apache/arrow-go/...", "only hoist carries Arrow"},
+		{[]string{"cmd/hoist-mcp"}, "github.com/schollz/progressbar/...", "the proxy draws no progress bars"},
+	},
 }
 
-// homes names the only packages that may import a third-party module, and
-// why.
-var homes = []struct {
-	prefix string
-	only   []string
-	why    string
-}{
-	{"github.com/mattn/go-sqlite3", []string{"store"}, "the store is the one place that talks SQL"},
-	{"github.com/jmoiron/sqlx", []string{"store"}, "the store is the one place that talks SQL"},
-	{"github.com/apache/arrow-go", []string{"export"}, "Arrow and Parquet stay in export"},
-	{"github.com/spf13/cobra", []string{"internal/cli", "internal/mcpcli"}, "only the command lines parse flags"},
-	{"github.com/modelcontextprotocol/go-sdk", nil, "the forwarding path never re-encodes; the go-sdk serves tests only"},
-}
-
-type pkg struct {
-	ImportPath string
-	Imports    []string
-	Deps       []string
-}
-
-func listPackages(t *testing.T) []pkg {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-deps=false", "-json", module+"/...")
-	out, err := cmd.Output()
+func TestImports(t *testing.T) {
+	pkgs, err := List(".", module+"/...")
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatal(err)
 	}
-	var pkgs []pkg
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	for {
-		var p pkg
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("decoding go list output: %v", err)
-		}
-		pkgs = append(pkgs, p)
-	}
-	if len(pkgs) == 0 {
-		t.Fatal("go list found no packages")
-	}
-	return pkgs
-}
-
-func rel(path string) string {
-	return strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
-}
-
-// top returns the architecture layer of a module package: its first path
-// element, or internal/x for plumbing.
-func top(r string) string {
-	parts := strings.Split(r, "/")
-	if parts[0] == "internal" && len(parts) > 1 {
-		return "internal/" + parts[1]
-	}
-	return parts[0]
-}
-
-func TestImportDirections(t *testing.T) {
-	pkgs := listPackages(t)
+	var ours int
 	for _, p := range pkgs {
-		from := top(rel(p.ImportPath))
-		for _, imp := range p.Imports {
-			if strings.HasPrefix(imp, module) {
-				to := top(rel(imp))
-				if to == from {
-					continue
-				}
-				if to == "cmd" {
-					t.Errorf("%s imports %s: nothing imports cmd/", p.ImportPath, imp)
-				}
-				if allowed, ok := layers[from]; ok && !contains(allowed, to) && !strings.HasPrefix(to, "internal/") {
-					t.Errorf("%s imports %s: %s may import only %v (DESIGN.md, Packages)", p.ImportPath, imp, from, allowed)
-				}
-				continue
-			}
-			for _, h := range homes {
-				if strings.HasPrefix(imp, h.prefix) && !contains(h.only, from) {
-					t.Errorf("%s imports %s: only %v may (%s)", p.ImportPath, imp, h.only, h.why)
-				}
-			}
+		if strings.HasPrefix(p.ImportPath, module) {
+			ours++
 		}
+	}
+	if ours < len(rules.Layers)/2 {
+		t.Fatalf("go list found %d of the module's packages", ours)
+	}
+	for _, p := range rules.Check(pkgs) {
+		t.Error(p)
 	}
 }
 
-func TestToolkitNeverImportsProxy(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", module+"/internal/cli", module+"/cmd/hoist")
-	out, err := cmd.Output()
+func TestEveryDirectRequirementHasOwners(t *testing.T) {
+	direct, err := DirectRequires(".")
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatal(err)
 	}
-	for _, dep := range strings.Fields(string(out)) {
-		if dep == module+"/proxy" {
-			t.Errorf("the toolkit depends on %s: it reads what the proxy wrote only through mcplog and episode", dep)
-		}
+	if !slices.Contains(direct, "github.com/spf13/cobra") {
+		t.Fatalf("go.mod's direct requirements %q lack cobra", direct)
+	}
+	for _, p := range rules.CheckRequires(direct) {
+		t.Error(p)
 	}
 }
 
-func TestAnalysisReadsEpisodesNotTheStore(t *testing.T) {
-	for _, p := range listPackages(t) {
-		switch top(rel(p.ImportPath)) {
-		case "learn", "promote", "evaluate", "audit", "flow":
-		default:
-			continue
-		}
-		out, err := exec.Command("go", "list", "-deps", p.ImportPath).Output()
-		if err != nil {
-			t.Fatalf("go list: %v", err)
-		}
-		for _, dep := range strings.Fields(string(out)) {
-			if dep == module+"/store" {
-				t.Errorf("%s depends on the store: analysis code reads episode.Source", p.ImportPath)
+// TestCheck feeds the checker made-up packages and sees each rule fire.
+func TestCheck(t *testing.T) {
+	m := func(rel string) string { return module + "/" + rel }
+	clean := []Package{
+		{ImportPath: m("jsonrpc"), Name: "jsonrpc", Imports: []string{"bytes", m("jsontext")}, Deps: []string{"bytes", m("jsontext")}},
+		{ImportPath: m("jsontext"), Name: "jsontext", Imports: []string{"bytes"}, Deps: []string{"bytes"}},
+		{ImportPath: m("store"), Name: "store", Imports: []string{m("episode"), "github.com/mattn/go-sqlite3"}},
+		{ImportPath: m("cmd/hoist"), Name: "main", Imports: []string{m("internal/cli")}, Deps: []string{m("internal/cli"), "os"}},
+		{ImportPath: m("internal/testbin"), Name: "testbin", Imports: []string{"testing"}, Deps: []string{"testing"}},
+	}
+	if got := rules.Check(clean); len(got) != 0 {
+		t.Errorf("a clean list: %q", got)
+	}
+	for _, tc := range []struct {
+		name string
+		pkgs []Package
+		want []string
+	}{
+		{"proxy imports internal/cli", []Package{
+			{ImportPath: m("proxy"), Name: "proxy", Imports: []string{m("jsonrpc"), m("internal/cli")}},
+		}, []string{
+			"proxy imports internal/cli: proxy may import only [episode flow jsonrpc mcplog guards oracle jsontext mcpmsg] (DESIGN.md, Packages)",
+		}},
+		{"jsonrpc imports internal/testbin", []Package{
+			{ImportPath: m("jsonrpc"), Name: "jsonrpc", Imports: []string{m("internal/testbin"), m("jsontext")}},
+		}, []string{
+			"jsonrpc imports internal/testbin: jsonrpc may import only [jsontext] (DESIGN.md, Packages)",
+		}},
+		{"a program links testing", []Package{
+			{ImportPath: m("cmd/hoist-mcp"), Name: "main", Imports: []string{m("internal/mcpcli")},
+				Deps: []string{m("internal/mcpcli"), m("internal/testbin"), m("proxy"), "net/http/httptest", "testing", "testing/iotest"}},
+			{ImportPath: m("proxy"), Name: "proxy", Imports: []string{"net/http/httptest"}},
+			{ImportPath: m("internal/testbin"), Name: "testbin", Imports: []string{"testing"}},
+			{ImportPath: "testing", Name: "testing", Standard: true},
+		}, []string{
+			"program cmd/hoist-mcp links net/http/httptest (imported by proxy): test code in a program (internal/testbin, a test helper, or code moved out of a _test.go file)",
+			"program cmd/hoist-mcp links testing (imported by internal/testbin): test code in a program (internal/testbin, a test helper, or code moved out of a _test.go file)",
+			"program cmd/hoist-mcp links testing/iotest: test code in a program (internal/testbin, a test helper, or code moved out of a _test.go file)",
+		}},
+		{"a program imports testing itself", []Package{
+			{ImportPath: m("cmd/hoist-procedure"), Name: "main", Imports: []string{"testing"}, Deps: []string{"testing"}},
+		}, []string{
+			"program cmd/hoist-procedure links testing (imported by cmd/hoist-procedure): test code in a program (internal/testbin, a test helper, or code moved out of a _test.go file)",
+		}},
+		{"a program links testing through a listed exception only", []Package{
+			{ImportPath: m("cmd/hoist"), Name: "main", Imports: []string{m("internal/cli")},
+				Deps: []string{m("internal/cli"), "github.com/apache/thrift/lib/go/thrift", "testing"}},
+			{ImportPath: "github.com/apache/thrift/lib/go/thrift", Name: "thrift", Imports: []string{"testing"}},
+		}, nil},
+		{"and through it and another", []Package{
+			{ImportPath: m("cmd/hoist"), Name: "main", Imports: []string{m("internal/cli")},
+				Deps: []string{m("internal/cli"), "github.com/apache/thrift/lib/go/thrift", "example.com/helper", "testing"}},
+			{ImportPath: "github.com/apache/thrift/lib/go/thrift", Name: "thrift", Imports: []string{"testing"}},
+			{ImportPath: "example.com/helper", Name: "helper", Imports: []string{"testing"}},
+		}, []string{
+			"program cmd/hoist links testing (imported by example.com/helper): test code in a program (internal/testbin, a test helper, or code moved out of a _test.go file)",
+		}},
+		{"a package without a place", []Package{
+			{ImportPath: m("console"), Name: "console", Imports: []string{m("store")}},
+		}, []string{
+			"console has no entry in deptest's layers: give the new package its place (DESIGN.md, Packages)",
+		}},
+		{"a heavy module outside its home", []Package{
+			{ImportPath: m("export"), Name: "export", Imports: []string{"github.com/mattn/go-sqlite3", "github.com/apache/arrow-go/v18/parquet/pqarrow"}},
+			{ImportPath: m("learn"), Name: "learn", Imports: []string{"github.com/google/go-cmp/cmp", "golang.org/x/exp/slices"}},
+		}, []string{
+			"export imports github.com/mattn/go-sqlite3: github.com/mattn/go-sqlite3 is for only [store] (the store is the one place that talks SQL)",
+			"learn imports github.com/google/go-cmp/cmp: github.com/google/go-cmp is for tests only (test diffs)",
+			"learn imports golang.org/x/exp/slices, of a module deptest does not know: give it its owners and a reason",
+		}},
+		{"nothing imports cmd", []Package{
+			{ImportPath: m("internal/cli"), Name: "cli", Imports: []string{m("cmd/hoist")}},
+		}, []string{
+			"internal/cli imports cmd/hoist: nothing imports cmd/, which only wires",
+		}},
+		{"forbidden even indirectly", []Package{
+			{ImportPath: m("cmd/hoist-mcp"), Name: "main", Imports: []string{m("internal/mcpcli")},
+				Deps: []string{m("internal/mcpcli"), m("internal/cli"), "github.com/mattn/go-sqlite3"}},
+			{ImportPath: m("internal/cli"), Name: "cli", Imports: []string{"github.com/mattn/go-sqlite3"}},
+			{ImportPath: m("learn"), Name: "learn", Imports: []string{m("episode")}, Deps: []string{m("episode"), m("store")}},
+			{ImportPath: m("episode"), Name: "episode", Imports: []string{m("store")}},
+		}, []string{
+			"cmd/hoist-mcp depends on github.com/mattn/go-sqlite3 (imported by internal/cli): only hoist carries SQLite",
+			"episode imports store: episode may import only [jsonrpc mcplog jsontext mcpmsg] (DESIGN.md, Packages)",
+			"internal/cli imports github.com/mattn/go-sqlite3: github.com/mattn/go-sqlite3 is for only [store] (the store is the one place that talks SQL)",
+			"learn depends on github.com/hoist-mcp/hoist/store (imported by episode): analysis code reads episodes through episode.Source, never the store",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, rules.Check(tc.pkgs)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
 			}
-		}
+		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+	if diff := cmp.Diff([]string{"go.mod requires golang.org/x/exp, which deptest does not list: give it its owners and a reason"},
+		rules.CheckRequires([]string{"github.com/spf13/cobra", "golang.org/x/exp"})); diff != "" {
+		t.Errorf("requirements (-want +got):\n%s", diff)
 	}
-	return false
 }

@@ -1,5 +1,8 @@
-// Package mcpcli is the command line of hoist-mcp: flags, usage and exit
-// codes, in front of package proxy.
+// Package mcpcli is the command line of hoist-mcp: flags, help and exit
+// codes, in front of package proxy. It has the shape of every hoist
+// command: an options struct, newCmd that parses and checks the flags
+// (usage mistakes are flag errors, exit 2), and runProxy that does the work,
+// where whatever fails is the proxy's own failure (exit 125).
 package mcpcli
 
 import (
@@ -16,6 +19,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/buildinfo"
+	"github.com/hoist-mcp/hoist/internal/cmdutil"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/proxy"
@@ -77,7 +81,11 @@ with --listen it ends every session so, and at 2 x --stop-grace kills
 whatever server still runs. The proxy never exits before its servers, and
 on Linux a server dies with a proxy killed by SIGKILL. 125: the proxy
 itself failed (the log could not be created, the server could not be
-started), and no log is left. 2: a usage error.`
+started, the --flow file could not be read or is not a flow this hoist-mcp
+serves), and no log is left. 2: a usage error.
+
+Shell completion. hoist-mcp --completion bash|zsh|fish|powershell prints a
+completion script: source <(hoist-mcp --completion bash).`
 
 const example = `  # Try it with the demo server:
   printf '%s\n' \
@@ -95,9 +103,15 @@ const example = `  # Try it with the demo server:
   # One proxy for every host, by URL:
   hoist-mcp --listen 127.0.0.1:8931 --record ~/.hoist/logs -- npx -y some-mcp-server`
 
+// noCommand is the usage mistake of giving no server command. Its message
+// is the recipe, which ends with its own pointer to --help.
+type noCommand struct{}
+
+func (noCommand) Error() string { return recipe }
+
 // recipe is printed when no server command is given: a working start
 // rather than a synopsis.
-const recipe = `hoist-mcp: no server command; put it after --, for example:
+const recipe = `no server command; put it after --, for example:
 
   hoist-mcp --record ~/.hoist/logs --domain orders -- npx -y some-mcp-server
 
@@ -105,118 +119,158 @@ Try it with the demo server:
 
   echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo
 
-Run 'hoist-mcp --help' for every option.
-`
+Run 'hoist-mcp --help' for every option.`
 
+// factory is what newCmd takes from the process: the streams and the
+// environment, which --upstream-header reads.
+type factory struct {
+	IO        iostreams.Streams
+	LookupEnv func(string) (string, bool)
+}
+
+// options are hoist-mcp's inputs. newCmd fills Proxy, Listen and FlowFile
+// from the flags; the lower-case fields are the flags' raw values.
 type options struct {
-	proxy.Options
-	flowPath        string
+	IO iostreams.Streams
+	// Proxy is the session's configuration, with the server command, the
+	// expanded paths and the upstream headers' values; Proxy.Flow is set
+	// with --flow, but its flow is read by runProxy, from FlowFile.
+	Proxy    proxy.Options
+	Listen   proxy.ListenOptions
+	FlowFile string
+
 	flowDecider     string
 	flowTools       []string
 	flowOpts        proxy.FlowOptions
 	flowExplore     float64
 	questions       int
-	listen          proxy.ListenOptions
 	tokenFile       string
 	idleMinutes     float64
 	record          string
 	upstreamHeaders []string
-	getenv          func(string) (string, bool)
+	completion      string
+	version         bool
 }
 
 // Main runs hoist-mcp with args (without the program name) and returns the
 // exit code.
 func Main(ctx context.Context, args []string, st iostreams.Streams) int {
-	opts := options{getenv: os.LookupEnv}
-	var showVersion bool
-	code := -1
+	cmd := newCmd(&factory{IO: st, LookupEnv: os.LookupEnv}, nil)
+	if cmdutil.IsCompletionRequest(args) {
+		cmd.SetOut(st.Out) // the shell reads the answer; no wire then
+	}
+	cmd.SetArgs(args)
+	ran, err := cmd.ExecuteContextC(ctx)
+	return cmdutil.Exit(st.Err, "hoist-mcp", ran, err, proxy.ExitProxy)
+}
+
+// newCmd returns hoist-mcp's command. It checks the flags; runF, when not
+// nil, is called with the options instead of runProxy (for tests).
+func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Command {
+	opts := &options{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:           "hoist-mcp [flags] [--listen ADDR] (-- SERVER_COMMAND [ARGS...] | --upstream URL)",
 		Short:         "A recording MCP proxy",
 		Long:          long,
 		Example:       example,
+		Args:          cobra.ArbitraryArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if showVersion {
-				fmt.Fprintf(st.Out, "hoist-mcp %s\n", buildinfo.Version())
-				code = 0
-				return nil
-			}
-			if len(args) == 0 && opts.Upstream == "" {
-				fmt.Fprint(st.Err, recipe)
-				code = proxy.ExitUsage
-				return nil
-			}
-			if len(args) > 0 && opts.Upstream != "" {
-				return errors.New("--upstream: give either a server URL or a server command after --, not both")
-			}
-			if err := validate(cmd, &opts); err != nil {
+			switch {
+			case opts.completion != "":
+				return cmdutil.WriteCompletion(cmd, opts.completion, f.IO.Out)
+			case opts.version:
+				_, err := fmt.Fprintf(f.IO.Out, "hoist-mcp %s\n", buildinfo.Version())
 				return err
+			case len(args) == 0 && opts.Proxy.Upstream == "":
+				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: noCommand{}}
+			case len(args) > 0 && opts.Proxy.Upstream != "":
+				return cmdutil.FlagErrorf("--upstream: give either a server URL or a server command after --, not both")
 			}
-			opts.Command = args
-			var errFile *os.File
-			if f, ok := st.Err.(*os.File); ok {
-				errFile = f
+			if err := validate(cmd, opts, f.LookupEnv); err != nil {
+				return &cmdutil.FlagError{Err: err}
 			}
-			streams := proxy.Streams{In: st.In, Out: st.Out, Err: st.Err, ErrFile: errFile}
-			if opts.listen.Addr != "" {
-				code = proxy.RunListen(ctx, opts.Options, opts.listen, streams)
-				return nil
+			if len(args) > 0 {
+				opts.Proxy.Command = args
 			}
-			code = proxy.RunStdio(ctx, opts.Options, streams)
-			return nil
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runProxy(cmd.Context(), opts)
 		},
 	}
-	cmd.SetArgs(args)
-	cmd.SetIn(st.In)
-	cmd.SetOut(st.Err) // help and usage never go to stdout, which is the wire
-	cmd.SetErr(st.Err)
-	f := cmd.Flags()
-	f.SetInterspersed(false) // everything from the server command on is the server's
-	f.StringVar(&opts.record, "record", "", "write a session log per session to `DIR` (created 0700; ~ expanded)")
-	f.StringVar(&opts.Domain, "domain", "", "domain `NAME` copied into the log header (e.g. orders, retail)")
-	f.StringVar(&opts.AgentModel, "agent-model", "", "`MODEL` that drives the agent, copied into the log header")
-	f.StringVar(&opts.ServerName, "server-name", "", "`NAME` of this server in the log header, for hosts with several servers")
-	f.StringVar(&opts.Upstream, "upstream", "", "proxy the Streamable HTTP server at `URL` instead of a command")
-	f.StringArrayVar(&opts.upstreamHeaders, "upstream-header", nil, "send header NAME with the value of environment variable VAR to --upstream (`NAME=VAR`; repeatable; never logged)")
-	f.StringVar(&opts.listen.Addr, "listen", "", "serve hosts over Streamable HTTP at `ADDR` (host:port) instead of stdio")
-	f.StringVar(&opts.tokenFile, "listen-token-file", "", "require Authorization: Bearer with the token in `FILE`; allows non-loopback addresses")
-	f.Float64Var(&opts.idleMinutes, "listen-idle", proxy.DefaultListenIdle.Minutes(), "end a --listen session after `MINUTES` with no request and no open stream")
-	f.StringVar(&opts.Context, "context", "", "log the conversation the host appends to `FILE` ({\"role\",\"content\"} lines; {session} stands for the session) before each tools/call")
-	f.StringVar(&opts.flowPath, "flow", "", "serve the flow in `FILE` (from hoist learn or hoist compile) after each of the agent's calls")
-	f.Float64Var(&opts.flowOpts.Rule.Threshold, "flow-threshold", flow.DefaultThreshold, "least P(tool) × P(binding matched) a lookup needs")
-	f.StringVar(&opts.flowDecider, "flow-decider", "", "where P(tool) comes from: `reach` (the default) or habit")
-	f.StringSliceVar(&opts.flowTools, "flow-tools", nil, "the only `TOOLS` the flow may call (comma-separated; default: every read tool of the flow)")
-	f.IntVar(&opts.flowOpts.Caps.PerCall, "flow-per-call", flow.DefaultCaps.PerCall, "most lookups after one call")
-	f.IntVar(&opts.flowOpts.Caps.PerSession, "flow-per-session", flow.DefaultCaps.PerSession, "most lookups in one session")
-	f.IntVar(&opts.questions, "flow-questions", 300, "most questions to the System-One model in one session (the reach and habit deciders ask none)")
-	f.StringVar(&opts.flowOpts.Log, "flow-log", "", "append each decision and run to `FILE` (default <session>.flow.jsonl beside the log; {session} stands for the session)")
-	f.BoolVar(&opts.flowOpts.Shadow, "flow-shadow", false, "decide and log after each call, but look nothing up")
-	f.Float64Var(&opts.flowExplore, "flow-explore", 0, "with probability `EPSILON`, take another lookup that binds, drawn by the decider's probabilities, and log the policy")
-	f.Uint64Var(&opts.flowOpts.Seed, "flow-explore-seed", 1, "seed of --flow-explore's draws")
-	f.StringVar(&opts.flowOpts.TaskID, "task-id", "", "the task this session works on, which picks the flow's fold (default: the session)")
-	f.IntVar(&opts.RetainDays, "retain-days", 0, "at start, delete session files older than `N` days from --record (0 keeps all)")
-	f.BoolVar(&opts.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
-	f.BoolVar(&opts.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
-	f.IntVar(&opts.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
-	f.DurationVar(&opts.StopGrace, "stop-grace", proxy.DefaultStopGrace, "how long (`DURATION`) to wait for the server after closing its stdin, and again after SIGTERM, before SIGKILL")
-	f.BoolVar(&showVersion, "version", false, "print the version and exit")
-	cmd.Flags().SortFlags = false
-
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(st.Err, "hoist-mcp: %v\nRun 'hoist-mcp --help' for usage.\n", err)
-		return proxy.ExitUsage
-	}
-	if code < 0 { // --help
-		return 0
-	}
-	return code
+	cmd.SetIn(f.IO.In)
+	cmd.SetOut(f.IO.Err) // help and usage never go to stdout, which is the wire
+	cmd.SetErr(f.IO.Err)
+	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
+	fl := cmd.Flags()
+	fl.SetInterspersed(false) // everything from the server command on is the server's
+	fl.StringVar(&opts.record, "record", "", "write a session log per session to `DIR` (created 0700; ~ expanded)")
+	fl.StringVar(&opts.Proxy.Domain, "domain", "", "domain `NAME` copied into the log header (e.g. orders, retail)")
+	fl.StringVar(&opts.Proxy.AgentModel, "agent-model", "", "`MODEL` that drives the agent, copied into the log header")
+	fl.StringVar(&opts.Proxy.ServerName, "server-name", "", "`NAME` of this server in the log header, for hosts with several servers")
+	fl.StringVar(&opts.Proxy.Upstream, "upstream", "", "proxy the Streamable HTTP server at `URL` instead of a command")
+	fl.StringArrayVar(&opts.upstreamHeaders, "upstream-header", nil, "send header NAME with the value of environment variable VAR to --upstream (`NAME=VAR`; repeatable; never logged)")
+	fl.StringVar(&opts.Listen.Addr, "listen", "", "serve hosts over Streamable HTTP at `ADDR` (host:port) instead of stdio")
+	fl.StringVar(&opts.tokenFile, "listen-token-file", "", "require Authorization: Bearer with the token in `FILE`; allows non-loopback addresses")
+	fl.Float64Var(&opts.idleMinutes, "listen-idle", proxy.DefaultListenIdle.Minutes(), "end a --listen session after `MINUTES` with no request and no open stream")
+	fl.StringVar(&opts.Proxy.Context, "context", "", "log the conversation the host appends to `FILE` ({\"role\",\"content\"} lines; {session} stands for the session) before each tools/call")
+	fl.StringVar(&opts.FlowFile, "flow", "", "serve the flow in `FILE` (from hoist learn or hoist compile) after each of the agent's calls")
+	fl.Float64Var(&opts.flowOpts.Rule.Threshold, "flow-threshold", flow.DefaultThreshold, "a lookup needs P(tool) × P(binding matched) of at least `P`")
+	fl.StringVar(&opts.flowDecider, "flow-decider", "", "the `DECIDER` that gives P(tool): reach (the default) or habit")
+	fl.StringSliceVar(&opts.flowTools, "flow-tools", nil, "the only `TOOLS` the flow may call (comma-separated; default: every read tool of the flow)")
+	fl.IntVar(&opts.flowOpts.Caps.PerCall, "flow-per-call", flow.DefaultCaps.PerCall, "at most `N` lookups after one call")
+	fl.IntVar(&opts.flowOpts.Caps.PerSession, "flow-per-session", flow.DefaultCaps.PerSession, "at most `N` lookups in one session")
+	fl.IntVar(&opts.questions, "flow-questions", flow.DefaultCaps.Questions, "at most `N` questions to the System-One model in one session (the reach and habit deciders ask none)")
+	fl.StringVar(&opts.flowOpts.Log, "flow-log", "", "append each decision and run to `FILE` (default <session>.flow.jsonl beside the log; {session} stands for the session)")
+	fl.BoolVar(&opts.flowOpts.Shadow, "flow-shadow", false, "decide and log after each call, but look nothing up")
+	fl.Float64Var(&opts.flowExplore, "flow-explore", 0, "with probability `EPSILON`, take another lookup that binds, drawn by the decider's probabilities, and log the policy")
+	fl.Uint64Var(&opts.flowOpts.Seed, "flow-explore-seed", 1, "`SEED` of --flow-explore's draws")
+	fl.StringVar(&opts.flowOpts.TaskID, "task-id", "", "the task `ID` this session works on, which picks the flow's fold (default: the session)")
+	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete session files older than `N` days from --record (0 keeps all)")
+	fl.BoolVar(&opts.Proxy.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
+	fl.BoolVar(&opts.Proxy.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
+	fl.IntVar(&opts.Proxy.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
+	fl.DurationVar(&opts.Proxy.StopGrace, "stop-grace", proxy.DefaultStopGrace, "how long (`DURATION`) to wait for the server after closing its stdin, and again after SIGTERM, before SIGKILL")
+	cmdutil.AddCompletionFlag(cmd, &opts.completion)
+	fl.BoolVar(&opts.version, "version", false, "print the version and exit")
+	fl.SortFlags = false
+	return cmd
 }
 
-// validateFlow checks the --flow flags and loads the flow.
+// runProxy reads the flow and runs the proxy until the session ends. A flow
+// that cannot be read is the proxy's own failure, like a log that cannot be
+// created: exit 125 before the server starts, and no log.
+func runProxy(ctx context.Context, o *options) error {
+	if o.FlowFile != "" {
+		f, err := flow.Load(o.FlowFile)
+		if err != nil {
+			return fmt.Errorf("--flow: %w", err)
+		}
+		o.Proxy.Flow.Flow = f
+	}
+	var errFile *os.File
+	if f, ok := o.IO.Err.(*os.File); ok {
+		errFile = f
+	}
+	streams := proxy.Streams{In: o.IO.In, Out: o.IO.Out, Err: o.IO.Err, ErrFile: errFile}
+	var code int
+	if o.Listen.Addr != "" {
+		code = proxy.RunListen(ctx, o.Proxy, o.Listen, streams)
+	} else {
+		code = proxy.RunStdio(ctx, o.Proxy, streams)
+	}
+	if code != 0 {
+		return &cmdutil.ExitError{Code: code} // the proxy has said why
+	}
+	return nil
+}
+
+// validateFlow checks the --flow flags. The flow itself is read when the
+// proxy starts (runProxy): a bad file is not a usage mistake.
 func validateFlow(cmd *cobra.Command, o *options) error {
-	if o.flowPath == "" {
+	if o.FlowFile == "" {
 		for _, name := range []string{"flow-threshold", "flow-decider", "flow-tools", "flow-per-call", "flow-per-session", "flow-questions", "flow-log", "flow-shadow", "flow-explore", "flow-explore-seed", "task-id"} {
 			if cmd.Flags().Changed(name) {
 				return fmt.Errorf("--%s: needs --flow", name)
@@ -224,18 +278,14 @@ func validateFlow(cmd *cobra.Command, o *options) error {
 		}
 		return nil
 	}
-	f, err := flow.Load(o.flowPath)
-	if err != nil {
-		return fmt.Errorf("--flow: %w", err)
-	}
 	d, err := flow.ParseDecider(o.flowDecider)
 	if err != nil {
 		return fmt.Errorf("--flow-decider: %w", err)
 	}
 	fo := o.flowOpts
-	fo.Flow = f
 	fo.Rule.Decider = d
 	fo.Rule.Epsilon = o.flowExplore
+	fo.Caps.Questions = o.questions
 	switch {
 	case fo.Rule.Threshold < 0 || fo.Rule.Threshold > 1:
 		return errors.New("--flow-threshold: must be between 0 and 1")
@@ -257,7 +307,7 @@ func validateFlow(cmd *cobra.Command, o *options) error {
 		}
 		fo.Log = path
 	}
-	o.Flow = &fo
+	o.Proxy.Flow = &fo
 	return nil
 }
 
@@ -272,23 +322,26 @@ func httpguts(name string) bool {
 	return true
 }
 
-func validate(cmd *cobra.Command, o *options) error {
-	if o.RetainDays < 0 {
+// validate checks the flags and turns them into o.Proxy and o.Listen. Each
+// error is a usage mistake.
+func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bool)) error {
+	p := &o.Proxy
+	if p.RetainDays < 0 {
 		return errors.New("--retain-days: must be 0 or more")
 	}
-	if o.MaxFrameBytes < 1024 {
+	if p.MaxFrameBytes < 1024 {
 		return errors.New("--max-frame-bytes: must be at least 1024")
 	}
-	if o.StopGrace <= 0 || o.StopGrace > time.Hour {
+	if p.StopGrace <= 0 || p.StopGrace > time.Hour {
 		return errors.New("--stop-grace: must be between 1ns and 1h")
 	}
-	if o.Upstream != "" {
-		u, err := url.Parse(o.Upstream)
+	if p.Upstream != "" {
+		u, err := url.Parse(p.Upstream)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--upstream: %s is not an http:// or https:// URL", mcplog.ScrubURL(o.Upstream))
+			return fmt.Errorf("--upstream: %s is not an http:// or https:// URL", mcplog.ScrubURL(p.Upstream))
 		}
 	}
-	if len(o.upstreamHeaders) > 0 && o.Upstream == "" {
+	if len(o.upstreamHeaders) > 0 && p.Upstream == "" {
 		return errors.New("--upstream-header: needs --upstream")
 	}
 	for _, h := range o.upstreamHeaders {
@@ -296,33 +349,33 @@ func validate(cmd *cobra.Command, o *options) error {
 		if !ok || name == "" || env == "" || !httpguts(name) {
 			return fmt.Errorf("--upstream-header %q: want NAME=VAR, the header's name and the environment variable that holds its value", h)
 		}
-		val, ok := o.getenv(env)
+		val, ok := lookupEnv(env)
 		if !ok {
 			return fmt.Errorf("--upstream-header %s=%s: environment variable %s is not set", name, env, env)
 		}
-		if o.UpstreamHeader == nil {
-			o.UpstreamHeader = http.Header{}
+		if p.UpstreamHeader == nil {
+			p.UpstreamHeader = http.Header{}
 		}
-		o.UpstreamHeader.Add(name, val)
+		p.UpstreamHeader.Add(name, val)
 	}
-	if o.listen.Addr == "" && (cmd.Flags().Changed("listen-token-file") || cmd.Flags().Changed("listen-idle")) {
+	if o.Listen.Addr == "" && (cmd.Flags().Changed("listen-token-file") || cmd.Flags().Changed("listen-idle")) {
 		return errors.New("--listen-token-file and --listen-idle need --listen")
 	}
-	if o.listen.Addr != "" {
-		if o.InheritStderr {
+	if o.Listen.Addr != "" {
+		if p.InheritStderr {
 			return errors.New("--inherit-stderr: not with --listen, whose sessions share the proxy's stderr")
 		}
 		if o.idleMinutes <= 0 {
 			return errors.New("--listen-idle: must be more than 0 minutes")
 		}
-		o.listen.Idle = time.Duration(o.idleMinutes * float64(time.Minute))
+		o.Listen.Idle = time.Duration(o.idleMinutes * float64(time.Minute))
 		if o.tokenFile != "" {
 			b, err := os.ReadFile(o.tokenFile)
 			if err != nil {
 				return fmt.Errorf("--listen-token-file: %w", err)
 			}
-			o.listen.Token = strings.TrimSpace(string(b))
-			if o.listen.Token == "" {
+			o.Listen.Token = strings.TrimSpace(string(b))
+			if o.Listen.Token == "" {
 				return fmt.Errorf("--listen-token-file %s: the file is empty", o.tokenFile)
 			}
 		}
@@ -330,15 +383,15 @@ func validate(cmd *cobra.Command, o *options) error {
 	if err := validateFlow(cmd, o); err != nil {
 		return err
 	}
-	if o.Context != "" && !cmd.Flags().Changed("record") {
+	if p.Context != "" && !cmd.Flags().Changed("record") {
 		return errors.New("--context: needs --record, where the conversation is logged")
 	}
-	if o.Context != "" {
-		path, err := proxy.ExpandHome(o.Context)
+	if p.Context != "" {
+		path, err := proxy.ExpandHome(p.Context)
 		if err != nil {
 			return fmt.Errorf("--context: %w", err)
 		}
-		o.Context = path
+		p.Context = path
 	}
 	if cmd.Flags().Changed("record") {
 		if strings.TrimSpace(o.record) == "" {
@@ -348,8 +401,8 @@ func validate(cmd *cobra.Command, o *options) error {
 		if err != nil {
 			return fmt.Errorf("--record: %w", err)
 		}
-		o.Record = dir
-	} else if o.RetainDays > 0 {
+		p.Record = dir
+	} else if p.RetainDays > 0 {
 		return errors.New("--retain-days: needs --record")
 	}
 	return nil

@@ -1,17 +1,21 @@
-// Package proccli is the command line of hoist-procedure: flags, usage and
-// exit codes, in front of package procedure.
+// Package proccli is the command line of hoist-procedure: flags, help and
+// exit codes, in front of package procedure. It has the shape of every
+// hoist command: an options struct, newCmd that parses and checks the flags
+// (usage mistakes are flag errors, exit 2), and runProcedure that does the
+// work.
 package proccli
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hoist-mcp/hoist/internal/buildinfo"
+	"github.com/hoist-mcp/hoist/internal/cmdutil"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/procedure"
 )
@@ -19,19 +23,21 @@ import (
 // Exit codes.
 const (
 	ExitOK     = 0
-	ExitFailed = 1 // the run failed: the server, a binding, a timeout
-	ExitUsage  = 2 // a usage error or a bad procedure file
+	ExitFailed = 1                 // the run failed: the server, a binding, a timeout
+	ExitUsage  = cmdutil.ExitUsage // a usage error or a bad procedure file
 )
 
-const usage = `usage: hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]
+// DefaultStopGrace is --stop-grace's default.
+const DefaultStopGrace = 5 * time.Second
 
-hoist-procedure runs a procedure against an MCP server with no model: the
+const long = `hoist-procedure runs a procedure against an MCP server with no model: the
 scripted agent of hoist's demo and end-to-end tests. It starts the server
-command, speaks MCP on its stdin and stdout (initialize, tools/list, then
-tools/call), and makes each step of FILE as one LLM turn: the step's calls
-go out together, their arguments bound to parameters, constants and earlier
-results with the binding expressions flows use, and a think time passes
-before each turn after the first.
+command given after --, speaks MCP on its stdin and stdout (initialize,
+tools/list, then tools/call), and makes each step of FILE as one LLM turn:
+the step's calls go out together, their arguments bound to parameters
+(--param NAME=VALUE), constants and earlier results with the binding
+expressions flows use, and a think time passes before each turn after the
+first (--think, else the step's or the file's think_ms, else 600ms).
 
 Put hoist-mcp in front of the server to record the session, or to serve a
 flow: when a result carries the proxy's "Also looked up automatically"
@@ -44,148 +50,176 @@ The file format is in docs/procedure.md: a header line
 per step, such as {"tool": "get_user_details", "args": {"user_id":
 "$last[find_user_id_by_email]"}}.
 
+Flags may come before or after FILE; everything after -- is the server's.
+The single-dash spellings of the flags (-think 0, -json) still work.
+
 Exit status: 0 when every step ran (tool errors included), 1 when the run
 failed (the server, a binding with no value, a timeout), 2 for a usage error
-or a bad procedure file.
+or a bad procedure file (one line naming file:line and field).
 
-Flags:
-`
+Shell completion: hoist-procedure --completion bash|zsh|fish|powershell
+prints a completion script.`
 
-const example = `
-Examples:
+const example = `  # A customer cancels an order in the demo shop:
   hoist-procedure --param email=c7@example.com testdata/procedures/retail/cancel-order.jsonl \
       -- hoist-mcp-demo --world retail
-  hoist-procedure --think 0 --json testdata/procedures/retail/cancel-order.jsonl \
-      -- hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo --world retail
-`
 
-// stringList is a repeatable flag.
-type stringList []string
+  # The same, recorded by the proxy, with no think time and a JSON report:
+  hoist-procedure --think 0 --json --param email=c7@example.com \
+      testdata/procedures/retail/cancel-order.jsonl \
+      -- hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo --world retail`
 
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
+// factory is what newCmd takes from the process.
+type factory struct {
+	IO iostreams.Streams
+}
 
+// options are hoist-procedure's inputs, as newCmd checked them.
 type options struct {
-	file      string
-	command   []string
-	params    map[string]string
-	think     time.Duration
-	timeout   time.Duration
-	stopGrace time.Duration
-	json      bool
+	IO        iostreams.Streams
+	File      string
+	Command   []string
+	Params    map[string]string
+	Think     time.Duration // < 0: the file's
+	Timeout   time.Duration
+	StopGrace time.Duration
+	JSON      bool
+
+	params     []string
+	completion string
+	version    bool
 }
 
 // Main runs hoist-procedure with args (without the program name) and
 // returns the exit code.
 func Main(ctx context.Context, args []string, st iostreams.Streams) int {
-	opts, code, err := parseArgs(args, st.Out)
-	if err != nil {
-		fmt.Fprintf(st.Err, "hoist-procedure: %v\nRun 'hoist-procedure --help' for usage.\n", err)
-		return ExitUsage
-	}
-	if code >= 0 {
-		return code
-	}
-	return run(ctx, opts, st)
+	cmd := newCmd(&factory{IO: st}, nil)
+	ran, err := execute(ctx, cmd, args)
+	return cmdutil.Exit(st.Err, "hoist-procedure", ran, err, ExitFailed)
 }
 
-// parseArgs reads the flags; code >= 0 means exit now (--help, --version).
-func parseArgs(args []string, out io.Writer) (*options, int, error) {
-	opts := &options{params: map[string]string{}}
-	before := args
-	for i, a := range args {
-		if a == "--" {
-			before, opts.command = args[:i], args[i+1:]
-			break
-		}
-	}
-	fs := flag.NewFlagSet("hoist-procedure", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var params stringList
-	var showVersion bool
-	fs.Var(&params, "param", "set parameter `NAME=VALUE` of the procedure (repeatable)")
-	fs.DurationVar(&opts.think, "think", -1, "think `TIME` before each LLM turn after the first, overriding the file's (default: the file's, else 600ms)")
-	fs.DurationVar(&opts.timeout, "timeout", procedure.DefaultCallTimeout, "wait at most `TIME` for each answer")
-	fs.DurationVar(&opts.stopGrace, "stop-grace", 5*time.Second, "after closing the server's stdin, wait `TIME` before SIGTERM, and again before SIGKILL")
-	fs.BoolVar(&opts.json, "json", false, "report as JSON")
-	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
-	var positional []string
-	rest := before
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(out, usage)
-				fs.SetOutput(out)
-				fs.PrintDefaults()
-				fmt.Fprint(out, example)
-				return nil, ExitOK, nil
+// execute runs cmd with args, the old single-dash flags respelled.
+func execute(ctx context.Context, cmd *cobra.Command, args []string) (*cobra.Command, error) {
+	cmd.SetArgs(cmdutil.SingleDashLongFlags(cmd, args))
+	return cmd.ExecuteContextC(ctx)
+}
+
+// newCmd returns hoist-procedure's command. It checks the flags and
+// arguments; runF, when not nil, is called with the options instead of
+// runProcedure (for tests).
+func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Command {
+	opts := &options{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:           "hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]",
+		Short:         "Run a scripted agent against an MCP server",
+		Long:          long,
+		Example:       example,
+		Args:          cobra.ArbitraryArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.completion != "":
+				return cmdutil.WriteCompletion(cmd, opts.completion, f.IO.Out)
+			case opts.version:
+				_, err := fmt.Fprintf(f.IO.Out, "hoist-procedure %s\n", buildinfo.Version())
+				return err
 			}
-			return nil, 0, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+			positional := args
+			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+				positional, opts.Command = args[:dash], args[dash:]
+			}
+			switch {
+			case len(positional) == 0:
+				return cmdutil.FlagErrorf("no procedure file: hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]")
+			case len(positional) > 1:
+				return cmdutil.FlagErrorf("one procedure file, got %q; put the server command after --", positional)
+			case len(opts.Command) == 0:
+				return cmdutil.FlagErrorf("no server command: put it after --, such as -- hoist-mcp-demo --world retail")
+			}
+			opts.File = positional[0]
+			opts.Params = map[string]string{}
+			for _, p := range opts.params {
+				name, value, ok := strings.Cut(p, "=")
+				if !ok || name == "" {
+					return cmdutil.FlagErrorf("--param %q: want NAME=VALUE", p)
+				}
+				opts.Params[name] = value
+			}
+			if opts.Timeout <= 0 {
+				return cmdutil.FlagErrorf("--timeout: must be more than 0")
+			}
+			if opts.StopGrace <= 0 {
+				return cmdutil.FlagErrorf("--stop-grace: must be more than 0")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runProcedure(cmd.Context(), opts)
+		},
 	}
-	if showVersion {
-		fmt.Fprintf(out, "hoist-procedure %s\n", buildinfo.Version())
-		return nil, ExitOK, nil
-	}
-	switch {
-	case len(positional) == 0:
-		return nil, 0, errors.New("no procedure file: hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]")
-	case len(positional) > 1:
-		return nil, 0, fmt.Errorf("one procedure file, got %q; put the server command after --", positional)
-	case len(opts.command) == 0:
-		return nil, 0, errors.New("no server command: put it after --, such as -- hoist-mcp-demo --world retail")
-	}
-	opts.file = positional[0]
-	for _, p := range params {
-		name, value, ok := strings.Cut(p, "=")
-		if !ok || name == "" {
-			return nil, 0, fmt.Errorf("--param %q: want NAME=VALUE", p)
-		}
-		opts.params[name] = value
-	}
-	if opts.timeout <= 0 {
-		return nil, 0, errors.New("--timeout: must be more than 0")
-	}
-	if opts.stopGrace <= 0 {
-		return nil, 0, errors.New("--stop-grace: must be more than 0")
-	}
-	return opts, -1, nil
+	cmd.SetIn(f.IO.In)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.Err)
+	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opts.params, "param", nil, "set parameter `NAME=VALUE` of the procedure (repeatable)")
+	opts.Think = -1
+	fl.Var(thinkFlag{&opts.Think}, "think", "think `TIME` before each LLM turn after the first, overriding the file's (default: the file's, else 600ms)")
+	fl.DurationVar(&opts.Timeout, "timeout", procedure.DefaultCallTimeout, "wait at most `TIME` for each answer")
+	fl.DurationVar(&opts.StopGrace, "stop-grace", DefaultStopGrace, "after closing the server's stdin, wait `TIME` before SIGTERM, and again before SIGKILL")
+	fl.BoolVar(&opts.JSON, "json", false, "report as JSON")
+	cmdutil.AddCompletionFlag(cmd, &opts.completion)
+	fl.BoolVar(&opts.version, "version", false, "print the version and exit")
+	fl.SortFlags = false
+	return cmd
 }
 
-func run(ctx context.Context, opts *options, st iostreams.Streams) int {
-	p, err := procedure.ParseFile(opts.file)
+// runProcedure runs the procedure and writes the report. A bad file or
+// parameter exits 2 without the usage hint (the message names file:line
+// and field); a run that fails exits 1 after the report of what ran.
+func runProcedure(ctx context.Context, o *options) error {
+	p, err := procedure.ParseFile(o.File)
 	if err != nil {
-		fmt.Fprintf(st.Err, "hoist-procedure: %v\n", err)
-		return ExitUsage
+		return &cmdutil.ExitError{Code: ExitUsage, Err: err}
 	}
-	params, err := p.ResolveParams(opts.params)
+	params, err := p.ResolveParams(o.Params)
 	if err != nil {
-		fmt.Fprintf(st.Err, "hoist-procedure: %v\n", err)
-		return ExitUsage
+		return &cmdutil.ExitError{Code: ExitUsage, Err: err}
 	}
-	c, err := procedure.Start(opts.command, st.Err, nil)
+	c, err := procedure.Start(o.Command, o.IO.Err, nil)
 	if err != nil {
-		fmt.Fprintf(st.Err, "hoist-procedure: %v\n", err)
-		return ExitFailed
+		return err
 	}
-	rep, runErr := procedure.Run(ctx, c, p, procedure.Options{Params: params, Think: opts.think, CallTimeout: opts.timeout})
-	closeErr := c.Close(opts.stopGrace)
-	if opts.json {
-		err = rep.WriteJSON(st.Out)
+	rep, runErr := procedure.Run(ctx, c, p, procedure.Options{Params: params, Think: o.Think, CallTimeout: o.Timeout})
+	closeErr := c.Close(o.StopGrace)
+	if o.JSON {
+		err = rep.WriteJSON(o.IO.Out)
 	} else {
-		err = rep.WriteText(st.Out)
+		err = rep.WriteText(o.IO.Out)
 	}
-	code := ExitOK
-	for _, e := range []error{runErr, closeErr, err} {
-		if e != nil {
-			fmt.Fprintf(st.Err, "hoist-procedure: %v\n", e)
-			code = ExitFailed
-		}
-	}
-	return code
+	return errors.Join(runErr, closeErr, err)
 }
+
+// thinkFlag is --think: a duration, or unset (-1), which leaves the think
+// time to the file. Unset it prints as "", so --help does not offer -1ns as
+// the default.
+type thinkFlag struct{ d *time.Duration }
+
+func (f thinkFlag) String() string {
+	if f.d == nil || *f.d < 0 {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f thinkFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*f.d = d
+	return nil
+}
+
+func (thinkFlag) Type() string { return "duration" }

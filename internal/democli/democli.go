@@ -1,0 +1,167 @@
+// Package democli is the command line of hoist-mcp-demo: flags, help and
+// exit codes, in front of package demo. It has the shape of every hoist
+// command: an options struct, newCmd that parses and checks the flags
+// (usage mistakes are flag errors, exit 2), and runDemo that serves.
+package democli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoist-mcp/hoist/internal/buildinfo"
+	"github.com/hoist-mcp/hoist/internal/cmdutil"
+	"github.com/hoist-mcp/hoist/internal/demo"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+)
+
+// Exit codes.
+const (
+	ExitFailed = 1 // serving failed: the address is taken, a stream broke
+	ExitUsage  = cmdutil.ExitUsage
+)
+
+// Worlds are what --world may name.
+var Worlds = []string{"echo", "retail"}
+
+const long = `hoist-mcp-demo is a tiny MCP server for trying hoist-mcp and for hoist's
+own tests. It serves one of two worlds.
+
+The echo world (the default) has two tools that answer with their
+arguments and store nothing:
+
+  lookup   annotated read-only (readOnlyHint: true)
+  update   annotated as not read-only (readOnlyHint: false)
+
+"fail": true in the arguments makes either return an error result;
+"delay_ms": n makes it wait n ms first (calls run concurrently, so delayed
+calls overlap).
+
+--world retail serves a tiny shop instead, with four of τ²-bench retail's
+tools and canned data: cN@example.com is user_N (N from 1 to 20), whose
+orders #WNa and #WNb are pending.
+
+  find_user_id_by_email  {"email"}               read-only
+  get_user_details       {"user_id"}             read-only
+  get_order_details      {"order_id"}            read-only
+  cancel_pending_order   {"order_id", "reason"}  not read-only; the reason
+                         is "no longer needed" or "ordered by mistake"
+
+Answers are τ²-bench's: JSON text, errors as error results ("Error: User
+not found"). A cancelled order stays cancelled until the process exits.
+
+It speaks MCP on stdin and stdout by default. --http ADDR serves
+Streamable HTTP at http://ADDR/mcp instead (ADDR 127.0.0.1:0 picks a free
+port; the URL is printed on stdout), insisting on the session id and the
+protocol version as a strict server does.
+
+Exit status: 0 when the input ends (stdio) or on SIGINT/SIGTERM (--http);
+1 when serving fails; 2 for a usage error.
+
+Shell completion: hoist-mcp-demo --completion bash|zsh|fish|powershell
+prints a completion script.`
+
+const example = `  # One request through the recording proxy:
+  echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo
+
+  # The shop over Streamable HTTP, behind the proxy's --upstream:
+  hoist-mcp-demo --world retail --http 127.0.0.1:8932 &
+  hoist-mcp --upstream http://127.0.0.1:8932/mcp
+
+  # A scripted customer against the shop:
+  hoist-procedure --param email=c7@example.com testdata/procedures/retail/cancel-order.jsonl -- hoist-mcp-demo --world retail`
+
+// factory is what newCmd takes from the process.
+type factory struct {
+	IO iostreams.Streams
+}
+
+// options are hoist-mcp-demo's inputs, as newCmd checked them.
+type options struct {
+	IO    iostreams.Streams
+	World string
+	HTTP  string // "": stdio
+
+	completion string
+	version    bool
+}
+
+// Main runs hoist-mcp-demo with args (without the program name) and returns
+// the exit code.
+func Main(ctx context.Context, args []string, st iostreams.Streams) int {
+	cmd := newCmd(&factory{IO: st}, nil)
+	ran, err := execute(ctx, cmd, args)
+	return cmdutil.Exit(st.Err, "hoist-mcp-demo", ran, err, ExitFailed)
+}
+
+// execute runs cmd with args; -help, which the hand-written parser once
+// took, is respelled --help.
+func execute(ctx context.Context, cmd *cobra.Command, args []string) (*cobra.Command, error) {
+	cmd.SetArgs(cmdutil.SingleDashLongFlags(cmd, args))
+	return cmd.ExecuteContextC(ctx)
+}
+
+// newCmd returns hoist-mcp-demo's command. It checks the flags; runF, when
+// not nil, is called with the options instead of runDemo (for tests).
+func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Command {
+	opts := &options{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:           "hoist-mcp-demo [--world echo|retail] [--http ADDR]",
+		Short:         "A tiny MCP server for trying hoist-mcp",
+		Long:          long,
+		Example:       example,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cmdutil.FlagErrorf("unexpected argument %q: hoist-mcp-demo takes only flags", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case opts.completion != "":
+				return cmdutil.WriteCompletion(cmd, opts.completion, f.IO.Out)
+			case opts.version:
+				_, err := fmt.Fprintf(f.IO.Out, "hoist-mcp-demo %s\n", buildinfo.Version())
+				return err
+			case opts.World != "echo" && opts.World != "retail":
+				return cmdutil.FlagErrorf("--world %q: want echo or retail", opts.World)
+			case cmd.Flags().Changed("http") && opts.HTTP == "":
+				return cmdutil.FlagErrorf("--http: want an address, such as 127.0.0.1:8932")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runDemo(cmd.Context(), opts)
+		},
+	}
+	cmd.SetIn(f.IO.In)
+	cmd.SetOut(f.IO.Out)
+	cmd.SetErr(f.IO.Err)
+	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.World, "world", "echo", "the `WORLD` to serve: echo (lookup and update) or retail (a tiny shop)")
+	fl.StringVar(&opts.HTTP, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (127.0.0.1:0 picks a port)")
+	_ = cmd.RegisterFlagCompletionFunc("world", cobra.FixedCompletions(Worlds, cobra.ShellCompDirectiveNoFileComp))
+	cmdutil.AddCompletionFlag(cmd, &opts.completion)
+	fl.BoolVar(&opts.version, "version", false, "print the version and exit")
+	fl.SortFlags = false
+	return cmd
+}
+
+// runDemo serves the world until the input ends or ctx is done.
+func runDemo(ctx context.Context, o *options) error {
+	s := &demo.Server{Version: buildinfo.Version()}
+	if o.World == "retail" {
+		s.World = demo.NewRetail(demo.DefaultRetailUsers)
+	}
+	if o.HTTP != "" {
+		return demo.ListenAndServe(ctx, o.HTTP, &demo.HTTP{Server: s}, func(url string) {
+			fmt.Fprintln(o.IO.Out, url)
+			fmt.Fprintf(o.IO.Err, "hoist-mcp-demo: serving MCP at %s\n", url)
+		})
+	}
+	return s.Serve(ctx, o.IO.In, o.IO.Out)
+}

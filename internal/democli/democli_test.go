@@ -1,0 +1,89 @@
+package democli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+)
+
+func TestNewCmd(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		args        []string
+		world, http string
+	}{
+		{"defaults", nil, "echo", ""},
+		{"--world", []string{"--world", "retail"}, "retail", ""},
+		{"--http", []string{"--http", "127.0.0.1:0"}, "echo", "127.0.0.1:0"},
+		{"both, with =", []string{"--http=127.0.0.1:8932", "--world=retail"}, "retail", "127.0.0.1:8932"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *options
+			cmd := newCmd(&factory{IO: iostreams.Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}},
+				func(_ context.Context, o *options) error { got = o; return nil })
+			if _, err := execute(context.Background(), cmd, tc.args); err != nil || got == nil {
+				t.Fatalf("err %v", err)
+			}
+			if got.World != tc.world || got.HTTP != tc.http {
+				t.Errorf("world %q, http %q; want %q and %q", got.World, got.HTTP, tc.world, tc.http)
+			}
+		})
+	}
+}
+
+func run(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), args, iostreams.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // after "hoist-mcp-demo: "
+	}{
+		{"no world", []string{"--world"}, "flag needs an argument: --world"},
+		{"unknown world", []string{"--world", "shop"}, `--world "shop": want echo or retail`},
+		{"no address", []string{"--http"}, "flag needs an argument: --http"},
+		{"empty address", []string{"--http="}, "--http: want an address, such as 127.0.0.1:8932"},
+		{"an argument", []string{"retail"}, `unexpected argument "retail": hoist-mcp-demo takes only flags`},
+		{"unknown flag", []string{"--worlds", "retail"}, "unknown flag: --worlds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(tc.args...)
+			want := "hoist-mcp-demo: " + tc.want + "\nRun 'hoist-mcp-demo --help' for usage.\n"
+			if code != 2 || stderr != want || stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, want)
+			}
+		})
+	}
+}
+
+func TestHelpAndCompletion(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-help"}, {"-h"}} {
+		code, stdout, stderr := run(args...)
+		if code != 0 || stderr != "" || !strings.Contains(stdout, "Usage:\n  hoist-mcp-demo [--world echo|retail] [--http ADDR]") ||
+			!strings.Contains(stdout, "find_user_id_by_email") || !strings.Contains(stdout, "--world WORLD") {
+			t.Errorf("%q: exit %d, stderr %q, stdout:\n%s", args, code, stderr, stdout)
+		}
+	}
+	for shell, want := range map[string]string{
+		"bash":       "__start_hoist-mcp-demo",
+		"zsh":        "#compdef hoist-mcp-demo",
+		"fish":       "complete -c hoist-mcp-demo",
+		"powershell": "Register-ArgumentCompleter -CommandName 'hoist-mcp-demo'",
+	} {
+		code, stdout, stderr := run("--completion", shell)
+		if code != 0 || !strings.Contains(stdout, want) || stderr != "" {
+			t.Errorf("--completion %s: exit %d, stderr %q, stdout lacks %q", shell, code, stderr, want)
+		}
+	}
+	code, stdout, _ := run("__complete", "--world", "")
+	if code != 0 || !strings.Contains(stdout, "echo\nretail\n") {
+		t.Errorf("__complete --world '': exit %d, stdout %q", code, stdout)
+	}
+}

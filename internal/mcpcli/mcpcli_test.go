@@ -1,0 +1,241 @@
+package mcpcli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/proxy"
+)
+
+// env is the environment the tests' --upstream-header reads.
+var env = map[string]string{"ORDERS_AUTH": "Bearer s3cret"}
+
+func lookupEnv(name string) (string, bool) {
+	v, ok := env[name]
+	return v, ok
+}
+
+// parse runs hoist-mcp's command line with a runF that captures the
+// options, and returns them (nil when the command did not get that far).
+func parse(t *testing.T, args ...string) (*options, string, error) {
+	t.Helper()
+	var stderr bytes.Buffer
+	var got *options
+	cmd := newCmd(&factory{IO: iostreams.Streams{In: strings.NewReader(""), Out: &stderr, Err: &stderr}, LookupEnv: lookupEnv},
+		func(_ context.Context, o *options) error { got = o; return nil })
+	cmd.SetArgs(args)
+	_, err := cmd.ExecuteC()
+	return got, stderr.String(), err
+}
+
+// defaults are proxy.Options as the flags leave them.
+func defaults(o proxy.Options) proxy.Options {
+	if o.MaxFrameBytes == 0 {
+		o.MaxFrameBytes = proxy.DefaultMaxFrameBytes
+	}
+	if o.StopGrace == 0 {
+		o.StopGrace = proxy.DefaultStopGrace
+	}
+	return o
+}
+
+func TestNewCmd(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("tok-123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		proxy    proxy.Options
+		listen   proxy.ListenOptions
+		flowFile string
+	}{
+		{
+			name: "the server command after --, with flags of its own",
+			args: []string{"--record", "/var/log/hoist", "--domain", "orders", "--agent-model", "m1", "--server-name", "tickets",
+				"--trace", "--retain-days", "3", "--max-frame-bytes", "2048", "--stop-grace", "2s", "--", "srv", "--record", "x", "--", "y"},
+			proxy: proxy.Options{Command: []string{"srv", "--record", "x", "--", "y"}, Record: "/var/log/hoist", Domain: "orders",
+				AgentModel: "m1", ServerName: "tickets", Trace: true, RetainDays: 3, MaxFrameBytes: 2048, StopGrace: 2 * time.Second},
+		},
+		{
+			name:  "everything from the server command on is the server's, -- or not",
+			args:  []string{"--domain", "d", "srv", "--domain", "e", "--help"},
+			proxy: defaults(proxy.Options{Command: []string{"srv", "--domain", "e", "--help"}, Domain: "d"}),
+		},
+		{
+			name:  "~ in --record and --context",
+			args:  []string{"--record", "~/logs", "--context", "~/ctx/{session}.jsonl", "--inherit-stderr", "--", "srv"},
+			proxy: defaults(proxy.Options{Command: []string{"srv"}, Record: filepath.Join(home, "logs"), Context: filepath.Join(home, "ctx", "{session}.jsonl"), InheritStderr: true}),
+		},
+		{
+			name:   "--listen",
+			args:   []string{"--listen", "127.0.0.1:8931", "--listen-token-file", token, "--listen-idle", "1.5", "--", "srv"},
+			proxy:  defaults(proxy.Options{Command: []string{"srv"}}),
+			listen: proxy.ListenOptions{Addr: "127.0.0.1:8931", Token: "tok-123", Idle: 90 * time.Second},
+		},
+		{
+			name:   "--listen's default idle",
+			args:   []string{"--listen", "127.0.0.1:0", "--", "srv"},
+			proxy:  defaults(proxy.Options{Command: []string{"srv"}}),
+			listen: proxy.ListenOptions{Addr: "127.0.0.1:0", Idle: proxy.DefaultListenIdle},
+		},
+		{
+			name: "--upstream with a header read from the environment",
+			args: []string{"--upstream", "https://example.com/mcp", "--upstream-header", "Authorization=ORDERS_AUTH"},
+			proxy: defaults(proxy.Options{Upstream: "https://example.com/mcp",
+				UpstreamHeader: http.Header{"Authorization": {"Bearer s3cret"}}}),
+		},
+		{
+			name: "every --flow flag",
+			args: []string{"--flow", "retail.flow.json", "--flow-threshold", "0.5", "--flow-decider", "habit", "--flow-tools", "a,b",
+				"--flow-per-call", "2", "--flow-per-session", "5", "--flow-questions", "7", "--flow-log", "~/flows/{session}.jsonl",
+				"--flow-shadow", "--flow-explore", "0.25", "--flow-explore-seed", "9", "--task-id", "t1", "--", "srv"},
+			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
+				Rule:   flow.Rule{Decider: flow.Habit, Threshold: 0.5, Epsilon: 0.25},
+				Caps:   flow.Caps{PerCall: 2, PerSession: 5, Questions: 7},
+				Tools:  []string{"a", "b"},
+				Log:    filepath.Join(home, "flows", "{session}.jsonl"),
+				Shadow: true, Seed: 9, TaskID: "t1",
+			}}),
+			flowFile: "retail.flow.json",
+		},
+		{
+			// The caps keep their defaults, Questions included: a session's
+			// caps of all zeros would read as "unset".
+			name: "--flow's defaults",
+			args: []string{"--flow", "retail.flow.json", "--", "srv"},
+			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
+				Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold},
+				Caps: flow.DefaultCaps,
+				Seed: 1,
+			}}),
+			flowFile: "retail.flow.json",
+		},
+		{
+			name: "an empty --flow-tools allows no tool",
+			args: []string{"--flow", "f.json", "--flow-tools=", "--", "srv"},
+			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
+				Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}, Caps: flow.DefaultCaps, Seed: 1, Tools: []string{},
+			}}),
+			flowFile: "f.json",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, stderr, err := parse(t, tc.args...)
+			if err != nil || got == nil {
+				t.Fatalf("err %v, stderr %q", err, stderr)
+			}
+			if diff := cmp.Diff(tc.proxy, got.Proxy); diff != "" {
+				t.Errorf("proxy options (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.listen, got.Listen); diff != "" {
+				t.Errorf("listen options (-want +got):\n%s", diff)
+			}
+			if got.FlowFile != tc.flowFile {
+				t.Errorf("flow file %q, want %q", got.FlowFile, tc.flowFile)
+			}
+			if got.Proxy.Flow != nil && got.Proxy.Flow.Flow != nil {
+				t.Error("the flow was read while parsing flags: a bad flow file is not a usage mistake")
+			}
+		})
+	}
+}
+
+// run runs Main in this process; no case here gets as far as the proxy.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(context.Background(), args, iostreams.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // the first line of stderr, after "hoist-mcp: "
+	}{
+		{"unknown flag", []string{"--no-such-flag", "--", "srv"}, "unknown flag: --no-such-flag"},
+		{"bad number", []string{"--max-frame-bytes", "lots", "--", "srv"}, `invalid argument "lots" for "--max-frame-bytes" flag: strconv.ParseInt: parsing "lots": invalid syntax`},
+		{"missing value", []string{"--record"}, "flag needs an argument: --record"},
+		{"both upstream and command", []string{"--upstream", "http://127.0.0.1:1/mcp", "--", "srv"}, "--upstream: give either a server URL or a server command after --, not both"},
+		{"header without upstream", []string{"--upstream-header", "A=B", "--", "srv"}, "--upstream-header: needs --upstream"},
+		{"header from an unset variable", []string{"--upstream", "http://127.0.0.1:1/mcp", "--upstream-header", "Authorization=NOPE"}, "--upstream-header Authorization=NOPE: environment variable NOPE is not set"},
+		{"flow flag without --flow", []string{"--flow-shadow", "--", "srv"}, "--flow-shadow: needs --flow"},
+		{"unknown decider", []string{"--flow", "f.json", "--flow-decider", "oracle", "--", "srv"}, `--flow-decider: unknown decider "oracle": want reach or habit`},
+		{"threshold out of range", []string{"--flow", "f.json", "--flow-threshold", "2", "--", "srv"}, "--flow-threshold: must be between 0 and 1"},
+		{"listen flag without --listen", []string{"--listen-idle", "3", "--", "srv"}, "--listen-token-file and --listen-idle need --listen"},
+		{"context without record", []string{"--context", "c.jsonl", "--", "srv"}, "--context: needs --record, where the conversation is logged"},
+		{"unknown shell", []string{"--completion", "tcsh"}, `--completion "tcsh": want bash, zsh, fish, powershell`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, tc.args...)
+			want := "hoist-mcp: " + tc.want + "\nRun 'hoist-mcp --help' for usage.\n"
+			if code != 2 || stderr != want || stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, want)
+			}
+		})
+	}
+}
+
+func TestNoServerCommand(t *testing.T) {
+	code, stdout, stderr := run(t, "--record", "/tmp/x")
+	if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "hoist-mcp: no server command; put it after --, for example:\n") ||
+		!strings.HasSuffix(stderr, "\nRun 'hoist-mcp --help' for every option.\n") || strings.Contains(stderr, "for usage") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and the recipe", code, stdout, stderr)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	code, stdout, stderr := run(t, "--help")
+	if code != 0 || stdout != "" {
+		t.Errorf("--help: exit %d, stdout %q; want 0 and nothing on stdout, the wire", code, stdout)
+	}
+	for _, want := range []string{"Usage:\n  hoist-mcp [flags]", "--record DIR", "--completion SHELL", "Examples:", "125: the proxy itself failed"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+	code, stdout, stderr = run(t, "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "hoist-mcp ") || stderr != "" {
+		t.Errorf("--version: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestCompletion: --completion SHELL prints a script on stdout, and the
+// script's requests (__complete) are answered on stdout too, though help
+// goes to stderr.
+func TestCompletion(t *testing.T) {
+	for shell, want := range map[string]string{
+		"bash":       "complete -o default -F __start_hoist-mcp hoist-mcp",
+		"zsh":        "#compdef hoist-mcp",
+		"fish":       "complete -c hoist-mcp",
+		"powershell": "Register-ArgumentCompleter -CommandName 'hoist-mcp'",
+	} {
+		code, stdout, stderr := run(t, "--completion", shell)
+		if code != 0 || !strings.Contains(stdout, want) || stderr != "" {
+			t.Errorf("--completion %s: exit %d, stderr %q, stdout lacks %q:\n%.300s", shell, code, stderr, want, stdout)
+		}
+	}
+	code, stdout, stderr := run(t, "__complete", "--flow-")
+	if code != 0 || !strings.Contains(stdout, "--flow-shadow\t") || !strings.Contains(stdout, "--flow-per-session\t") || strings.Contains(stdout, "--record") {
+		t.Errorf("__complete --flow-: exit %d, stderr %q, stdout %q", code, stderr, stdout)
+	}
+	code, stdout, _ = run(t, "__complete", "--completion", "")
+	if code != 0 || !strings.Contains(stdout, "bash\n") || !strings.Contains(stdout, "powershell\n") {
+		t.Errorf("__complete --completion '': exit %d, stdout %q", code, stdout)
+	}
+}
