@@ -51,7 +51,7 @@ var rules = Rules{
 		"oracle":   {"mcpmsg"},
 
 		// The proxy and the scripted client.
-		"proxy": {"episode", "flow", "jsonrpc", "mcplog", "guards", "oracle", "jsontext", "mcpmsg"}, // episode: the tool types flow.Session.Listed takes
+		"proxy":     {"episode", "flow", "jsonrpc", "mcplog", "guards", "oracle", "jsontext", "mcpmsg"}, // episode: the tool types flow.Session.Listed takes
 		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding"},
 
 		// Command lines; internal/cli is every toolkit package but never
