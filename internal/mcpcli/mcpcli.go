@@ -79,10 +79,10 @@ remaining output forwarded, and the proxy exits with the server's status
 server exits first, the same. SIGTERM or Ctrl-C to the proxy does the same;
 with --listen it ends every session so, and at 2 x --stop-grace kills
 whatever server still runs. The proxy never exits before its servers, and
-on Linux a server dies with a proxy killed by SIGKILL. 125: the proxy
-itself failed (the log could not be created, the server could not be
-started, the --flow file could not be read or is not a flow this hoist-mcp
-serves), and no log is left. 2: a usage error.
+on Linux a server dies with a proxy killed by SIGKILL.
+125: the proxy itself failed (the log could not be created, the server
+could not be started, the --flow file could not be read or is not a flow
+this hoist-mcp serves), and no log is left. 2: a usage error.
 
 Shell completion. hoist-mcp --completion bash|zsh|fish|powershell prints a
 completion script: source <(hoist-mcp --completion bash).`
