@@ -140,8 +140,8 @@ func TestTwoServersOneHostSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ep.HostSession != "hs-e2e" || ep.Domain != "support" || ep.AgentModel != "e2e" {
-		t.Errorf("host session %q, domain %q, agent model %q", ep.HostSession, ep.Domain, ep.AgentModel)
+	if ep.HostSession != "hs-e2e" || ep.Domain != "support" || ep.AgentModel != "" || ep.ClientName != "e2e" {
+		t.Errorf("host session %q, domain %q, agent model %q, client %q", ep.HostSession, ep.Domain, ep.AgentModel, ep.ClientName)
 	}
 	kinds := map[string]Kind{}
 	for _, tl := range ep.Tools {

@@ -47,7 +47,12 @@ type Episode struct {
 	Source      string
 	Domain      string
 	HostSession string
-	AgentModel  string
+	// AgentModel is the model that drove the agent, when known (the log
+	// header's agent_model, τ²-bench's agent); ClientName is the MCP client
+	// that spoke to the server (initialize's clientInfo.name), which is not
+	// the model.
+	AgentModel string
+	ClientName string
 	// TaskID and Trial are known for τ²-bench (or from a .meta.json beside a
 	// log); Reward is nil when unknown.
 	TaskID  string
@@ -134,6 +139,10 @@ type Call struct {
 	// Cancelled is true for a call cancelled (notifications/cancelled), or
 	// left unanswered when its log ended.
 	Cancelled bool
+	// Unreadable is true for a call whose answer is in its log but could
+	// not be read (a damaged line): it was answered, so it does not hold
+	// its turn open, but its result is unknown (Result is nil).
+	Unreadable bool
 }
 
 // Result is the first response to a call.

@@ -272,6 +272,12 @@ type line struct {
 	e   *mcplog.Entry
 }
 
+// unreadLine is a damaged log line that may hold an answer.
+type unreadLine struct {
+	log, step int
+	used      bool
+}
+
 type builder struct {
 	logs    []*mcplog.Log
 	qualify bool
@@ -281,7 +287,12 @@ type builder struct {
 	steps      []Step
 	calls      []*Call
 	callLog    []int
+	callStep   []int // index in steps of each call's StepCall
 	answerStep []int // index in steps of each call's StepAnswer, or -1
+	// unread are the damaged lines that may have been answers whose call
+	// could not be told from them: a placeholder step each, which becomes
+	// the answer of a call its log leaves unanswered (endLog).
+	unread []unreadLine
 
 	open     map[idKey][]int // calls awaiting their first response, oldest first (a client may reuse an id)
 	answered map[idKey]int   // agent calls answered by the server, which the proxy may answer again
@@ -379,9 +390,15 @@ func serverInfo(l *mcplog.Log) mcpmsg.Initialized {
 func (b *builder) run() {
 	var lines []line
 	for li, l := range b.logs {
+		var last int64
 		for i := range l.Entries {
 			e := &l.Entries[i]
-			lines = append(lines, line{log: li, abs: l.Header.StartedUnixMS + e.TMS, e: e})
+			t := e.TMS
+			if e.Bad != nil && !e.Bad.HasTMS {
+				t = last // a damaged line without its time: when the line before it was read
+			}
+			last = t
+			lines = append(lines, line{log: li, abs: l.Header.StartedUnixMS + t, e: e})
 		}
 	}
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].abs < lines[j].abs })
@@ -409,6 +426,10 @@ func (b *builder) run() {
 }
 
 func (b *builder) entry(li int, t int64, e *mcplog.Entry) {
+	if e.Bad != nil {
+		b.damaged(li, t, e)
+		return
+	}
 	if e.Message == nil {
 		return // a raw line: not JSON-RPC, nothing of the episode
 	}
@@ -418,6 +439,59 @@ func (b *builder) entry(li int, t int64, e *mcplog.Entry) {
 	}
 	for m := range jsonrpc.Messages(e.Message) {
 		b.message(li, t, e.From, m)
+	}
+}
+
+// damaged takes a log line that could not be read: when it may hold an
+// answer, the call it answers gets it, unreadable, rather than staying open
+// and holding its turn open for the rest of the episode (issue "What a new
+// user hit", point 1). The call is the one its id names, when that could be
+// read; else the oldest call its log leaves unanswered after it (endLog).
+func (b *builder) damaged(li int, t int64, e *mcplog.Entry) {
+	if e.From == mcplog.FromClient || e.From == mcplog.FromContext {
+		return // a host line: not an answer
+	}
+	if id := e.Bad.ID; id != nil && e.Bad.Response {
+		if q := b.open[idKey{li, string(bytes.TrimSpace(id))}]; len(q) > 0 {
+			b.unreadable(li, q[0], t, -1)
+			return
+		}
+	}
+	b.unread = append(b.unread, unreadLine{log: li, step: len(b.steps)})
+	b.steps = append(b.steps, Step{Kind: stepDead, TMS: t})
+}
+
+// unreadable marks call c of log li answered by a line that could not be
+// read, at time t: at the placeholder step at, or with a new step when at
+// is -1.
+func (b *builder) unreadable(li, c int, t int64, at int) {
+	call := b.calls[c]
+	key := idKey{li, call.ID}
+	q := b.open[key]
+	for i, x := range q {
+		if x == c {
+			q = append(q[:i:i], q[i+1:]...)
+			break
+		}
+	}
+	if len(q) == 0 {
+		delete(b.open, key)
+	} else {
+		b.open[key] = q
+	}
+	call.Unreadable = true
+	if call.Cancelled {
+		return
+	}
+	step := Step{Kind: StepAnswer, TMS: t, Call: c}
+	if at >= 0 {
+		b.steps[at] = step
+	} else {
+		b.steps = append(b.steps, step)
+	}
+	b.answerStep[c] = len(b.steps) - 1
+	if at >= 0 {
+		b.answerStep[c] = at
 	}
 }
 
@@ -457,10 +531,8 @@ func (b *builder) message(li int, t int64, from string, m jsonrpc.Message) {
 		case mcpmsg.MethodToolsList:
 			b.lists[key] = true
 		case mcpmsg.MethodInitialize:
-			if from == mcplog.FromClient && b.ep.AgentModel == "" {
-				// The proxy cannot see the model: name the host
-				// (manual, "What the proxy cannot see").
-				b.ep.AgentModel = mcpmsg.ReadInitialize(m.Params).ClientName
+			if from == mcplog.FromClient && b.ep.ClientName == "" {
+				b.ep.ClientName = mcpmsg.ReadInitialize(m.Params).ClientName
 			}
 		}
 	case m.Kind == jsonrpc.Notification && caller && m.Method == mcpmsg.MethodCancelled:
@@ -500,6 +572,7 @@ func (b *builder) call(li int, t int64, from string, id, params json.RawMessage)
 	}
 	b.calls = append(b.calls, c)
 	b.callLog = append(b.callLog, li)
+	b.callStep = append(b.callStep, len(b.steps))
 	b.answerStep = append(b.answerStep, -1)
 	k := idKey{li, string(id)}
 	b.open[k] = append(b.open[k], c.Index)
@@ -589,8 +662,27 @@ func (b *builder) toolsList(li int, result json.RawMessage) {
 	}
 }
 
-// endLog cancels the calls a log ended without an answer to, there.
+// endLog cancels the calls a log ended without an answer to, there; a call
+// followed by a damaged line that answered no other call is taken to be
+// answered by it, oldest call first.
 func (b *builder) endLog(li int, t int64) {
+	var left []int
+	for k, q := range b.open {
+		if k.log == li {
+			left = append(left, q...)
+		}
+	}
+	sort.Ints(left)
+	for _, c := range left {
+		for i := range b.unread {
+			u := &b.unread[i]
+			if u.log == li && !u.used && u.step > b.callStep[c] {
+				u.used = true
+				b.unreadable(li, c, b.steps[u.step].TMS, u.step)
+				break
+			}
+		}
+	}
 	var ended []int
 	for k, q := range b.open {
 		if k.log != li {

@@ -107,7 +107,7 @@ func TestFromLog(t *testing.T) {
 		ID:          "s1",
 		Source:      SourceMCP,
 		HostSession: "h1",
-		AgentModel:  "claude-code",
+		ClientName:  "claude-code",
 		Started:     time.UnixMilli(1790198400000).UTC(),
 		Servers:     []Server{{Name: "demo", Session: "s1", Command: []string{"srv"}, Info: json.RawMessage(`{"name":"demo","version":"0.1"}`)}},
 		Tools: []Tool{
@@ -394,7 +394,7 @@ func TestMetaSidecar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ep.TaskID != "" || ep.Reward != nil || ep.AgentModel != "claude-code" {
+	if ep.TaskID != "" || ep.Reward != nil || ep.AgentModel != "" || ep.ClientName != "claude-code" {
 		t.Errorf("NoMeta: task %q reward %v model %q", ep.TaskID, ep.Reward, ep.AgentModel)
 	}
 	os.WriteFile(filepath.Join(dir, "s1.meta.json"), []byte(`{"task_id": 27, "trial": "x"}`), 0o600)
@@ -433,5 +433,71 @@ func TestReusedIDs(t *testing.T) {
 	want := []string{"a first cancelled=false", "b second cancelled=false", "c <none> cancelled=true"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestDamagedAnswer: a result line damaged in the middle of a log costs
+// that line only. The call it answered is marked unreadable, not
+// cancelled, and it does not hold its turn open, so the episode has the
+// same LLM turns as the undamaged log. The damaged line is told from the
+// id it still shows, or, when even that is gone, it answers the oldest call
+// its log leaves unanswered.
+func TestDamagedAnswer(t *testing.T) {
+	lines := []string{
+		"0 client " + initReq, "2 server " + initResp,
+		"1000 client " + callMsg("2", "lookup", `{"text":"a"}`), "1001 server " + okMsg("2", "A"),
+		"5000 client " + callMsg("3", "lookup", `{"text":"b"}`), "5001 server " + okMsg("3", "B"),
+		"9000 client " + callMsg("4", "lookup", `{"text":"c"}`), "9001 server " + okMsg("4", "C"),
+		"13000 client " + callMsg("5", "update", `{"text":"d"}`), "13001 server " + okMsg("5", "D"),
+	}
+	clean := parseLog(t, header("s1", 0, ""), lines...)
+	want, err := FromLog(clean, Options{NoMeta: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Turns) != 4 {
+		t.Fatalf("the clean log has %d turns, want 4", len(want.Turns))
+	}
+	for name, damaged := range map[string]string{
+		"id still readable": `{"t_ms":5001,"from":"server","message":{"jsonrpc":"2.0","id":3,"result":{broken}}`,
+		"nothing readable":  `{"t_ms":5001,"from":"server","message": {broken`,
+		"not even t_ms":     `{"t_m`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s1.jsonl")
+			var b strings.Builder
+			b.WriteString(header("s1", 0, "") + "\n")
+			for i, l := range clean.Entries {
+				if i == 5 { // the answer to call 3
+					b.WriteString(damaged + "\n")
+					continue
+				}
+				fmt.Fprintf(&b, `{"t_ms":%d,"from":%q,"message":%s}`+"\n", l.TMS, l.From, l.Message)
+			}
+			os.WriteFile(path, []byte(b.String()), 0o600)
+			log, err := mcplog.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(log.Bad()) != 1 {
+				t.Fatalf("%d bad lines, want 1", len(log.Bad()))
+			}
+			ep, err := FromLog(log, Options{NoMeta: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := ep.Calls()
+			if c := calls[1]; !c.Unreadable || c.Cancelled || c.Result != nil {
+				t.Errorf("call 3: unreadable %v, cancelled %v, result %v; want unreadable only", c.Unreadable, c.Cancelled, c.Result)
+			}
+			for i, c := range calls {
+				if i != 1 && (c.Unreadable || c.Cancelled || c.Result == nil) {
+					t.Errorf("call %d: unreadable %v cancelled %v result %v", i, c.Unreadable, c.Cancelled, c.Result)
+				}
+			}
+			if len(ep.Turns) != len(want.Turns) {
+				t.Errorf("%d turns, want %d as without the damage", len(ep.Turns), len(want.Turns))
+			}
+		})
 	}
 }

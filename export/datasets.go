@@ -56,7 +56,8 @@ var datasets = []*dataset{
 			{"session_id", tString, false, "the session's id (the first log's session, or <results file>#<simulation id>)"},
 			{"source", tString, false, "mcp (session logs) or tau2 (a τ²-bench results file)"},
 			{"host_session", tString, false, "the host session the proxies ran in (HOIST_SESSION, or host-<pid>)"},
-			{"agent_model", tString, false, "the model that drove the agent, when known"},
+			{"agent_model", tString, true, "the model that drove the agent (the log header's agent_model, τ²-bench's agent), null when unknown"},
+			{"client_name", tString, true, "the MCP client that spoke to the server (initialize's clientInfo.name), null when unknown; not the model"},
 			{"task_id", tString, true, "the τ²-bench task, when known"},
 			{"trial", tInt32, false, "the τ²-bench trial"},
 			{"reward", tFloat64, true, "the task's reward, null when unknown"},
@@ -70,18 +71,25 @@ var datasets = []*dataset{
 			{"writes", tInt64, false, "calls of tools annotated as not read-only"},
 			{"errors", tInt64, false, "calls whose result was an error"},
 			{"messages", tInt64, false, "conversation messages (user and assistant)"},
+			{"bad_lines", tInt64, false, "lines of the session's logs that could not be read (hoist sessions --problems)"},
 		},
 		rows: func(ep *episode.Episode, s store.Session, _ *store.Flow, emit func([]any) error) error {
-			var task, reward any
+			var task, reward, model, client any
 			if ep.TaskID != "" {
 				task = ep.TaskID
+			}
+			if ep.AgentModel != "" {
+				model = ep.AgentModel
+			}
+			if ep.ClientName != "" {
+				client = ep.ClientName
 			}
 			if ep.Reward != nil {
 				reward = *ep.Reward
 			}
-			return emit([]any{ep.ID, ep.Source, ep.HostSession, ep.AgentModel, task, ep.Trial, reward,
+			return emit([]any{ep.ID, ep.Source, ep.HostSession, model, client, task, ep.Trial, reward,
 				ep.Started, ep.Started.Add(time.Duration(s.DurationMS) * time.Millisecond), s.DurationMS, s.Servers,
-				int64(s.Turns), int64(s.Calls), int64(s.Reads), int64(s.Writes), int64(s.Errors), int64(s.Messages)})
+				int64(s.Turns), int64(s.Calls), int64(s.Reads), int64(s.Writes), int64(s.Errors), int64(s.Messages), int64(s.BadLines)})
 		},
 	},
 	{
@@ -131,6 +139,7 @@ var datasets = []*dataset{
 			{"duration_ms", tInt64, true, "answered_at minus called_at"},
 			{"is_error", tBool, false, "a JSON-RPC error, or a result with isError: true"},
 			{"cancelled", tBool, false, "cancelled, or left unanswered when its log ended"},
+			{"answer_unreadable", tBool, false, "answered, but the log line of its answer could not be read (result and answered_at are null)"},
 			{"result_text", tString, true, "the result's text items joined by newlines, or the error message"},
 			{"result", tJSON, true, "the response as sent, raw JSON"},
 		},
@@ -168,7 +177,7 @@ var datasets = []*dataset{
 					}
 				}
 				if err := emit([]any{ep.ID, c.Index, c.Turn, c.ID, "tools/call", c.Server, c.Tool, string(kind), string(c.By),
-					args, at(ep, ev.TMS), ansAt, dur, isErr, c.Cancelled, text, res}); err != nil {
+					args, at(ep, ev.TMS), ansAt, dur, isErr, c.Cancelled, c.Unreadable, text, res}); err != nil {
 					return err
 				}
 			}

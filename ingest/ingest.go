@@ -75,11 +75,16 @@ type Stats struct {
 	Unchanged, Read int
 	// Sessions are the episodes written.
 	Sessions int
-	// NotLogs were named and skipped; Failed could not be read.
-	NotLogs, Failed int
+	// NotLogs are files that are not session logs, named and skipped;
+	// KnownNotLogs were skipped without a word, as an earlier ingest named
+	// them and they did not change. Failed could not be read.
+	NotLogs, KnownNotLogs, Failed int
 	// Malformed lines were reported and skipped; the rest of their logs
 	// was ingested.
-	Malformed    int
+	Malformed int
+	// Torn logs ended mid-line: the proxy may still be writing them, and
+	// their last line is read once it is whole.
+	Torn         int
 	Lines, Bytes int64
 	// FlowLogs are the flow logs read beside the session logs, holding
 	// Decisions and Runs; OrphanFlows were named and skipped: flow logs
@@ -88,9 +93,12 @@ type Stats struct {
 	OrphanFlows               int
 }
 
-// Problems reports whether some input was bad (malformed lines, logs that
-// could not be read).
-func (s Stats) Problems() bool { return s.Malformed > 0 || s.Failed > 0 }
+// Problems reports whether this ingest skipped input it named: malformed
+// lines, logs that could not be read, files that are not session logs,
+// flow logs without their session log.
+func (s Stats) Problems() bool {
+	return s.Malformed > 0 || s.Failed > 0 || s.NotLogs > 0 || s.OrphanFlows > 0
+}
 
 // exportMarker is the file hoist export leaves in the directory it writes
 // (export.marker; ingest may not import export).
@@ -98,6 +106,23 @@ const exportMarker = ".hoist-export"
 
 // sidecars are files beside a log that are not logs themselves.
 var sidecars = []string{".context.jsonl", ".flow.jsonl", ".confirm.jsonl"}
+
+// ownFile reports whether name is a file hoist keeps among the logs that
+// ingest does not read: a sidecar, a store, a redacted copy's manifest and
+// key.
+func ownFile(name string) bool {
+	base := strings.TrimSuffix(name, ".zst")
+	for _, s := range append(sidecars, ".meta.json") {
+		if strings.HasSuffix(base, s) {
+			return true
+		}
+	}
+	switch {
+	case strings.HasPrefix(name, "hoist.db"), name == "redact-manifest.json", name == "redact.key":
+		return true
+	}
+	return strings.HasPrefix(name, ".")
+}
 
 func isCandidate(name string) bool {
 	if !strings.HasSuffix(name, ".jsonl") && !strings.HasSuffix(name, ".jsonl.zst") {
@@ -116,6 +141,7 @@ func isCandidate(name string) bool {
 type candidate struct {
 	path, dir   string
 	size, mtime int64
+	other       bool // not named as a session log is
 	stored      *store.LogFile
 	changed     bool
 	header      mcplog.Header
@@ -177,14 +203,14 @@ func Dir(ctx context.Context, db *store.DB, dir string, opt Options) (Stats, err
 			flows[path] = &flowFile{path: path, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 			return nil
 		}
-		if !d.Type().IsRegular() || !isCandidate(d.Name()) {
+		if !d.Type().IsRegular() || ownFile(d.Name()) && !isCandidate(d.Name()) {
 			return nil
 		}
 		fi, err := d.Info()
 		if err != nil {
 			return err
 		}
-		c := &candidate{path: path, dir: filepath.Dir(path), size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+		c := &candidate{path: path, dir: filepath.Dir(path), size: fi.Size(), mtime: fi.ModTime().UnixNano(), other: !isCandidate(d.Name())}
 		byDir[c.dir] = append(byDir[c.dir], c)
 		st.Files++
 		return nil
@@ -270,9 +296,24 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 	}
 	// Which files changed, and the header and time span of each log.
 	var logs []*candidate
-	var touch []store.LogFile
+	var touch, skipped []store.LogFile
 	for _, c := range cands {
-		if s, ok := stored[c.path]; ok && s.Status == store.StatusIngested {
+		s, ok := stored[c.path]
+		if ok && s.Status == store.StatusNotALog && s.Size == c.size && s.MtimeUnixNS == c.mtime {
+			st.KnownNotLogs++ // named when it was first seen
+			p.add(1, 0, 0)
+			continue
+		}
+		if c.other {
+			// Not named as a log is: said once, and recorded so that it is
+			// not said again while it does not change.
+			st.NotLogs++
+			p.add(1, 0, 0)
+			warn(fmt.Errorf("%s: skipped: not a session log (ingest reads the *.jsonl and *.jsonl.zst logs hoist-mcp --record writes)", c.path))
+			skipped = append(skipped, store.LogFile{Path: c.path, Dir: c.dir, Size: c.size, MtimeUnixNS: c.mtime, Status: store.StatusNotALog})
+			continue
+		}
+		if ok && s.Status == store.StatusIngested {
 			c.stored = &s
 			if s.Size == c.size && s.MtimeUnixNS == c.mtime {
 				logs = append(logs, c)
@@ -297,6 +338,7 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 			if errors.Is(err, mcplog.ErrNotSessionLog) {
 				st.NotLogs++
 				warn(fmt.Errorf("%s: skipped: not a hoist-mcp session log", c.path))
+				skipped = append(skipped, store.LogFile{Path: c.path, Dir: c.dir, Size: c.size, MtimeUnixNS: c.mtime, Status: store.StatusNotALog})
 			} else {
 				st.Failed++
 				warn(err)
@@ -307,6 +349,9 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 	}
 	if err := db.Touch(ctx, touch); err != nil {
 		return fmt.Errorf("recording unchanged logs: %w", err)
+	}
+	if err := db.Skip(ctx, skipped); err != nil {
+		return fmt.Errorf("recording the files that are not session logs: %w", err)
 	}
 	if err := db.TouchFlows(ctx, touchFlows); err != nil {
 		return fmt.Errorf("recording unchanged flow logs: %w", err)
@@ -420,6 +465,7 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 			st.Read += res.read
 			st.Sessions += res.sessions
 			st.Malformed += res.malformed
+			st.Torn += res.torn
 			st.FlowLogs += res.flowLogs
 			st.Decisions += res.decisions
 			st.Runs += res.runs
@@ -515,10 +561,12 @@ func peek(c *candidate) error {
 	if strings.HasSuffix(c.path, ".zst") {
 		for {
 			e, err := r.Next()
-			if err != nil {
+			if err != nil && e.Bad == nil {
 				break
 			}
-			last = e.TMS
+			if e.Bad == nil || e.Bad.HasTMS {
+				last = e.TMS
+			}
 		}
 		r.Close()
 	} else {
@@ -588,6 +636,7 @@ func hashFile(path string) (string, error) {
 
 type unitResult struct {
 	read, sessions, malformed, failed int
+	torn                              int
 	flowLogs, decisions, runs         int
 	lines, bytes                      int64
 	warnings                          []error
@@ -623,6 +672,9 @@ func prepareUnit(ctx context.Context, cl []*candidate, qualified, force bool) (*
 			res.malformed++
 			res.warnings = append(res.warnings, fmt.Errorf("%w (line skipped; the rest of the log is ingested)", ie))
 		}
+		if rl.log.Torn {
+			res.torn++
+		}
 		ls = append(ls, loaded{c, rl})
 	}
 	if len(ls) == 0 {
@@ -638,6 +690,7 @@ func prepareUnit(ctx context.Context, cl []*candidate, qualified, force bool) (*
 			unit.Force = false
 		}
 		unit.Files = append(unit.Files, fileRecord(l.c, l.rl))
+		unit.Problems = append(unit.Problems, problems(l.rl.malformed)...)
 	}
 	// The flow log beside each log, read whole; server i of the merged
 	// episode is ls[i].
@@ -657,6 +710,7 @@ func prepareUnit(ctx context.Context, cl []*candidate, qualified, force bool) (*
 			res.malformed++
 			res.warnings = append(res.warnings, fmt.Errorf("%w (line skipped; the rest of the flow log is ingested)", ie))
 		}
+		unit.Problems = append(unit.Problems, problems(rf.malformed)...)
 		flowsOf[i] = rf
 		unit.FlowFiles = append(unit.FlowFiles, rf.file)
 	}
@@ -755,4 +809,17 @@ func flowChanged(c *candidate, flowOf map[string]store.FlowFile, touch []store.F
 		}
 	}
 	return true, touch
+}
+
+// problems are the store's records of a file's bad lines.
+func problems(errs []*mcplog.InputError) []store.Problem {
+	out := make([]store.Problem, 0, len(errs))
+	for _, ie := range errs {
+		msg := "bad input"
+		if ie.Err != nil {
+			msg = ie.Err.Error()
+		}
+		out = append(out, store.Problem{Path: ie.File, Line: ie.Line, Field: ie.Field, Message: msg})
+	}
+	return out
 }

@@ -16,7 +16,7 @@ func LooksLikeMessage(prefix []byte) bool {
 		return false
 	}
 	found := false
-	end := jsontext.ScanPrefix(prefix, func(name []byte) bool {
+	end := jsontext.ScanPrefix(prefix, func(name, _ []byte) bool {
 		switch string(name) {
 		case "method", "result", "error":
 			found = true

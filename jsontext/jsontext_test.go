@@ -263,7 +263,7 @@ func checkPrefix(t *testing.T, b []byte) {
 		all = append(all, k)
 	}
 	var names [][]byte
-	if end := ScanPrefix(b, func(n []byte) bool { names = append(names, bytes.Clone(n)); return true }); end != PrefixClosed {
+	if end := ScanPrefix(b, func(n, _ []byte) bool { names = append(names, bytes.Clone(n)); return true }); end != PrefixClosed {
 		t.Fatalf("ScanPrefix(whole %.60q) = %v, want closed", b, end)
 	}
 	if !sameNames(names, all) {
@@ -271,7 +271,12 @@ func checkPrefix(t *testing.T, b []byte) {
 	}
 	for cut := 0; cut < len(b); cut += 1 + len(b)/50 {
 		var got [][]byte
-		end := ScanPrefix(b[:cut], func(n []byte) bool { got = append(got, bytes.Clone(n)); return true })
+		end := ScanPrefix(b[:cut], func(n, v []byte) bool {
+			if v != nil {
+				got = append(got, bytes.Clone(n))
+			}
+			return true
+		})
 		if end == PrefixBad {
 			t.Fatalf("ScanPrefix(%.60q cut at %d) = bad, want cut", b, cut)
 		}
@@ -281,12 +286,29 @@ func checkPrefix(t *testing.T, b []byte) {
 	}
 }
 
+func TestScanPrefixValues(t *testing.T) {
+	line := []byte(`{"t_ms":15,"from":"server","message":{"jsonrpc":"2.0","id":5,"result":{broken}},"x":"cut`)
+	got := map[string]string{}
+	ScanPrefix(line, func(n, v []byte) bool {
+		if v == nil {
+			got[string(n)] = "<nil>"
+		} else {
+			got[string(n)] = string(v)
+		}
+		return true
+	})
+	want := map[string]string{"t_ms": "15", "from": `"server"`, "message": `{"jsonrpc":"2.0","id":5,"result":{broken}}`, "x": "<nil>"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ScanPrefix values = %q, want %q", got, want)
+	}
+}
+
 func TestScanPrefix(t *testing.T) {
 	for _, s := range seeds {
 		checkPrefix(t, []byte(s))
 	}
 	for in, want := range map[string]PrefixEnd{`Listening on stdio`: PrefixBad, `{"a":1 "b"`: PrefixBad, `[1]`: PrefixBad, `{"a":"xy`: PrefixCut, ` `: PrefixCut} {
-		if got := ScanPrefix([]byte(in), func([]byte) bool { return true }); got != want {
+		if got := ScanPrefix([]byte(in), func(_, _ []byte) bool { return true }); got != want {
 			t.Errorf("ScanPrefix(%q) = %v, want %v", in, got, want)
 		}
 	}

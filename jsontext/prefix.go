@@ -18,11 +18,12 @@ const (
 )
 
 // ScanPrefix reads the start of a JSON object that may be cut short or not
-// JSON at all, such as the first piece of a long wire line: it calls fn
-// with the decoded name of each top-level member whose name it can read,
-// in order, until fn returns false, and says how the scan ended. Values
-// are skipped, not checked beyond their boundaries.
-func ScanPrefix(prefix []byte, fn func(name []byte) bool) PrefixEnd {
+// JSON at all, such as the first piece of a long wire line or a damaged log
+// line: it calls fn with the decoded name of each top-level member whose
+// name it can read, in order, and the value's bytes (found by their
+// boundaries, not checked inside), or nil for a value that is cut short or
+// broken, until fn returns false; and it says how the scan ended.
+func ScanPrefix(prefix []byte, fn func(name, value []byte) bool) PrefixEnd {
 	s := tolerant{b: prefix}
 	s.space()
 	if s.i >= len(s.b) {
@@ -48,11 +49,10 @@ func ScanPrefix(prefix []byte, fn func(name []byte) bool) PrefixEnd {
 		if !s.str() {
 			return PrefixCut
 		}
-		if !fn(unquoteTolerant(s.b[start:s.i])) {
-			return PrefixStopped
-		}
+		name := unquoteTolerant(s.b[start:s.i])
 		s.space()
 		if s.i >= len(s.b) {
+			fn(name, nil)
 			return PrefixCut
 		}
 		if s.b[s.i] != ':' {
@@ -60,11 +60,18 @@ func ScanPrefix(prefix []byte, fn func(name []byte) bool) PrefixEnd {
 		}
 		s.i++
 		s.space()
+		vstart := s.i
 		if !s.value() {
+			if !fn(name, nil) {
+				return PrefixStopped
+			}
 			if s.i >= len(s.b) {
 				return PrefixCut
 			}
 			return PrefixBad
+		}
+		if !fn(name, s.b[vstart:s.i]) {
+			return PrefixStopped
 		}
 		s.space()
 		if s.i >= len(s.b) {

@@ -14,15 +14,15 @@ import (
 // zstdMagic starts every zstd frame (RFC 8878, section 3.1.1).
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// decompress returns the log's content as read from f, and the closer that
-// releases f and any decoder. A .zst name, or content that starts with
-// zstd's magic number, is decompressed as it is read, so archived logs
+// decompress returns the log's content as read from r, and the closer that
+// releases any decoder. A .zst name, or content that starts with zstd's
+// magic number, is decompressed as it is read, so archived logs
 // (.jsonl.zst) read like plain ones.
-func decompress(f *os.File, path string) (io.Reader, io.Closer, error) {
-	br := bufio.NewReaderSize(f, 64<<10)
+func decompress(r io.Reader, path string) (io.Reader, io.Closer, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(len(zstdMagic))
 	if !bytes.Equal(head, zstdMagic) && !strings.HasSuffix(path, ".zst") {
-		return br, f, nil
+		return br, nopCloser{}, nil
 	}
 	// One goroutine and a bounded window: logs are read one at a time
 	// per reader, and a hostile frame must not claim all memory.
@@ -30,7 +30,18 @@ func decompress(f *os.File, path string) (io.Reader, io.Closer, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading compressed session log %s: %w", path, err)
 	}
-	return &zstdErrors{zr, path}, closers{zr, f}, nil
+	return &zstdErrors{zr, path}, zstdCloser{zr}, nil
+}
+
+type nopCloser struct{}
+
+func (nopCloser) Close() error { return nil }
+
+type zstdCloser struct{ zr *zstd.Decoder }
+
+func (c zstdCloser) Close() error {
+	c.zr.Close()
+	return nil
 }
 
 // zstdErrors names the file in a decompression error.
@@ -49,11 +60,11 @@ func (z *zstdErrors) Read(p []byte) (int, error) {
 
 // closers closes the decoder, then the file.
 type closers struct {
-	zr *zstd.Decoder
-	f  *os.File
+	dec io.Closer
+	f   *os.File
 }
 
 func (c closers) Close() error {
-	c.zr.Close()
+	c.dec.Close()
 	return c.f.Close()
 }

@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // Entry is one line of a session log after the header: one line from the
-// wire, or in active mode a proxy or context line (manual, "Log format").
+// wire, or in active mode a proxy or context line (manual, "Log format"),
+// or a line that is not an entry at all (Bad).
 type Entry struct {
 	// Line is the entry's line number in the file, counting the header as
 	// line 1.
@@ -33,16 +35,40 @@ type Entry struct {
 	// Extra holds the members this reader does not know, raw, so that
 	// nothing in a log is lost; nil when there are none.
 	Extra map[string]json.RawMessage
+	// Bad is set for a line of the log that is not an entry (Next returned
+	// it with its *InputError); the members above are then unset, but for
+	// Line, and TMS and From when they could be read.
+	Bad *BadLine
 }
 
 // IsRaw reports whether the line was recorded as raw text.
-func (e *Entry) IsRaw() bool { return e.Message == nil }
+func (e *Entry) IsRaw() bool { return e.Message == nil && e.Bad == nil }
+
+// BadLine is a log line that is not an entry: its text, and what a
+// tolerant reading of it found, so that nothing of it is lost and an
+// episode can tell which call a damaged answer was for.
+type BadLine struct {
+	// Text is the line as text (invalid UTF-8 replaced).
+	Text string
+	// HasTMS is true when t_ms could be read (it is then in Entry.TMS).
+	HasTMS bool
+	// ID is the id of the wire message the line holds, when it could be
+	// read; Response is true when that message looks like a response (it
+	// has a result or an error member, and no method).
+	ID       json.RawMessage
+	Response bool
+	// Err is the problem, as Next returned it.
+	Err *InputError
+}
 
 // Reader reads a session log one entry at a time, streaming: lines of any
-// length, no whole-file buffer. A torn last line (no final newline, and not
-// whole JSON), which a proxy killed mid-write leaves, ends the log
-// without an error; Torn reports it. A malformed line anywhere else is an
-// *InputError naming the file and line.
+// length, no whole-file buffer, plain or compressed with zstd. A line that
+// is not an entry costs that line only: Next returns it as an *InputError
+// naming the file, line and field, with an Entry describing it (Bad), and
+// goes on with the next line, as encoding/csv goes on after a bad record.
+// A torn last line (no final newline, and not whole JSON), which a proxy
+// killed mid-write or still writing leaves, ends the log without an error;
+// Torn reports it.
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
@@ -57,47 +83,51 @@ type Reader struct {
 }
 
 // NewReader reads the header from r and returns a Reader positioned at the
-// first entry. name is the file name used in errors. A first line that is
-// not a hoist_mcp_log header gives an error wrapping ErrNotSessionLog.
+// first entry. name is the file name used in errors; content that starts
+// with zstd's magic number, or a name ending in .zst, is decompressed as it
+// is read. A first line that is not a hoist_mcp_log header gives an error
+// wrapping ErrNotSessionLog; a header that is one but is malformed gives an
+// *InputError naming the field. Close the Reader when done.
 func NewReader(r io.Reader, name string) (*Reader, error) {
-	rd := &Reader{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+	dr, closer, err := decompress(r, name)
+	if err != nil {
+		return nil, err
+	}
+	rd := &Reader{name: name, br: bufio.NewReaderSize(dr, 64<<10), closer: closer}
 	line, complete, err := rd.readLine()
 	if err == io.EOF && len(line) == 0 {
+		rd.Close()
 		return nil, &InputError{File: name, Err: fmt.Errorf("%w: the file is empty", ErrNotSessionLog)}
 	}
 	if err != nil && err != io.EOF {
+		rd.Close()
 		return nil, fmt.Errorf("reading session header of %s: %w", name, err)
 	}
 	if err := rd.parseHeader(line, complete); err != nil {
+		rd.Close()
 		return nil, err
 	}
 	return rd, nil
 }
 
-// Open opens the session log at path for reading. A log compressed with
-// zstd (path ending in .zst, or starting with zstd's magic number) is
-// decompressed as it is read. Close the Reader when done.
+// Open opens the session log at path for reading (see NewReader). Close the
+// Reader when done.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening session log: %w", err)
 	}
-	r, closer, err := decompress(f, path)
+	rd, err := NewReader(f, path)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	rd, err := NewReader(r, path)
-	if err != nil {
-		closer.Close()
-		return nil, err
-	}
-	rd.closer = closer
+	rd.closer = closers{rd.closer, f}
 	return rd, nil
 }
 
-// Close closes the file Open opened. It is safe to call more than once, and
-// on a Reader from NewReader, where it does nothing.
+// Close releases what the Reader holds: a decompressor, and the file Open
+// opened. It is safe to call more than once.
 func (r *Reader) Close() error {
 	if r.closer == nil {
 		return nil
@@ -121,7 +151,12 @@ func (r *Reader) HeaderRaw() json.RawMessage { return r.headerRaw }
 // It is known once Next has returned io.EOF.
 func (r *Reader) Torn() bool { return r.torn }
 
-// Next returns the next entry, or io.EOF after the last one.
+// Lines returns how many lines the Reader has read, the header included.
+func (r *Reader) Lines() int { return r.line }
+
+// Next returns the next entry, or io.EOF after the last one. A line that
+// is not an entry gives an *InputError and an Entry whose Bad describes
+// the line; the next call reads on after it. Any other error ends the log.
 func (r *Reader) Next() (Entry, error) {
 	for !r.done {
 		line, complete, err := r.readLine()
@@ -139,16 +174,15 @@ func (r *Reader) Next() (Entry, error) {
 		}
 		e, perr := parseEntry(line)
 		if perr != nil {
-			if !complete && !jsontext.Valid(line) {
+			if !complete && !jsontext.ValidDepth(line, jsontext.MaxDepth+1) {
 				// The last line was cut short: not an error (issue 3,
 				// point 1; DESIGN.md, "Store"). A whole JSON value that
 				// is not an entry is no torn line, but a malformed one.
 				r.torn = true
 				break
 			}
-			r.done = true
 			perr.File, perr.Line = r.name, r.line
-			return Entry{}, perr
+			return salvage(line, r.line, perr), perr
 		}
 		e.Line = r.line
 		return e, nil
@@ -187,30 +221,130 @@ func (r *Reader) parseHeader(line []byte, complete bool) error {
 		}
 		return fail("", fmt.Errorf("%w: the first line is not a hoist_mcp_log header", ErrNotSessionLog))
 	}
-	var probe map[string]json.RawMessage
-	if err := json.Unmarshal(line, &probe); err != nil {
+	if jsontext.Kind(line) != '{' {
 		return fail("", fmt.Errorf("%w: the first line is not a JSON object", ErrNotSessionLog))
 	}
-	v, ok := probe["hoist_mcp_log"]
+	v, ok := jsontext.Lookup(line, "hoist_mcp_log")
 	if !ok {
 		return fail("", fmt.Errorf("%w: the first line has no hoist_mcp_log member", ErrNotSessionLog))
 	}
-	var version int
-	if err := json.Unmarshal(v, &version); err != nil || version < 1 {
+	version, err := strconv.Atoi(string(v))
+	if err != nil || version < 1 {
 		return fail("hoist_mcp_log", fmt.Errorf("want a version number, got %s", clip(v)))
 	}
 	if version > Version {
 		return fail("hoist_mcp_log", fmt.Errorf("log format version %d is newer than this hoist reads (%d); upgrade hoist", version, Version))
 	}
-	if err := json.Unmarshal(line, &r.header); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fail(te.Field, fmt.Errorf("want %s, got a JSON %s", TypeWord(te.Type), te.Value))
-		}
-		return fail("", fmt.Errorf("decoding header: %w", err))
+	h, field, err := readHeader(line)
+	if err != nil {
+		return fail(field, err)
 	}
+	h.Log = version
+	r.header = h
 	r.headerRaw = json.RawMessage(line)
 	return nil
+}
+
+// readHeader reads the header's members (valid JSON), by their exact
+// names; session and started_unix_ms are required, and each member must be
+// of its type.
+func readHeader(line []byte) (h Header, field string, err error) {
+	var hasSession, hasStart bool
+	for k, v := range jsontext.Members(line) {
+		name := string(k)
+		switch name {
+		case "session":
+			if h.Session, err = wantString(v); err == nil && h.Session == "" {
+				err = errors.New("want the session's id, got an empty string")
+			}
+			hasSession = true
+		case "started_unix_ms":
+			h.StartedUnixMS, err = strconv.ParseInt(string(v), 10, 64)
+			switch {
+			case err != nil:
+				err = fmt.Errorf("want the start time in Unix milliseconds, got %s", describe(v))
+			case h.StartedUnixMS < 0:
+				err = fmt.Errorf("want the start time in Unix milliseconds, got %s", v)
+			}
+			hasStart = true
+		case "server_command":
+			h.ServerCommand, err = wantStrings(v)
+		case "domain":
+			h.Domain, err = wantStringOrNull(v)
+		case "agent_model":
+			h.AgentModel, err = wantStringOrNull(v)
+		case "host_session":
+			h.HostSession, err = wantString(v)
+		case "server_name":
+			h.ServerName, err = wantString(v)
+		case "upstream":
+			h.Upstream, err = wantString(v)
+		}
+		if err != nil {
+			return Header{}, name, err
+		}
+	}
+	switch {
+	case !hasSession:
+		return Header{}, "session", errors.New("missing")
+	case !hasStart:
+		return Header{}, "started_unix_ms", errors.New("missing")
+	}
+	return h, "", nil
+}
+
+func wantString(v []byte) (string, error) {
+	if v[0] != '"' {
+		return "", fmt.Errorf("want a string, got %s", describe(v))
+	}
+	return jsontext.Unquote(v), nil
+}
+
+func wantStringOrNull(v []byte) (*string, error) {
+	if string(v) == "null" {
+		return nil, nil
+	}
+	s, err := wantString(v)
+	if err != nil {
+		return nil, fmt.Errorf("want a string or null, got %s", describe(v))
+	}
+	return &s, nil
+}
+
+func wantStrings(v []byte) ([]string, error) {
+	if string(v) == "null" {
+		return nil, nil
+	}
+	if v[0] != '[' {
+		return nil, fmt.Errorf("want an array of strings, got %s", describe(v))
+	}
+	out := []string{}
+	for el := range jsontext.Elements(v) {
+		s, err := wantString(el)
+		if err != nil {
+			return nil, fmt.Errorf("want an array of strings, got %s in it", describe(el))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// describe names the kind of a JSON value (valid JSON), for messages
+// such as "want a string, got a JSON number".
+func describe(v []byte) string {
+	switch jsontext.Kind(v) {
+	case '"':
+		return "a JSON string"
+	case '{':
+		return "a JSON object"
+	case '[':
+		return "a JSON array"
+	case 't', 'f':
+		return "a JSON boolean"
+	case 'n':
+		return "null"
+	}
+	return "a JSON number"
 }
 
 // parseEntry decodes one entry line. The returned error has no file or
@@ -282,18 +416,23 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-// ReadAll reads the rest of the log's entries.
+// ReadAll reads the rest of the log's entries, the entries of bad lines
+// included (Entry.Bad); it fails only when the log cannot be read on.
 func (r *Reader) ReadAll() ([]Entry, error) {
 	var out []Entry
 	for {
 		e, err := r.Next()
-		if err == io.EOF {
+		var ie *InputError
+		switch {
+		case err == io.EOF:
 			return out, nil
-		}
-		if err != nil {
+		case errors.As(err, &ie) && e.Bad != nil:
+			out = append(out, e)
+		case err != nil:
 			return out, err
+		default:
+			out = append(out, e)
 		}
-		out = append(out, e)
 	}
 }
 
@@ -303,9 +442,22 @@ type Log struct {
 	Path      string
 	Header    Header
 	HeaderRaw json.RawMessage
-	Entries   []Entry
+	// Entries are the log's lines after the header, bad ones included
+	// (Entry.Bad).
+	Entries []Entry
 	// Torn is true when the file ended in a torn line, which is left out.
 	Torn bool
+}
+
+// Bad returns the problems of the log's bad lines, in order.
+func (l *Log) Bad() []*InputError {
+	var out []*InputError
+	for i := range l.Entries {
+		if b := l.Entries[i].Bad; b != nil {
+			out = append(out, b.Err)
+		}
+	}
+	return out
 }
 
 // ReadFile reads the whole session log at path (see Open and Reader).
@@ -320,4 +472,43 @@ func ReadFile(path string) (*Log, error) {
 		return nil, err
 	}
 	return &Log{Path: path, Header: r.header, HeaderRaw: r.headerRaw, Entries: entries, Torn: r.torn}, nil
+}
+
+// salvage describes a line that is not an entry: its text, and what a
+// tolerant reading finds of t_ms, from and the id of the message it holds.
+func salvage(line []byte, n int, err *InputError) Entry {
+	e := Entry{Line: n, Bad: &BadLine{Text: strings.ToValidUTF8(string(line), "\uFFFD"), Err: err}}
+	jsontext.ScanPrefix(line, func(name, v []byte) bool {
+		if v == nil {
+			return true
+		}
+		switch string(name) {
+		case "t_ms":
+			if t, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+				e.TMS, e.Bad.HasTMS = t, true
+			}
+		case "from":
+			if n, ok := jsontext.ValueLen(v); ok && n == len(v) && v[0] == '"' {
+				e.From = jsontext.Unquote(v)
+			}
+		case "message":
+			hasMethod, hasAnswer := false, false
+			jsontext.ScanPrefix(v, func(name, v []byte) bool {
+				switch string(name) {
+				case "id":
+					if n, ok := jsontext.ValueLen(v); ok && n == len(v) {
+						e.Bad.ID = json.RawMessage(bytes.Clone(v))
+					}
+				case "method":
+					hasMethod = true
+				case "result", "error":
+					hasAnswer = true
+				}
+				return true
+			})
+			e.Bad.Response = hasAnswer && !hasMethod
+		}
+		return true
+	})
+	return e
 }

@@ -1,6 +1,7 @@
 package mcplog
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,18 +12,37 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/zstd"
 )
 
 const testHeader = `{"hoist_mcp_log":2,"session":"s1","started_unix_ms":1790198400123,"server_command":["srv"],"domain":"orders","agent_model":null,"host_session":"host-1","future":true}`
 
+// readString reads a log from s and returns its good entries and the
+// first error Next gave.
 func readString(t *testing.T, s string) ([]Entry, *Reader, error) {
 	t.Helper()
 	r, err := NewReader(strings.NewReader(s), "s1.jsonl")
 	if err != nil {
 		return nil, nil, err
 	}
-	entries, err := r.ReadAll()
-	return entries, r, err
+	var entries []Entry
+	var first error
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			return entries, r, first
+		}
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			if e.Bad == nil {
+				return entries, r, first
+			}
+			continue
+		}
+		entries = append(entries, e)
+	}
 }
 
 func TestReader(t *testing.T) {
@@ -124,10 +144,24 @@ func TestReaderErrors(t *testing.T) {
 			"s1.jsonl:1: not a hoist-mcp session log: the first line has no hoist_mcp_log member", true},
 		{"text file", "hello world\n", "s1.jsonl:1: not a hoist-mcp session log: the first line is not a hoist_mcp_log header", true},
 		{"JSON array", "[1,2]\n", "s1.jsonl:1: not a hoist-mcp session log: the first line is not a JSON object", true},
-		{"newer version", `{"hoist_mcp_log":3,"session":"s"}` + "\n",
+		{"newer version", `{"hoist_mcp_log":3,"session":"s","started_unix_ms":1}` + "\n",
 			"s1.jsonl:1: hoist_mcp_log: log format version 3 is newer than this hoist reads (2); upgrade hoist", false},
 		{"bad header member", `{"hoist_mcp_log":2,"session":7}` + "\n",
 			"s1.jsonl:1: session: want a string, got a JSON number", false},
+		{"header without session", `{"hoist_mcp_log":2}` + "\n",
+			"s1.jsonl:1: session: missing", false},
+		{"header without start", `{"hoist_mcp_log":2,"session":"s"}` + "\n",
+			"s1.jsonl:1: started_unix_ms: missing", false},
+		{"empty session", `{"hoist_mcp_log":2,"session":"","started_unix_ms":1}` + "\n",
+			"s1.jsonl:1: session: want the session's id, got an empty string", false},
+		{"start of the wrong type", `{"hoist_mcp_log":2,"session":"s","started_unix_ms":"today"}` + "\n",
+			"s1.jsonl:1: started_unix_ms: want the start time in Unix milliseconds, got a JSON string", false},
+		{"start before 1970", `{"hoist_mcp_log":2,"session":"s","started_unix_ms":-5}` + "\n",
+			"s1.jsonl:1: started_unix_ms: want the start time in Unix milliseconds, got -5", false},
+		{"command of the wrong type", `{"hoist_mcp_log":2,"session":"s","started_unix_ms":1,"server_command":"npx x"}` + "\n",
+			"s1.jsonl:1: server_command: want an array of strings, got a JSON string", false},
+		{"names are exact", `{"hoist_mcp_log":2,"SESSION":"s","started_unix_ms":1}` + "\n",
+			"s1.jsonl:1: session: missing", false},
 		{"torn header", `{"hoist_mcp_log":2,"sess`, "s1.jsonl:1: the header line is torn", false},
 	}
 	for _, tt := range tests {
@@ -150,20 +184,42 @@ func TestReaderErrors(t *testing.T) {
 	}
 }
 
-func TestReaderStopsAtMalformedLine(t *testing.T) {
-	in := testHeader + "\n" + `{"t_ms":1,"from":"client","message":{}}` + "\n" + "bad\n" + `{"t_ms":3,"from":"client","message":{}}` + "\n"
-	r, err := NewReader(strings.NewReader(in), "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Next(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Next(); err == nil {
-		t.Fatal("no error for line 3")
-	}
-	if _, err := r.Next(); err != io.EOF {
-		t.Fatalf("after an error Next = %v, want io.EOF", err)
+// TestReaderGoesOnAfterMalformedLine: a bad line costs that line only,
+// whether the log is plain or compressed, and what can be read of it is
+// kept.
+func TestReaderGoesOnAfterMalformedLine(t *testing.T) {
+	in := testHeader + "\n" + `{"t_ms":1,"from":"client","message":{}}` + "\n" +
+		`{"t_ms":2,"from":"server","message":{"jsonrpc":"2.0","id":5,"result":{broken}}` + "\n" +
+		`{"t_ms":3,"from":"client","message":{}}` + "\n"
+	var zst bytes.Buffer
+	zw, _ := zstd.NewWriter(&zst)
+	zw.Write([]byte(in))
+	zw.Close()
+	for name, data := range map[string][]byte{"x.jsonl": []byte(in), "x.jsonl.zst": zst.Bytes()} {
+		t.Run(name, func(t *testing.T) {
+			r, err := NewReader(bytes.NewReader(data), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if e, err := r.Next(); err != nil || e.Line != 2 {
+				t.Fatalf("line 2: %+v, %v", e, err)
+			}
+			e, err := r.Next()
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.Line != 3 || e.Bad == nil || e.Line != 3 {
+				t.Fatalf("line 3: %+v, %v; want an *InputError and the bad line", e, err)
+			}
+			if !e.Bad.HasTMS || e.TMS != 2 || e.From != "server" || string(e.Bad.ID) != "5" || !e.Bad.Response || !strings.Contains(e.Bad.Text, "{broken}") {
+				t.Errorf("salvaged %+v %+v", e, e.Bad)
+			}
+			if e, err := r.Next(); err != nil || e.Line != 4 {
+				t.Fatalf("after the bad line, Next = %+v, %v; want line 4", e, err)
+			}
+			if _, err := r.Next(); err != io.EOF {
+				t.Fatalf("at the end Next = %v, want io.EOF", err)
+			}
+		})
 	}
 }
 
@@ -183,7 +239,7 @@ func TestReaderLongLine(t *testing.T) {
 // TestReaderReadsWriter reads back what Writer wrote, byte for byte.
 func TestReaderReadsWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	w, err := Create(path, Header{Log: Version, Session: "s", HostSession: "h"}, time.Now())
+	w, err := Create(path, Header{Log: Version, Session: "s", StartedUnixMS: 1, HostSession: "h"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +294,7 @@ func TestInputErrorFormat(t *testing.T) {
 // level deeper, reads back (one depth rule for writer and reader).
 func TestReaderReadsEveryLineTheWriterWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	w, err := Create(path, Header{Log: Version, Session: "s", HostSession: "h"}, time.Now())
+	w, err := Create(path, Header{Log: Version, Session: "s", StartedUnixMS: 1, HostSession: "h"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,11 +178,15 @@ func TestUpstreamDemo(t *testing.T) {
 		t.Errorf("header upstream = %v, want %s", header["upstream"], want)
 	}
 	froms := map[string]int{}
+	var own []string
 	for _, l := range lines {
 		froms[l.From]++
+		if l.From == "proxy" {
+			own = append(own, string(l.Message))
+		}
 	}
 	if froms["client"] != 7 || froms["proxy"] != 2 || froms["server"] < 5 {
-		t.Errorf("log lines by sender %v, want 7 client, 2 proxy (the refusals), 5 or more server", froms)
+		t.Errorf("log lines by sender %v, want 7 client, 2 proxy (the refusals), 5 or more server; the proxy's:\n%s", froms, strings.Join(own, "\n"))
 	}
 	data, _ := os.ReadFile(path)
 	for _, s := range []string{secret, "k-123", "user:pw"} {

@@ -11,6 +11,7 @@ package redact
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -420,7 +421,7 @@ func eachToolsList(path string, fn func(line []byte)) error {
 			if err == io.EOF {
 				return nil
 			}
-			if err != nil {
+			if err != nil && e.Bad == nil {
 				return err
 			}
 			if bytes.Contains(e.Message, []byte(`"inputSchema"`)) {
@@ -544,8 +545,14 @@ func copySession(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
+		if err != nil && e.Bad == nil {
 			return n, err
+		}
+		if e.Bad != nil {
+			// A line that is not an entry is copied as raw text, redacted
+			// whole: its values cannot be told apart, so none is kept.
+			e.Raw, e.From = e.Bad.Text, cmp.Or(e.From, mcplog.FromServer)
+			e.Bad = nil
 		}
 		buf = append(buf[:0], `{"t_ms":`...)
 		buf = strconv.AppendInt(buf, e.TMS, 10)

@@ -75,27 +75,33 @@ func (db *DB) EpisodeFiles(ctx context.Context, dir string) (map[string][]string
 // Session is one row of the list of sessions: an episode's metadata and
 // counts, without its events.
 type Session struct {
-	ID          string    `json:"id"`
-	Source      string    `json:"source"`
-	Domain      string    `json:"domain"`
-	HostSession string    `json:"host_session"`
-	AgentModel  string    `json:"agent_model"`
-	TaskID      string    `json:"task_id,omitempty"`
-	Trial       int       `json:"trial"`
-	Reward      *float64  `json:"reward"`
-	Started     time.Time `json:"started"`
-	DurationMS  int64     `json:"duration_ms"`
-	Servers     []string  `json:"servers"`
-	Turns       int       `json:"llm_turns"`
-	Calls       int       `json:"calls"`
-	Reads       int       `json:"reads"`
-	Writes      int       `json:"writes"`
-	Errors      int       `json:"errors"`
-	Messages    int       `json:"messages"`
+	ID          string `json:"id"`
+	Source      string `json:"source"`
+	Domain      string `json:"domain"`
+	HostSession string `json:"host_session"`
+	// AgentModel is the model that drove the agent ("" when unknown);
+	// ClientName the MCP client that spoke to the server.
+	AgentModel string    `json:"agent_model"`
+	ClientName string    `json:"client_name"`
+	TaskID     string    `json:"task_id,omitempty"`
+	Trial      int       `json:"trial"`
+	Reward     *float64  `json:"reward"`
+	Started    time.Time `json:"started"`
+	DurationMS int64     `json:"duration_ms"`
+	Servers    []string  `json:"servers"`
+	Turns      int       `json:"llm_turns"`
+	Calls      int       `json:"calls"`
+	Reads      int       `json:"reads"`
+	Writes     int       `json:"writes"`
+	Errors     int       `json:"errors"`
+	Messages   int       `json:"messages"`
 	// Runs and Decisions count what the session's flow logs hold
 	// (hoist-mcp --flow); zero without one.
 	Runs      int `json:"runs"`
 	Decisions int `json:"decisions"`
+	// BadLines counts the lines of the session's logs (and flow logs) that
+	// could not be read (hoist sessions --problems lists them).
+	BadLines int `json:"bad_lines"`
 }
 
 type sessionRow struct {
@@ -104,6 +110,7 @@ type sessionRow struct {
 	Domain        string          `db:"domain"`
 	HostSession   string          `db:"host_session"`
 	AgentModel    string          `db:"agent_model"`
+	ClientName    string          `db:"client_name"`
 	TaskID        string          `db:"task_id"`
 	Trial         int             `db:"trial"`
 	Reward        sql.NullFloat64 `db:"reward"`
@@ -118,14 +125,15 @@ type sessionRow struct {
 	Servers       sql.NullString  `db:"servers"`
 	Runs          int             `db:"n_runs"`
 	Decisions     int             `db:"n_decisions"`
+	BadLines      int             `db:"n_bad"`
 }
 
 func (r sessionRow) session() Session {
 	s := Session{
-		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel,
+		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel, ClientName: r.ClientName,
 		TaskID: r.TaskID, Trial: r.Trial, Started: time.UnixMilli(r.StartedUnixMS).UTC(), DurationMS: r.DurationMS,
 		Turns: r.Turns, Calls: r.Calls, Reads: r.Reads, Writes: r.Writes, Errors: r.Errors, Messages: r.Messages,
-		Runs: r.Runs, Decisions: r.Decisions, Servers: []string{},
+		Runs: r.Runs, Decisions: r.Decisions, BadLines: r.BadLines, Servers: []string{},
 	}
 	if r.Reward.Valid {
 		v := r.Reward.Float64
@@ -169,11 +177,17 @@ func where(f episode.Filter) (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-const sessionCols = `e.id, e.source, e.domain, e.host_session, e.agent_model, e.task_id, e.trial, e.reward, e.started_unix_ms,
+const sessionCols = `e.id, e.source, e.domain, e.host_session, e.agent_model, e.client_name, e.task_id, e.trial, e.reward, e.started_unix_ms,
 	e.duration_ms, e.n_turns, e.n_calls, e.n_reads, e.n_writes, e.n_errors, e.n_messages,
 	(SELECT group_concat(name, char(31)) FROM (SELECT name FROM servers s WHERE s.episode_id = e.id ORDER BY s.idx)) AS servers,
 	(SELECT count(*) FROM runs r WHERE r.episode_id = e.id) AS n_runs,
-	(SELECT count(*) FROM decisions d WHERE d.episode_id = e.id) AS n_decisions`
+	(SELECT count(*) FROM decisions d WHERE d.episode_id = e.id) AS n_decisions,
+	(SELECT count(*) FROM problems p WHERE p.path IN (` + filesOf + `)) AS n_bad`
+
+// filesOf selects the files of episode e: its session logs and the flow
+// logs beside them.
+const filesOf = `SELECT ef.path FROM episode_files ef WHERE ef.episode_id = e.id
+	UNION SELECT ff.path FROM flow_files ff JOIN episode_files ef ON ff.log_path = ef.path WHERE ef.episode_id = e.id`
 
 // Sessions lists the episodes f selects, in start order. Since is
 // inclusive and Until exclusive.
@@ -352,6 +366,7 @@ type callRow struct {
 	Actor      string         `db:"actor"`
 	Turn       int            `db:"turn"`
 	Cancelled  bool           `db:"cancelled"`
+	Unreadable bool           `db:"unreadable"`
 	ResultSeq  sql.NullInt64  `db:"result_seq"`
 	ResultTMS  sql.NullInt64  `db:"result_t_ms"`
 	ResultText sql.NullString `db:"result_text"`
@@ -376,7 +391,7 @@ func raw(s sql.NullString) json.RawMessage {
 // order (messages, calls and results share one sequence).
 func loadEpisode(ctx context.Context, tx *sqlx.Tx, r sessionRow) (*episode.Episode, error) {
 	ep := &episode.Episode{
-		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel,
+		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel, ClientName: r.ClientName,
 		TaskID: r.TaskID, Trial: r.Trial, Started: time.UnixMilli(r.StartedUnixMS).UTC(),
 	}
 	if r.Reward.Valid {
@@ -414,13 +429,13 @@ func loadEpisode(ctx context.Context, tx *sqlx.Tx, r sessionRow) (*episode.Episo
 		evs = append(evs, seqEvent{m.Seq, episode.Event{Type: episode.EventMessage, TMS: m.TMS, Message: &episode.Message{Role: m.Role, Text: m.Text}}})
 	}
 	var calls []callRow
-	if err := tx.SelectContext(ctx, &calls, `SELECT idx, seq, t_ms, request_id, server, tool, arguments, actor, turn, cancelled,
+	if err := tx.SelectContext(ctx, &calls, `SELECT idx, seq, t_ms, request_id, server, tool, arguments, actor, turn, cancelled, unreadable,
 		result_seq, result_t_ms, result_text, is_error, result_raw FROM calls WHERE episode_id = ? ORDER BY idx`, r.ID); err != nil {
 		return nil, err
 	}
 	for _, c := range calls {
 		call := &episode.Call{Index: c.Idx, ID: c.RequestID, Server: c.Server, Tool: c.Tool, Args: raw(c.Arguments),
-			By: episode.Actor(c.Actor), Turn: c.Turn, Cancelled: c.Cancelled}
+			By: episode.Actor(c.Actor), Turn: c.Turn, Cancelled: c.Cancelled, Unreadable: c.Unreadable}
 		evs = append(evs, seqEvent{c.Seq, episode.Event{Type: episode.EventCall, TMS: c.TMS, Call: call}})
 		if c.ResultText.Valid {
 			call.Result = &episode.Result{CallIndex: c.Idx, Text: c.ResultText.String, IsError: c.IsError, Raw: raw(c.ResultRaw)}
@@ -489,4 +504,43 @@ func (db *DB) ListedTools(ctx context.Context) (map[string]map[string]episode.Ki
 		return nil, nil, fmt.Errorf("reading the tools of recorded sessions: %w", err)
 	}
 	return out, schemas, nil
+}
+
+// SessionProblem is one problem of a session's files.
+type SessionProblem struct {
+	EpisodeID string `db:"episode_id" json:"session"`
+	Problem
+}
+
+// Problems lists the problems of the files of the episodes f selects: by
+// session, file and line.
+func (db *DB) Problems(ctx context.Context, f episode.Filter) ([]SessionProblem, error) {
+	out := []SessionProblem{}
+	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
+		w, args := where(f)
+		q := `SELECT e.id AS episode_id, p.path, p.line_no, p.field, p.message FROM episodes e JOIN problems p ON p.path IN (` + filesOf + `)` + w +
+			` ORDER BY e.started_unix_ms, e.id, p.path, p.line_no`
+		return tx.SelectContext(ctx, &out, q, args...)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing problems: %w", err)
+	}
+	return out, nil
+}
+
+// BadSessions counts the episodes f selects that have bad lines.
+func (db *DB) BadSessions(ctx context.Context, f episode.Filter) (int, error) {
+	var n int
+	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
+		w, args := where(f)
+		cond := " WHERE "
+		if w != "" {
+			cond = " AND "
+		}
+		return tx.GetContext(ctx, &n, `SELECT count(*) FROM episodes e`+w+cond+`EXISTS (SELECT 1 FROM problems p WHERE p.path IN (`+filesOf+`))`, args...)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("counting sessions with bad lines: %w", err)
+	}
+	return n, nil
 }

@@ -67,6 +67,9 @@ type Unit struct {
 	// from the flow logs FlowFiles beside the unit's session logs.
 	Flows     map[string]*Flow
 	FlowFiles []FlowFile
+	// Problems are the bad input met in the unit's files (session and flow
+	// logs); they replace what the store kept of those files.
+	Problems []Problem
 	// Force writes the unit even when its files are recorded unchanged: the
 	// files are regrouped, or their tools renamed.
 	Force bool
@@ -127,6 +130,9 @@ func (db *DB) Put(ctx context.Context, u Unit) (wrote bool, err error) {
 			if err := putFlowFile(ctx, tx, f, now); err != nil {
 				return fmt.Errorf("recording %s: %w", f.Path, err)
 			}
+		}
+		if err := putProblems(ctx, tx, u); err != nil {
+			return err
 		}
 		wrote = true
 		return nil
@@ -220,10 +226,10 @@ func insertEpisode(ctx context.Context, tx *wtx, ep *episode.Episode, lines []Wi
 	if ep.Reward != nil {
 		reward = sql.NullFloat64{Float64: *ep.Reward, Valid: true}
 	}
-	if err := tx.exec(ctx, `INSERT INTO episodes (id, source, domain, host_session, agent_model, task_id, trial, reward,
+	if err := tx.exec(ctx, `INSERT INTO episodes (id, source, domain, host_session, agent_model, client_name, task_id, trial, reward,
 		started_unix_ms, duration_ms, n_turns, n_calls, n_reads, n_writes, n_errors, n_messages, ingested_unix_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ep.ID, ep.Source, ep.Domain, ep.HostSession, ep.AgentModel, ep.TaskID, ep.Trial, reward,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ep.ID, ep.Source, ep.Domain, ep.HostSession, ep.AgentModel, ep.ClientName, ep.TaskID, ep.Trial, reward,
 		ep.Started.UnixMilli(), s.DurationMS, s.Turns, s.Calls, s.Reads, s.Writes, s.Errors, s.Messages, now); err != nil {
 		return err
 	}
@@ -248,7 +254,7 @@ func insertEpisode(ctx context.Context, tx *wtx, ep *episode.Episode, lines []Wi
 	}
 	const msgSQL = "INSERT INTO messages (episode_id, idx, seq, t_ms, role, text) VALUES (?, ?, ?, ?, ?, ?)"
 	const callSQL = `INSERT INTO calls (episode_id, idx, seq, t_ms, request_id, server, tool, kind, arguments, actor, turn,
-		cancelled, result_seq, result_t_ms, result_text, is_error, result_raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		cancelled, unreadable, result_seq, result_t_ms, result_text, is_error, result_raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	// A result is stored on its call's row, with its own place in the order.
 	type at struct{ seq, tms int64 }
@@ -287,7 +293,7 @@ func insertEpisode(ctx context.Context, tx *wtx, ep *episode.Episode, lines []Wi
 				isErr = r.IsError
 			}
 			if err := tx.exec(ctx, callSQL, ep.ID, c.Index, i, ev.TMS, c.ID, c.Server, c.Tool, kind, rawText(c.Args), string(c.By), c.Turn,
-				c.Cancelled, rseq, rtms, rtext, isErr, rraw); err != nil {
+				c.Cancelled, c.Unreadable, rseq, rtms, rtext, isErr, rraw); err != nil {
 				return fmt.Errorf("call %d: %w", c.Index, err)
 			}
 		}
@@ -382,6 +388,57 @@ func (db *DB) Touch(ctx context.Context, files []LogFile) error {
 			if _, err := tx.ExecContext(ctx, "UPDATE log_files SET mtime_unix_ns = ? WHERE path = ? AND size = ? AND sha256 = ?",
 				f.MtimeUnixNS, f.Path, f.Size, f.SHA256); err != nil {
 				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Problem is one piece of bad input in a file: a line that could not be
+// read, and why.
+type Problem struct {
+	Path string `db:"path"`
+	// Line is the 1-based line, 0 for the file as a whole.
+	Line    int    `db:"line_no"`
+	Field   string `db:"field"`
+	Message string `db:"message"`
+}
+
+// putProblems replaces the problems of the unit's files with u.Problems.
+func putProblems(ctx context.Context, tx *wtx, u Unit) error {
+	for _, f := range u.Files {
+		if err := tx.exec(ctx, "DELETE FROM problems WHERE path = ?", f.Path); err != nil {
+			return fmt.Errorf("recording the problems of %s: %w", f.Path, err)
+		}
+	}
+	for _, f := range u.FlowFiles {
+		if err := tx.exec(ctx, "DELETE FROM problems WHERE path = ?", f.Path); err != nil {
+			return fmt.Errorf("recording the problems of %s: %w", f.Path, err)
+		}
+	}
+	for _, p := range u.Problems {
+		if err := tx.exec(ctx, "INSERT OR REPLACE INTO problems (path, line_no, field, message) VALUES (?, ?, ?, ?)",
+			p.Path, p.Line, p.Field, p.Message); err != nil {
+			return fmt.Errorf("recording the problems of %s: %w", p.Path, err)
+		}
+	}
+	return nil
+}
+
+// Skip records files ingest named and skipped (not session logs, or logs it
+// could not read: Status and Message say which), so that the next ingest
+// skips them without naming them again while they are unchanged.
+func (db *DB) Skip(ctx context.Context, files []LogFile) error {
+	if len(files) == 0 {
+		return nil
+	}
+	return db.writeTx(ctx, func(sx *sqlx.Tx) error {
+		tx := &wtx{Tx: sx, stmts: map[string]*sqlx.Stmt{}}
+		defer tx.close()
+		now := time.Now().UnixMilli()
+		for _, f := range files {
+			if err := putFile(ctx, tx, f, now); err != nil {
+				return fmt.Errorf("recording %s: %w", f.Path, err)
 			}
 		}
 		return nil

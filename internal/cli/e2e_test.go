@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 
 	"github.com/hoist-mcp/hoist/internal/testbin"
+	"github.com/hoist-mcp/hoist/migrations"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
@@ -146,7 +148,7 @@ func TestIngestSessionsExport(t *testing.T) {
 		}
 		r := mustRun(t, "sessions", "--sessions", dir)
 		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-		if len(lines) != 9 || strings.Count(lines[0], "\t") != 9 || strings.Contains(r.stdout, "DURATION") {
+		if len(lines) != 9 || strings.Count(lines[0], "\t") != 10 || strings.Contains(r.stdout, "DURATION") {
 			t.Errorf("piped list is not one tab-separated line per session:\n%s", r.stdout)
 		}
 	})
@@ -231,7 +233,7 @@ func TestIngestSessionsExport(t *testing.T) {
 			t.Errorf("column types: %v", got.Types)
 		}
 		checkFlowTypes(t, got.Types)
-		if diff := cmp.Diff([]string{"2"}, got.SchemaVersions); diff != "" {
+		if diff := cmp.Diff([]string{strconv.Itoa(migrations.Latest())}, got.SchemaVersions); diff != "" {
 			t.Errorf("schema versions: %s", diff)
 		}
 	})
@@ -315,7 +317,7 @@ func TestBadInputExit3(t *testing.T) {
 	for _, want := range []string{
 		filepath.Join(dir, "20260923T220000.000Z-201.jsonl") + ":5: t_ms:",
 		filepath.Join(dir, "notes.jsonl") + ": skipped: not a hoist-mcp session log",
-		"1 sessions written",
+		"1 session written",
 	} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
@@ -594,7 +596,7 @@ func TestFlowLogRecordedIngestedExported(t *testing.T) {
 	}
 
 	r := mustRun(t, "ingest", "--sessions", dir)
-	if want := fmt.Sprintf("1 flow logs: %d runs, %d decisions", wantRuns, wantDecisions); !strings.Contains(r.stderr, want) {
+	if want := fmt.Sprintf("1 flow log: %d runs, %d decisions", wantRuns, wantDecisions); !strings.Contains(r.stderr, want) {
 		t.Errorf("ingest said:\n%s\nwant %q", r.stderr, want)
 	}
 	all := sessions(t, "--sessions", dir)
@@ -641,7 +643,7 @@ func TestFlowLogRecordedIngestedExported(t *testing.T) {
 	if s := sessions(t, "--sessions", dir); s[0].Runs != wantRuns+1 || s[0].Decisions != wantDecisions+1 {
 		t.Errorf("after the flow log grew: %+v", s[0])
 	}
-	if r := mustRun(t, "ingest", "--sessions", dir); !strings.Contains(r.stderr, "nothing new to ingest: 1 files unchanged") {
+	if r := mustRun(t, "ingest", "--sessions", dir); !strings.Contains(r.stderr, "nothing new to ingest: 1 file unchanged") {
 		t.Errorf("re-ingest said:\n%s", r.stderr)
 	}
 
@@ -650,7 +652,7 @@ func TestFlowLogRecordedIngestedExported(t *testing.T) {
 	if err := os.WriteFile(orphan, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := mustRun(t, "ingest", "--sessions", dir); !strings.Contains(r.stderr, orphan+": skipped: a flow log without its session log") {
-		t.Errorf("ingest with an orphan flow log said:\n%s", r.stderr)
+	if r := run(t, nil, "ingest", "--sessions", dir); r.code != 3 || !strings.Contains(r.stderr, orphan+": skipped: a flow log without its session log") {
+		t.Errorf("ingest with an orphan flow log: exit %d, want 3 (it skipped a file); said:\n%s", r.code, r.stderr)
 	}
 }

@@ -139,6 +139,7 @@ func runIngest(ctx context.Context, opts *ingestOptions) error {
 	if st.Problems() {
 		return badInputError()
 	}
+	noteBadSessions(ctx, opts.IO, db, opts.Quiet)
 	return nil
 }
 

@@ -27,6 +27,7 @@ type sessionsOptions struct {
 	HostSession string
 	Since       string
 	Until       string
+	Problems    bool
 
 	filter episode.Filter
 }
@@ -47,6 +48,12 @@ On a terminal the list is a table; in a pipe it is the same columns separated
 by tabs, one session a line. --json prints a JSON array of objects instead,
 the same on a terminal and in a pipe, for scripts.
 
+A session whose logs had lines that could not be read is flagged (BAD
+LINES); --problems lists those lines instead of the sessions: the session,
+the file and line, the member at fault and what was wrong. Each is named
+once, when ingest first meets it; later commands only count the sessions
+that have them.
+
 hoist sessions show ID shows one session in full.
 
 ` + storeHelp + `
@@ -54,7 +61,8 @@ hoist sessions show ID shows one session in full.
 ` + exitHelp,
 		Example: `  hoist sessions --sessions ~/.hoist/logs
   hoist sessions --store episodes.db --domain retail --since 2026-03-01
-  hoist sessions --store episodes.db --json | jq '.[] | select(.errors > 0) | .id'`,
+  hoist sessions --store episodes.db --json | jq '.[] | select(.errors > 0) | .id'
+  hoist sessions --sessions ~/.hoist/logs --problems`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := opts.storePath(); err != nil {
@@ -65,6 +73,7 @@ hoist sessions show ID shows one session in full.
 				return err
 			}
 			opts.filter = flt
+			opts.storeOptions.NoBadNote = opts.Problems
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -77,6 +86,7 @@ hoist sessions show ID shows one session in full.
 	cmd.Flags().StringVar(&opts.HostSession, "host-session", "", "only sessions of this host session")
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only sessions started at or after this time (YYYY-MM-DD, UTC, or RFC 3339)")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "only sessions started before this time; a date includes its whole day")
+	cmd.Flags().BoolVar(&opts.Problems, "problems", false, "list the lines of the sessions' logs that could not be read, instead of the sessions")
 	cmd.AddCommand(newCmdSessionsShow(f, showF))
 	return cmd
 }
@@ -118,6 +128,15 @@ func runSessions(ctx context.Context, opts *sessionsOptions) error {
 		return err
 	}
 	defer db.Close()
+	if opts.Problems {
+		if err := printProblems(ctx, opts, db); err != nil {
+			return err
+		}
+		if bad {
+			return badInputError()
+		}
+		return nil
+	}
 	list, err := db.Sessions(ctx, opts.filter)
 	if err != nil {
 		return err
@@ -146,7 +165,7 @@ func printSessionsTable(w io.Writer, list []store.Session, tty bool) {
 	if tty {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		out = tw
-		fmt.Fprintln(out, "ID\tDOMAIN\tSERVERS\tSTARTED (UTC)\tDURATION\tTURNS\tCALLS\tREADS/WRITES\tERRORS\tREWARD")
+		fmt.Fprintln(out, "ID\tDOMAIN\tSERVERS\tSTARTED (UTC)\tDURATION\tTURNS\tCALLS\tREADS/WRITES\tERRORS\tREWARD\tBAD LINES")
 	}
 	for _, s := range list {
 		reward := "-"
@@ -157,9 +176,13 @@ func printSessionsTable(w io.Writer, list []store.Session, tty bool) {
 		if domain == "" {
 			domain = "-"
 		}
-		fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d/%d\t%d\t%s\n", s.ID, domain, strings.Join(s.Servers, ","),
+		bad := "-"
+		if s.BadLines > 0 {
+			bad = strconv.Itoa(s.BadLines)
+		}
+		fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d/%d\t%d\t%s\t%s\n", s.ID, domain, strings.Join(s.Servers, ","),
 			s.Started.UTC().Format("2006-01-02 15:04:05"), (time.Duration(s.DurationMS) * time.Millisecond).Round(time.Second/10),
-			s.Turns, s.Calls, s.Reads, s.Writes, s.Errors, reward)
+			s.Turns, s.Calls, s.Reads, s.Writes, s.Errors, reward, bad)
 	}
 	if tw != nil {
 		tw.Flush()
@@ -265,6 +288,7 @@ type shownEvent struct {
 	IsError    *bool           `json:"is_error,omitempty"`
 	Cancelled  bool            `json:"cancelled,omitempty"`
 	Unanswered bool            `json:"unanswered,omitempty"`
+	Unreadable bool            `json:"unreadable,omitempty"`
 }
 
 func showJSON(ep *episode.Episode, s *store.Session) shownSession {
@@ -287,7 +311,7 @@ func showJSON(ep *episode.Episode, s *store.Session) shownSession {
 			c := ev.Call
 			idx, turn := c.Index, c.Turn
 			e.CallIndex, e.Turn, e.RequestID, e.Server, e.Tool, e.Actor, e.Arguments = &idx, &turn, c.ID, c.Server, c.Tool, string(c.By), c.Args
-			e.Cancelled, e.Unanswered = c.Cancelled, c.Result == nil
+			e.Cancelled, e.Unanswered, e.Unreadable = c.Cancelled, c.Result == nil && !c.Unreadable, c.Unreadable
 		case ev.Result != nil:
 			idx, isErr := ev.Result.CallIndex, ev.Result.IsError
 			e.CallIndex, e.Text, e.IsError = &idx, &ev.Result.Text, &isErr
@@ -334,7 +358,10 @@ func printEpisode(w io.Writer, ep *episode.Episode, s *store.Session) {
 		fmt.Fprintf(w, "host session:  %s\n", ep.HostSession)
 	}
 	if ep.AgentModel != "" {
-		fmt.Fprintf(w, "agent:         %s\n", ep.AgentModel)
+		fmt.Fprintf(w, "agent model:   %s\n", ep.AgentModel)
+	}
+	if ep.ClientName != "" {
+		fmt.Fprintf(w, "MCP client:    %s\n", ep.ClientName)
 	}
 	if ep.TaskID != "" {
 		fmt.Fprintf(w, "task:          %s (trial %d)\n", ep.TaskID, ep.Trial)
@@ -347,6 +374,9 @@ func printEpisode(w io.Writer, ep *episode.Episode, s *store.Session) {
 		s.Turns, s.Calls, s.Reads, s.Writes, s.Errors, s.Messages)
 	if s.Runs > 0 || s.Decisions > 0 {
 		fmt.Fprintf(w, "flow log:      %d runs, %d decisions (hoist export writes them as the runs and decisions datasets)\n", s.Runs, s.Decisions)
+	}
+	if s.BadLines > 0 {
+		fmt.Fprintf(w, "bad lines:     %s could not be read (hoist sessions --problems)\n", plural(s.BadLines, "line of its logs", "lines of its logs"))
 	}
 	fmt.Fprintf(w, "\nservers:\n")
 	for _, sv := range ep.Servers {
@@ -383,6 +413,8 @@ func printEpisode(w io.Writer, ep *episode.Episode, s *store.Session) {
 			}
 			state := ""
 			switch {
+			case c.Unreadable:
+				state = "  [answered, but its answer's log line is unreadable]"
 			case c.Result == nil && c.Cancelled:
 				state = "  [cancelled, never answered]"
 			case c.Result == nil:
@@ -409,4 +441,39 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// printProblems lists the bad lines of the sessions opts selects.
+func printProblems(ctx context.Context, opts *sessionsOptions, db *store.DB) error {
+	list, err := db.Problems(ctx, opts.filter)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	}
+	var out io.Writer = opts.IO.Out
+	var tw *tabwriter.Writer
+	tty := iostreams.IsTerminal(opts.IO.Out)
+	if tty {
+		tw = tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+		out = tw
+		fmt.Fprintln(out, "SESSION\tFILE:LINE\tFIELD\tPROBLEM")
+	}
+	for _, p := range list {
+		field := p.Field
+		if field == "" {
+			field = "-"
+		}
+		fmt.Fprintf(out, "%s\t%s:%d\t%s\t%s\n", p.EpisodeID, p.Path, p.Line, field, p.Message)
+	}
+	if tw != nil {
+		tw.Flush()
+		if len(list) == 0 {
+			fmt.Fprintln(opts.IO.Out, "(no bad lines)")
+		}
+	}
+	return nil
 }

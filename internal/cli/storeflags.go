@@ -7,11 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/ingest"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/store"
@@ -45,6 +48,9 @@ type storeOptions struct {
 	Store    string
 	Sessions string
 	Quiet    bool
+	// problems is set by hoist sessions --problems, which lists the bad
+	// lines rather than counting them.
+	NoBadNote bool
 }
 
 func addStoreFlags(cmd *cobra.Command, o *storeOptions) {
@@ -91,6 +97,9 @@ func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *
 	}
 	if o.Sessions == "" {
 		db, err := store.OpenReadOnly(ctx, path)
+		if err == nil && !o.NoBadNote {
+			noteBadSessions(ctx, io, db, o.Quiet)
+		}
 		return db, false, err
 	}
 	db, err = store.Open(ctx, path)
@@ -105,6 +114,9 @@ func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *
 	if err != nil {
 		db.Close()
 		return nil, false, err
+	}
+	if !st.Problems() && !o.NoBadNote {
+		noteBadSessions(ctx, io, db, o.Quiet) // this ingest named none: say what earlier ones found
 	}
 	return db, st.Problems(), nil
 }
@@ -151,28 +163,60 @@ func ingestSessions(ctx context.Context, ios iostreams.Streams, db *store.DB, di
 
 func printIngestSummary(w io.Writer, st ingest.Stats, d time.Duration) {
 	secs := max(d.Seconds(), 1e-6)
+	var notes []string
+	note := func(n int, one, many string) {
+		if n > 0 {
+			notes = append(notes, plural(n, one, many))
+		}
+	}
+	note(st.NotLogs+st.KnownNotLogs, "file is not a session log", "files are not session logs")
+	note(st.OrphanFlows, "flow log without its session log", "flow logs without their session log")
+	note(st.Malformed, "malformed line skipped", "malformed lines skipped")
+	note(st.Failed, "file could not be read", "files could not be read")
+	note(st.Torn, "log ended mid-line: the proxy may still be writing it", "logs ended mid-line: the proxy may still be writing them")
 	if st.Read == 0 && st.NotLogs == 0 && st.Failed == 0 && st.OrphanFlows == 0 {
-		fmt.Fprintf(w, "hoist: nothing new to ingest: %d files unchanged (%s)\n", st.Unchanged, d.Round(time.Millisecond))
+		fmt.Fprintf(w, "hoist: nothing new to ingest: %s unchanged", plural(st.Unchanged, "file", "files"))
+		if len(notes) > 0 {
+			fmt.Fprintf(w, " (%s)", strings.Join(notes, ", "))
+		}
+		fmt.Fprintf(w, " (%s)\n", d.Round(time.Millisecond))
 		return
 	}
-	fmt.Fprintf(w, "hoist: %d sessions written from %d files read (%d unchanged", st.Sessions, st.Read, st.Unchanged)
-	if st.NotLogs > 0 {
-		fmt.Fprintf(w, ", %d not session logs", st.NotLogs)
-	}
+	parts := []string{fmt.Sprintf("%d unchanged", st.Unchanged)}
 	if st.FlowLogs > 0 {
-		fmt.Fprintf(w, ", %d flow logs: %d runs, %d decisions", st.FlowLogs, st.Runs, st.Decisions)
+		parts = append(parts, fmt.Sprintf("%s: %s, %s", plural(st.FlowLogs, "flow log", "flow logs"),
+			plural(st.Runs, "run", "runs"), plural(st.Decisions, "decision", "decisions")))
 	}
-	if st.OrphanFlows > 0 {
-		fmt.Fprintf(w, ", %d flow logs without their session log", st.OrphanFlows)
+	parts = append(parts, notes...)
+	fmt.Fprintf(w, "hoist: %s written from %s read (%s) in %s: %s, %.0f lines/s, %.1f MB/s\n",
+		plural(st.Sessions, "session", "sessions"), plural(st.Read, "file", "files"), strings.Join(parts, ", "),
+		d.Round(time.Millisecond), plural(int(st.Lines), "line", "lines"), float64(st.Lines)/secs, float64(st.Bytes)/1e6/secs)
+}
+
+// plural returns "1 thing" or "n things".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
 	}
-	if st.Malformed > 0 {
-		fmt.Fprintf(w, ", %d malformed lines skipped", st.Malformed)
+	return strconv.Itoa(n) + " " + many
+}
+
+// noteBadSessions says how many of the store's sessions have bad lines, so
+// that a command run long after the ingest that named them still says so
+// (once, not line by line).
+func noteBadSessions(ctx context.Context, ios iostreams.Streams, db *store.DB, quiet bool) {
+	if quiet {
+		return
 	}
-	if st.Failed > 0 {
-		fmt.Fprintf(w, ", %d could not be read", st.Failed)
+	n, err := db.BadSessions(ctx, episode.Filter{})
+	if err != nil || n == 0 {
+		return // a store of an older schema keeps no problems
 	}
-	fmt.Fprintf(w, ") in %s: %d lines, %.0f lines/s, %.1f MB/s\n", d.Round(time.Millisecond), st.Lines,
-		float64(st.Lines)/secs, float64(st.Bytes)/1e6/secs)
+	verb := "sessions have"
+	if n == 1 {
+		verb = "session has"
+	}
+	fmt.Fprintf(ios.Err, "hoist: %d %s bad lines (hoist sessions --problems)\n", n, verb)
 }
 
 // bar is a progress bar on a terminal, and nothing elsewhere or with
