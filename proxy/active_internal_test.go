@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
@@ -248,5 +251,56 @@ func TestActiveStaleAnswer(t *testing.T) {
 	got := <-hosted
 	if strings.Contains(got, "STALE") || !strings.Contains(got, "fresh") {
 		t.Errorf("call 2 handed back with %s, want hoist-2's answer", got)
+	}
+}
+
+// TestActiveReadsContextBeforeEachDecision: the conversation the host
+// appended after its call, before the answer came, is logged before the
+// flow decides on that answer (manual, "--context": before each tool call
+// and each decision).
+func TestActiveReadsContextBeforeEachDecision(t *testing.T) {
+	dir := t.TempDir()
+	f, err := flow.Load("testdata/demo.flow.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := mcplog.Create(filepath.Join(dir, "s.jsonl"), mcplog.Header{Log: mcplog.Version, Session: "s", StartedUnixMS: 1}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv := filepath.Join(dir, "conv.jsonl")
+	a := newActive(FlowOptions{Flow: f, Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}}, "hoist-mcp-demo", func(string, ...any) {})
+	a.rec, a.context = rec, &contextTail{path: conv}
+	hosted := make(chan []byte, 1)
+	a.toHost = func(line []byte) { hosted <- line }
+	requests := make(chan []byte, 1)
+	a.toServer = func(line []byte) { requests <- line }
+	a.start()
+
+	a.fromHost([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lookup","arguments":{"text":"a"}}}`))
+	os.WriteFile(conv, []byte(`{"role":"user","content":"and the next one"}`+"\n"), 0o600)
+	if !a.fromServer([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"next\":\"b\"}"}]}}` + "\n")) {
+		t.Fatal("the flow did not take the answer")
+	}
+	<-requests
+	os.WriteFile(conv, []byte(`{"role":"user","content":"and the next one"}`+"\n"+`{"role":"assistant","content":"looking"}`+"\n"), 0o600)
+	a.fromServer([]byte(`{"jsonrpc":"2.0","id":"hoist-1","result":{"content":[{"type":"text","text":"{}"}]}}` + "\n"))
+	<-hosted
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	log, err := mcplog.ReadFile(filepath.Join(dir, "s.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range log.Entries {
+		got = append(got, e.From)
+	}
+	// context before the decision that made the lookup; context before the
+	// decision on the lookup's answer; then the answer handed back.
+	if want := "context proxy context proxy"; strings.Join(got, " ") != want {
+		t.Errorf("log by sender: %q, want %q", strings.Join(got, " "), want)
 	}
 }

@@ -504,13 +504,13 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 			return nil, http.StatusInternalServerError, errors.New("the proxy cannot create the session log")
 		}
 		s.rec = rec
-		if o.Context != "" {
-			name := r.Header.Get("Hoist-Session")
-			if name == "" {
-				name = s.name
-			}
-			s.context = &contextTail{path: SessionPath(o.Context, name)}
+	}
+	if o.Context != "" {
+		name := r.Header.Get("Hoist-Session")
+		if name == "" {
+			name = s.name
 		}
+		s.context = &contextTail{path: SessionPath(o.Context, name)}
 	}
 	if o.Flow != nil {
 		server := o.ServerName
@@ -518,7 +518,7 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 			server = o.Domain
 		}
 		a := newActive(*o.Flow, server, func(f string, args ...any) { l.d.say("session "+s.id[:8]+": "+f, args...) })
-		a.rec = s.rec
+		a.rec, a.context = s.rec, s.context
 		a.session = hostSession
 		if r.Header.Get("Hoist-Session") == "" {
 			a.session = s.name

@@ -72,13 +72,15 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 			return ExitProxy
 		}
 		s.rec = rec
-		if o.Context != "" {
-			name := h.HostSession
-			if o.Getenv("HOIST_SESSION") == "" {
-				name = id
-			}
-			s.context = &contextTail{path: SessionPath(o.Context, name)}
+	}
+	if o.Context != "" {
+		// Read with or without a log: flows and guards read the
+		// conversation whether or not it is recorded.
+		name := mcplog.HostSession(o.Getenv)
+		if o.Getenv("HOIST_SESSION") == "" {
+			name = mcplog.SessionID(start, os.Getpid())
 		}
+		s.context = &contextTail{path: SessionPath(o.Context, name)}
 	}
 
 	if o.Upstream != "" {
@@ -138,7 +140,7 @@ func (s *session) startFlow(start time.Time) error {
 		server = o.Domain
 	}
 	a := newActive(*o.Flow, server, s.d.say)
-	a.rec = s.rec
+	a.rec, a.context = s.rec, s.context
 	a.session = mcplog.HostSession(o.Getenv)
 	if o.Getenv("HOIST_SESSION") == "" {
 		a.session = mcplog.SessionID(start, os.Getpid())
@@ -171,7 +173,7 @@ type session struct {
 	hostClosed atomic.Bool  // the host closed stdin (or stopped reading)
 	rawSaid    [2]atomic.Bool
 	tail       tailLines
-	context    *contextTail // --context, when recording
+	context    *contextTail // --context
 	active     *active      // --flow
 }
 

@@ -851,3 +851,22 @@ func TestContext(t *testing.T) {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
 }
+
+// TestContextWithoutRecord: --context works without --record (flows and
+// guards read the conversation even when nothing is logged), and serving a
+// flow beside it still looks things up.
+func TestContextWithoutRecord(t *testing.T) {
+	conv := filepath.Join(t.TempDir(), "conv.jsonl")
+	os.WriteFile(conv, []byte(`{"role":"user","content":"look up a"}`+"\n"), 0o600)
+	p := startProxy(t, nil, "--context", conv, "--flow", demoFlow, "--flow-log", filepath.Join(t.TempDir(), "flow.jsonl"), "--", testbin.Build(t, "hoist-mcp-demo"))
+	p.send(tryIt[0]+"\n", tryIt[1]+"\n", tryIt[2]+"\n")
+	p.readLine()
+	p.readLine()
+	p.send(call(7, `{"text":"a","next":"b"}`))
+	if item := lookedUp(t, p.readLine()); !strings.Contains(item, `lookup {"text":"b"}:`) {
+		t.Errorf("no lookup appended: %q", item)
+	}
+	if _, code := p.finish(); code != 0 {
+		t.Fatalf("exit %d: %s", code, p.stderr)
+	}
+}

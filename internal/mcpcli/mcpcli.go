@@ -215,7 +215,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringVar(&opts.Listen.Addr, "listen", "", "serve hosts over Streamable HTTP at `ADDR` (host:port) instead of stdio")
 	fl.StringVar(&opts.tokenFile, "listen-token-file", "", "require Authorization: Bearer with the token in `FILE`; allows non-loopback addresses")
 	fl.Float64Var(&opts.idleMinutes, "listen-idle", proxy.DefaultListenIdle.Minutes(), "end a --listen session after `MINUTES` with no request and no open stream")
-	fl.StringVar(&opts.Proxy.Context, "context", "", "log the conversation the host appends to `FILE` ({\"role\",\"content\"} lines; {session} stands for the session) before each tools/call")
+	fl.StringVar(&opts.Proxy.Context, "context", "", "read the conversation the host appends to `FILE` ({\"role\",\"content\"} lines; {session} stands for the session) before each tools/call and each decision, and log it with --record")
 	fl.StringVar(&opts.FlowFile, "flow", "", "serve the flow in `FILE` (from hoist learn or hoist compile) after each of the agent's calls")
 	fl.Float64Var(&opts.flowOpts.Rule.Threshold, "flow-threshold", flow.DefaultThreshold, "a lookup needs P(tool) × P(binding matched) of at least `P`")
 	fl.StringVar(&opts.flowDecider, "flow-decider", "", "the `DECIDER` that gives P(tool): reach (the default) or habit")
@@ -382,9 +382,6 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 	}
 	if err := validateFlow(cmd, o); err != nil {
 		return err
-	}
-	if p.Context != "" && !cmd.Flags().Changed("record") {
-		return errors.New("--context: needs --record, where the conversation is logged")
 	}
 	if p.Context != "" {
 		path, err := proxy.ExpandHome(p.Context)
