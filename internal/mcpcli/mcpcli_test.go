@@ -178,7 +178,6 @@ func TestFlagErrors(t *testing.T) {
 		{"unknown decider", []string{"--flow", "f.json", "--flow-decider", "oracle", "--", "srv"}, `--flow-decider: unknown decider "oracle": want reach or habit`},
 		{"threshold out of range", []string{"--flow", "f.json", "--flow-threshold", "2", "--", "srv"}, "--flow-threshold: must be between 0 and 1"},
 		{"listen flag without --listen", []string{"--listen-idle", "3", "--", "srv"}, "--listen-token-file and --listen-idle need --listen"},
-		{"context without record", []string{"--context", "c.jsonl", "--", "srv"}, "--context: needs --record, where the conversation is logged"},
 		{"unknown shell", []string{"--completion", "tcsh"}, `--completion "tcsh": want bash, zsh, fish, powershell`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
