@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +16,7 @@ import (
 	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/learn"
+	"github.com/hoist-mcp/hoist/store"
 )
 
 // learnFlags are the flags learn and compile share.
@@ -26,7 +30,7 @@ type learnFlags struct {
 
 func addLearnFlags(cmd *cobra.Command, o *learnFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&o.Domain, "domain", "", "learn from the episodes of this `DOMAIN` and name the flow after it")
+	fl.StringVar(&o.Domain, "domain", "", "learn from the episodes of this `DOMAIN` and name the flow after it (needed when the store holds several domains)")
 	fl.StringVarP(&o.Out, "out", "o", "-", "write the flow to `FILE` (- for standard output)")
 	fl.BoolVar(&o.HabitOnly, "habit-only", false, "write a flow without an arbiter (every flow of this version; served with reach)")
 	fl.IntVar(&o.Folds, "folds", learn.DefaultFolds, "split counts into `K` folds by task, so no task is served by counts learned from itself (1: none)")
@@ -108,6 +112,11 @@ func runLearn(ctx context.Context, o *learnOptions) error {
 		return err
 	}
 	defer db.Close()
+	if o.Domain == "" {
+		if err := oneDomain(ctx, db); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	f, err := learn.FromSource(ctx, db, episode.Filter{Domain: o.Domain}, o.options())
 	if err != nil {
@@ -156,4 +165,31 @@ func domainHint(domain string) string {
 		return ""
 	}
 	return fmt.Sprintf(" in domain %q (is --domain right?)", domain)
+}
+
+// oneDomain refuses to learn one flow from the sessions of several domains,
+// which would mix them: it names the domains and their sessions, so the
+// user can choose one with --domain.
+func oneDomain(ctx context.Context, db *store.DB) error {
+	list, err := db.Sessions(ctx, episode.Filter{})
+	if err != nil {
+		return err
+	}
+	count := map[string]int{}
+	for _, s := range list {
+		count[s.Domain]++
+	}
+	if len(count) < 2 {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(count))
+	parts := make([]string, len(names))
+	for i, d := range names {
+		name := d
+		if d == "" {
+			name = "(none)"
+		}
+		parts[i] = fmt.Sprintf("%s (%s)", name, plural(count[d], "session", "sessions"))
+	}
+	return &FlagError{fmt.Errorf("the store holds sessions of %d domains: %s; choose one with --domain", len(names), strings.Join(parts, ", "))}
 }

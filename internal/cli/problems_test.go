@@ -173,3 +173,28 @@ func TestAgentModelIsTheModel(t *testing.T) {
 		t.Errorf("agent_model %q, client_name %q; want gpt-4.1 (the header's) and claude-code (initialize's)", got[0].AgentModel, got[0].ClientName)
 	}
 }
+
+// TestLearnNeedsDomainWhenSeveral: learn without --domain over a store of
+// several domains refuses, naming the domains and their sessions, rather
+// than mixing them into one flow of domain "(none)"; with one domain it
+// needs no --domain.
+func TestLearnNeedsDomainWhenSeveral(t *testing.T) {
+	dir := t.TempDir()
+	copyTestdata(t, "sessions/support", filepath.Join(dir, "support"))
+	copyTestdata(t, "sessions/flow", filepath.Join(dir, "flow"))
+	store := filepath.Join(t.TempDir(), "hoist.db")
+	mustRun(t, "ingest", "--sessions", dir, "--store", store)
+	out := filepath.Join(t.TempDir(), "f.json")
+	r := run(t, nil, "learn", "--store", store, "--out", out)
+	if r.code != 2 || !strings.Contains(r.stderr, "the store holds sessions of 2 domains: demo (2 sessions), support (2 sessions); choose one with --domain") {
+		t.Errorf("exit %d, want 2 and the domains named:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a flow was written")
+	}
+	one := filepath.Join(t.TempDir(), "hoist.db")
+	mustRun(t, "ingest", "--sessions", filepath.Join(dir, "flow"), "--store", one)
+	if r := run(t, nil, "learn", "--store", one, "--out", out); r.code != 0 {
+		t.Errorf("one domain: exit %d\n%s", r.code, r.stderr)
+	}
+}
