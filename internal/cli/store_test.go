@@ -146,7 +146,7 @@ func readCommands(store, out string) [][]string {
 		{"sessions", "--store", store},
 		{"sessions", "show", "some-session", "--store", store},
 		{"export", "--store", store, "--format", "jsonl", "--out", filepath.Join(out, "export")},
-		{"learn", "--store", store, "--out", filepath.Join(out, "learned.flow.json")},
+		{"learn", "--store", store, "--domain", "retail", "--out", filepath.Join(out, "learned.flow.json")},
 		{"audit", "--store", store, "--flow", flow},
 		{"drift", "--store", store, "--flow", flow},
 		{"promote", "--store", store, "--flow", flow, "--out", filepath.Join(out, "promoted.flow.json")},
@@ -468,7 +468,7 @@ func TestReadOnlyStore(t *testing.T) {
 		for _, args := range [][]string{
 			{"sessions", "--json", "--store", path},
 			{"export", "--store", path, "--format", "jsonl", "--out", out},
-			{"learn", "--store", path, "--out", out + ".flow.json"},
+			{"learn", "--store", path, "--domain", "retail", "--out", out + ".flow.json"},
 			{"audit", "--store", path, "--flow", filepath.Join(testbin.Root(), "testdata", "flows", "tau2-retail.flow.json")},
 		} {
 			r := hoist(args...)
