@@ -78,7 +78,7 @@ type Skipped struct {
 const Scheme = "hmac-sha256-feistel-fpe/1: letter and digit runs mapped by a keyed permutation of the same length and class; case, punctuation and separators kept"
 
 var keptParts = []string{
-	"session-log headers (session, times, server command as already scrubbed, domain, agent model, host session)",
+	"session-log headers (session, times, domain, agent model, host session; of the server command its program, flags and the package a launcher runs; of an upstream URL its scheme)",
 	"t_ms and from of every line",
 	"JSON keys, structure and whitespace",
 	"JSON-RPC methods and ids",
@@ -537,7 +537,7 @@ func copySession(w *rewriter, f file, bw *bufio.Writer, torn *int) (int64, error
 	defer r.Close()
 	hr := r.HeaderRaw()
 	n := int64(len(hr) + 1)
-	bw.Write(hr)
+	bw.Write(w.header(nil, hr))
 	bw.WriteByte('\n')
 	var buf []byte
 	for {
@@ -611,4 +611,111 @@ func (w *rewriter) message(dst []byte, from string, msg []byte) []byte {
 		return append(dst, ']')
 	}
 	return w.value(dst, msg, messageRule(msg))
+}
+
+// header rewrites a session log's header: the server command's arguments
+// and the upstream URL are values like any other (a directory given to a
+// filesystem server is the same path its calls name), so they get the same
+// pseudonyms; the program, its flags, the package a launcher runs and the
+// URL's scheme are kept, and so is every other member.
+func (w *rewriter) header(dst, h []byte) []byte {
+	prev := 0
+	for key, val := range jsontext.RawMembers(h) {
+		var out []byte
+		switch jsontext.Unquote(key) {
+		case "server_command":
+			if jsontext.Kind(val) != '[' {
+				continue
+			}
+			var args []string
+			for el := range jsontext.Elements(val) {
+				if el[0] != '"' {
+					args = nil
+					break
+				}
+				args = append(args, jsontext.Unquote(el))
+			}
+			out = []byte{'['}
+			for i, a := range redactCommand(w, args) {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = jsontext.AppendString(out, a, jsontext.Plain)
+			}
+			out = append(out, ']')
+		case "upstream":
+			if val[0] != '"' {
+				continue
+			}
+			out = jsontext.AppendString(nil, w.url(jsontext.Unquote(val)), jsontext.Plain)
+		default:
+			continue
+		}
+		vs := jsontext.Offset(h, val)
+		dst = append(dst, h[prev:vs]...)
+		dst = append(dst, out...)
+		prev = vs + len(val)
+	}
+	return append(dst, h[prev:]...)
+}
+
+// launchers run the package named after their flags: that name is the
+// server, kept as the program is.
+var launchers = map[string]bool{"npx": true, "uvx": true, "bunx": true, "pipx": true}
+
+// redactCommand redacts a server command's arguments (see header).
+func redactCommand(w *rewriter, args []string) []string {
+	out := make([]string, len(args))
+	keepNext := false
+	for i, a := range args {
+		switch {
+		case i == 0:
+			out[i] = a
+			keepNext = launchers[filepath.Base(a)]
+			continue
+		case a == mcplog.Redacted || strings.HasPrefix(a, "-") && !strings.Contains(a, "="):
+			out[i] = a // a flag, or what was scrubbed already
+			continue
+		case keepNext:
+			out[i], keepNext = a, false // the package a launcher runs
+			continue
+		}
+		if name, value, ok := strings.Cut(a, "="); ok && (strings.HasPrefix(name, "-") || envName(name)) {
+			out[i] = name + "=" + w.value1(value)
+			continue
+		}
+		out[i] = w.value1(a)
+	}
+	return out
+}
+
+// envName reports whether s is an environment variable's name.
+func envName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// value1 is the pseudonym of one value, counted in the manifest.
+func (w *rewriter) value1(s string) string {
+	ps, mapped := w.p.Mapped(s)
+	if mapped {
+		w.count(Kind(s))
+	}
+	return ps
+}
+
+// url redacts a URL but for its scheme.
+func (w *rewriter) url(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return w.value1(u)
+	}
+	return scheme + "://" + w.value1(rest)
 }

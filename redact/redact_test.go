@@ -3,9 +3,11 @@ package redact
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -61,5 +63,53 @@ func TestDirSameWhateverWorkers(t *testing.T) {
 	}
 	if _, err := Dir(context.Background(), in, filepath.Join(dir, "short"), Options{Key: []byte("short")}); err == nil {
 		t.Error("Dir took a 5-byte key")
+	}
+}
+
+// TestHeaderRedacted: the header's server command is redacted with the
+// same mapping as the values in the session (a path given to the server
+// and the same path in a call's arguments get the same pseudonym), keeping
+// the program, the flags and the package a launcher runs; an upstream URL
+// keeps its scheme.
+func TestHeaderRedacted(t *testing.T) {
+	in, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	const header = `{"hoist_mcp_log":2,"session":"s1","started_unix_ms":1,"server_command":["npx","-y","@modelcontextprotocol/server-filesystem","/home/alice/private-projects","--root=/srv/alice-data","<redacted>"],"domain":"fs","agent_model":null,"host_session":"h","upstream":"https://mcp.alice-corp.example/v1"}`
+	const call = `{"t_ms":1,"from":"client","message":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_directory","arguments":{"path":"/home/alice/private-projects"}}}}`
+	os.WriteFile(filepath.Join(in, "s1.jsonl"), []byte(header+"\n"+call+"\n"), 0o600)
+	if _, err := Dir(context.Background(), in, out, Options{Key: testKey}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "s1.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"alice", "private-projects", "alice-data", "alice-corp"} {
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("the copy keeps %q:\n%s", secret, b)
+		}
+	}
+	lines := bytes.SplitN(b, []byte("\n"), 3)
+	var h struct {
+		Command  []string `json:"server_command"`
+		Upstream string   `json:"upstream"`
+	}
+	var c struct {
+		Message struct {
+			Params struct {
+				Arguments struct{ Path string }
+			}
+		}
+	}
+	json.Unmarshal(lines[0], &h)
+	json.Unmarshal(lines[1], &c)
+	if len(h.Command) != 6 || h.Command[0] != "npx" || h.Command[1] != "-y" || h.Command[2] != "@modelcontextprotocol/server-filesystem" ||
+		!strings.HasPrefix(h.Command[4], "--root=/") || h.Command[5] != "<redacted>" {
+		t.Errorf("server_command %q: want the program, flags, package and <redacted> kept", h.Command)
+	}
+	if h.Command[3] != c.Message.Params.Arguments.Path {
+		t.Errorf("the path maps to %q in the header and %q in the call: one mapping for both", h.Command[3], c.Message.Params.Arguments.Path)
+	}
+	if !strings.HasPrefix(h.Upstream, "https://") {
+		t.Errorf("upstream %q: want its scheme kept", h.Upstream)
 	}
 }
