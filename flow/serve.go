@@ -254,7 +254,15 @@ func NewSession(f *Flow, opt Options) (*Session, error) {
 		server = f.Servers[0]
 	}
 	if !slices.Contains(f.Servers, server) {
-		return nil, fmt.Errorf("%w: %q is not among %s, so the flow looks nothing up", ErrUnknownServer, server, strings.Join(f.Servers, ", "))
+		add := "the flow names no server"
+		switch {
+		case len(f.Servers) == 1:
+			add = "add --server-name " + f.Servers[0]
+		case len(f.Servers) > 1:
+			add = "add --server-name with one of " + strings.Join(f.Servers, ", ")
+		}
+		return nil, fmt.Errorf("%w: this proxy's server is %q, the flow's %s, so the flow looks nothing up; %s (the name the sessions it learned from were recorded with)",
+			ErrUnknownServer, server, strings.Join(f.Servers, ", "), add)
 	}
 	s := &Session{
 		f: f, opt: opt, fold: FoldOf(opt.TaskID, f.Folds),

@@ -216,7 +216,7 @@ func TestServeFlowNothing(t *testing.T) {
 		args []string
 		said string
 	}{
-		{"other server", []string{"--server-name", "tickets"}, `"tickets" is not among hoist-mcp-demo`},
+		{"other server", []string{"--server-name", "tickets"}, `this proxy's server is "tickets", the flow's hoist-mcp-demo`},
 		{"per-call cap 0", []string{"--flow-per-call", "0"}, ""},
 		{"threshold above the score", []string{"--flow-threshold", "1", "--flow-decider", "habit", "--task-id", "t"}, ""},
 		{"not in --flow-tools", []string{"--flow-tools", "update"}, ""},
@@ -442,4 +442,18 @@ func TestServeFlowCallsDuringRuns(t *testing.T) {
 		t.Error("no answer came with a lookup")
 	}
 	t.Logf("%d of %d answers came with a lookup", withItem, n)
+}
+
+// TestServeFlowOtherServerName: a flow served under another server name
+// than it was learned with looks nothing up, and the proxy says what to add.
+func TestServeFlowOtherServerName(t *testing.T) {
+	p, _ := served(t, nil, "--server-name", "fs")
+	p.send(call(7, `{"text":"a","next":"b"}`))
+	if item := lookedUp(t, p.readLine()); item != "" {
+		t.Errorf("a lookup was made under another server's name: %q", item)
+	}
+	p.finish()
+	if want := `add --server-name hoist-mcp-demo`; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, p.stderr)
+	}
 }

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/flow"
 	"github.com/spf13/cobra"
 )
 
@@ -20,6 +23,10 @@ type initOptions struct {
 	tokenFile string
 	json      bool
 	command   []string
+	// flowFile is --flow; serverName the server the flow serves
+	// (--server-name, or the flow's one server).
+	flowFile   string
+	serverName string
 }
 
 func newCmdInit(f *Factory, runF func(context.Context, *initOptions) error) *cobra.Command {
@@ -38,12 +45,22 @@ With --listen ADDR, one proxy serves every host over Streamable HTTP: init
 prints the command that starts it, and the configuration by URL for Claude
 Code, VS Code and Cursor. Without --listen-token-file ADDR must be a
 loopback address; with it, hosts send the token as a bearer token, read
-here from the environment variable HOIST_TOKEN.`,
+here from the environment variable HOIST_TOKEN.
+
+With --flow FILE the proxy also serves that flow. A flow looks up only the
+tools of the server it was learned from, by the name its sessions were
+recorded with, so init puts that name in the command (--server-name; a
+flow of several servers needs it given here, one of them), the flow's
+domain (unless --domain says otherwise) and the flow's absolute path:
+hosts start servers in a directory of their choosing.`,
 		Example: `  # One proxy for every host, recording to ~/.hoist/logs:
   hoist init --listen 127.0.0.1:8931 --domain orders -- npx -y some-mcp-server
 
   # The stdio entry for a host's mcpServers:
-  hoist init --domain orders -- npx -y some-mcp-server`,
+  hoist init --domain orders -- npx -y some-mcp-server
+
+  # Serve a learned flow to every session, under the name it was learned with:
+  hoist init --flow retail.flow.json -- npx -y some-mcp-server`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() > 0 {
@@ -64,6 +81,11 @@ here from the environment variable HOIST_TOKEN.`,
 			} else if o.tokenFile != "" {
 				return &FlagError{errors.New("--listen-token-file: needs --listen")}
 			}
+			if o.flowFile != "" {
+				if err := o.readFlow(); err != nil {
+					return err
+				}
+			}
 			if o.name == "" {
 				o.name = o.domain
 			}
@@ -83,7 +105,35 @@ here from the environment variable HOIST_TOKEN.`,
 	fl.StringVar(&o.name, "name", "", "the server's `NAME` in the host's configuration (default: the domain, else hoist)")
 	fl.StringVar(&o.tokenFile, "listen-token-file", "", "`FILE` holding the bearer token hosts must send (with --listen)")
 	fl.BoolVar(&o.json, "json", false, "print the configuration as one JSON object")
+	fl.StringVar(&o.flowFile, "flow", "", "serve the flow in `FILE` (from hoist learn or compile), under the server name it was learned with")
+	fl.StringVar(&o.serverName, "server-name", "", "the server's `NAME` in its session logs, which a flow's lookups go by (default: the flow's one server)")
 	return cmd
+}
+
+// readFlow reads --flow and settles the server name and domain it is served
+// with.
+func (o *initOptions) readFlow() error {
+	f, err := flow.Load(o.flowFile)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(o.flowFile)
+	if err != nil {
+		return err
+	}
+	o.flowFile = abs
+	switch {
+	case o.serverName != "" && !slices.Contains(f.Servers, o.serverName):
+		return &FlagError{fmt.Errorf("--server-name %s: the flow serves %s, so it would look nothing up under that name", o.serverName, strings.Join(f.Servers, ", "))}
+	case o.serverName == "" && len(f.Servers) == 1:
+		o.serverName = f.Servers[0]
+	case o.serverName == "":
+		return &FlagError{fmt.Errorf("--server-name: the flow serves %s; name the one this proxy stands in front of", strings.Join(f.Servers, ", "))}
+	}
+	if o.domain == "" {
+		o.domain = f.Domain
+	}
+	return nil
 }
 
 func isLoopback(host string) bool {
@@ -108,6 +158,12 @@ func runInit(o *initOptions) error {
 	proxyArgs := []string{"--record", o.record}
 	if o.domain != "" {
 		proxyArgs = append(proxyArgs, "--domain", o.domain)
+	}
+	if o.serverName != "" {
+		proxyArgs = append(proxyArgs, "--server-name", o.serverName)
+	}
+	if o.flowFile != "" {
+		proxyArgs = append(proxyArgs, "--flow", o.flowFile)
 	}
 	c := initConfig{Mode: "stdio"}
 	if o.listen == "" {

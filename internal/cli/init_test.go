@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,36 @@ func TestInitListenEndToEnd(t *testing.T) {
 	proxy.Wait()
 	if logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl")); len(logs) != 1 {
 		t.Errorf("want one session log in %s, got %v", dir, logs)
+	}
+}
+
+// TestInitFlow: hoist init --flow FILE prints configurations that serve the
+// flow as it was learned: the flow's path (absolute, since hosts start
+// servers where they like), its server's name and its domain; a flow of
+// several servers needs --server-name, one of them.
+func TestInitFlow(t *testing.T) {
+	flowPath := filepath.Join(testbin.Root(), "proxy", "testdata", "demo.flow.json")
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, flowPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runInProcess(t, "init", "--flow", rel, "--json", "--", "hoist-mcp-demo")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var c struct{ Command []string }
+	if err := json.Unmarshal([]byte(out), &c); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"hoist-mcp", "--record", "~/.hoist/logs", "--domain", "demo", "--server-name", "hoist-mcp-demo", "--flow", flowPath, "--", "hoist-mcp-demo"}
+	if strings.Join(c.Command, " ") != strings.Join(want, " ") {
+		t.Errorf("command %q\nwant    %q", c.Command, want)
+	}
+	if _, errOut, code := runInProcess(t, "init", "--flow", rel, "--server-name", "fs", "--", "srv"); code != 2 || !strings.Contains(errOut, `--server-name fs: the flow serves hoist-mcp-demo`) {
+		t.Errorf("another server name: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code := runInProcess(t, "init", "--flow", "no-such.flow.json", "--", "srv"); code != 1 || !strings.Contains(errOut, "no-such.flow.json") {
+		t.Errorf("missing flow: exit %d: %s", code, errOut)
 	}
 }
