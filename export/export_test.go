@@ -2,6 +2,7 @@ package export
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -119,6 +120,39 @@ func TestExportParquet(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(filepath.Dir(out))
 	if len(entries) != 1 {
+		t.Errorf("beside the export: %v", entries)
+	}
+}
+
+// An export that fails midway leaves the earlier export as it was and no
+// temporary directory beside it.
+func TestFailedExportKeepsTheEarlierOne(t *testing.T) {
+	db := testStore(t)
+	out := filepath.Join(t.TempDir(), "export")
+	if _, err := Export(context.Background(), db, Options{Format: JSONL, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(out, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = Export(ctx, db, Options{Format: Parquet, Out: out, Progress: func(sessions, _ int64) {
+		if sessions == 2 {
+			cancel()
+		}
+	}})
+	if err == nil {
+		t.Fatal("an export cancelled midway succeeded")
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "README.md")); !bytes.Equal(before, after) {
+		t.Errorf("the earlier export's card changed:\n%s", after)
+	}
+	if _, err := os.Stat(filepath.Join(out, "calls", "domain=retail", "date=2026-03-08", "part-0.jsonl")); err != nil {
+		t.Errorf("the earlier export lost its files: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 1 {
 		t.Errorf("beside the export: %v", entries)
 	}
 }
