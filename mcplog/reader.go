@@ -159,10 +159,14 @@ func (r *Reader) Next() (Entry, error) {
 // readLine returns the next line without its terminator, and whether it
 // had one. At the end of the input it returns io.EOF, with the last line
 // when that had no terminator.
-func (r *Reader) readLine() (line []byte, complete bool, err error) {
-	line, err = r.br.ReadBytes('\n')
+func (r *Reader) readLine() (line []byte, complete bool, err error) { return nextLine(r.br, &r.line) }
+
+// nextLine is readLine of br, counting lines in *n: the one line splitter
+// of the session log and the flow log.
+func nextLine(br *bufio.Reader, n *int) (line []byte, complete bool, err error) {
+	line, err = br.ReadBytes('\n')
 	if len(line) > 0 {
-		r.line++
+		*n++
 	}
 	if err == nil {
 		return dropCR(line[:len(line)-1]), true, nil

@@ -1,0 +1,144 @@
+package mcplog
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/hoist-mcp/hoist/jsontext"
+)
+
+// fields decodes the members of a log line's objects (the flow log's; the
+// guards and confirm logs' alike) into Go values by jsontext's rules, each
+// checked for its kind. A mismatch is kept in err as an *InputError whose
+// Field is the member's path from the line, such as "offers[1].p_reach".
+// A null member decodes as the zero value, as encoding/json's does.
+type fields struct {
+	at  string // the path of the object being decoded; "" for the line
+	err *InputError
+}
+
+// in returns the fields of the member name's object.
+func (f *fields) in(name string) fields { return fields{at: f.path(name)} }
+
+func (f *fields) path(name string) string {
+	switch {
+	case f.at == "":
+		return name
+	case name == "":
+		return f.at
+	}
+	return f.at + "." + name
+}
+
+// want records that member name is not what, and returns the error.
+func (f *fields) want(name, what string, val []byte) *InputError {
+	got := "a JSON " + kindWord(val)
+	if what == "an integer" && kindWord(val) == "number" {
+		got = clip(val) // a number, but not a whole one
+	}
+	f.err = &InputError{Field: f.path(name), Err: fmt.Errorf("want %s, got %s", what, got)}
+	return f.err
+}
+
+func kindWord(val []byte) string {
+	switch jsontext.Kind(val) {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func isNull(val []byte) bool { return string(val) == "null" }
+
+// missing is the error of a member a line needs.
+func missing(name string) *InputError {
+	return &InputError{Field: name, Err: fmt.Errorf("missing")}
+}
+
+// object reports whether val is an object, recording that member name
+// should be one when it is not.
+func (f *fields) object(val []byte, name string) bool {
+	if jsontext.Kind(val) == '{' {
+		return true
+	}
+	f.want(name, "an object", val)
+	return false
+}
+
+func (f *fields) str(name string, val []byte) string {
+	switch jsontext.Kind(val) {
+	case '"':
+		return jsontext.Unquote(val)
+	case 'n':
+		return ""
+	}
+	f.want(name, "a string", val)
+	return ""
+}
+
+func (f *fields) bool(name string, val []byte) bool {
+	switch string(val) {
+	case "true":
+		return true
+	case "false", "null":
+		return false
+	}
+	f.want(name, "a boolean", val)
+	return false
+}
+
+func (f *fields) float(name string, val []byte) float64 {
+	if isNull(val) {
+		return 0
+	}
+	if k := kindWord(val); k == "number" {
+		if x, err := strconv.ParseFloat(string(val), 64); err == nil {
+			return x
+		}
+	}
+	f.want(name, "a number", val)
+	return 0
+}
+
+func (f *fields) int(name string, val []byte) int {
+	if isNull(val) {
+		return 0
+	}
+	if n, err := strconv.Atoi(string(val)); err == nil {
+		return n
+	}
+	f.want(name, "an integer", val)
+	return 0
+}
+
+// decodeList decodes the array val of member name with elem, each element
+// with its index in its path; null is no list.
+func decodeList[T any](f *fields, name string, val []byte, elem func(fields, []byte) (T, *InputError)) []T {
+	if isNull(val) {
+		return nil
+	}
+	if jsontext.Kind(val) != '[' {
+		f.want(name, "an array", val)
+		return nil
+	}
+	out := make([]T, 0, 4)
+	i := 0
+	for v := range jsontext.Elements(val) {
+		x, err := elem(fields{at: f.path(name) + "[" + strconv.Itoa(i) + "]"}, v)
+		if err != nil {
+			f.err = err
+			return nil
+		}
+		out = append(out, x)
+		i++
+	}
+	return out
+}
