@@ -194,7 +194,7 @@ func generate(i int, rng *rand.Rand) evaluate.Session {
 				cur = nil
 			}
 			d := flow.Decision{Type: "decision", Site: fmt.Sprintf("decide#%d", taken), Offers: append([]flow.Offer{}, cur...), Rule: rule, Shadow: true}
-			g, p := rule.Propensities(d.Offers)
+			g, p := flow.Propensities(rule, d.Offers)
 			a := draw(p, rng.Float64())
 			d.Greedy, d.Propensity = g, p[a]
 			d.Taken = a
