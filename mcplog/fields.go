@@ -1,6 +1,7 @@
 package mcplog
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -117,6 +118,75 @@ func (f *fields) int(name string, val []byte) int {
 	}
 	f.want(name, "an integer", val)
 	return 0
+}
+
+// member names a member of an object and where its value goes: a
+// *string, *int, *float64, *bool, *json.RawMessage (the value as it is),
+// *map[string]string (an object of strings), or a func that decodes the
+// value itself. A line type's decoder is its list of members: the schema as
+// data.
+type member struct {
+	name string
+	dst  any
+}
+
+// decode decodes the object b into ms, by name (compared exactly; a name
+// repeated counts as its last occurrence); members not in ms are left
+// alone, so a later writer may add some. Null leaves the zero value. The
+// first mismatch stops it, in f.err.
+func (f *fields) decode(b []byte, ms []member) {
+	if !f.object(b, "") {
+		return
+	}
+	for key, val := range jsontext.Members(b) {
+		for _, m := range ms {
+			if m.name == string(key) {
+				f.set(m, val)
+				break
+			}
+		}
+		if f.err != nil {
+			return
+		}
+	}
+}
+
+func (f *fields) set(m member, val []byte) {
+	switch dst := m.dst.(type) {
+	case *string:
+		*dst = f.str(m.name, val)
+	case *int:
+		*dst = f.int(m.name, val)
+	case *float64:
+		*dst = f.float(m.name, val)
+	case *bool:
+		*dst = f.bool(m.name, val)
+	case *json.RawMessage:
+		*dst = json.RawMessage(val)
+	case *map[string]string:
+		*dst = f.strings(m.name, val)
+	case func(*fields, []byte):
+		dst(f, val)
+	default:
+		panic(fmt.Sprintf("mcplog: member %s: no decoder for %T", m.name, m.dst))
+	}
+}
+
+// strings decodes an object of strings, such as an offer's binding.
+func (f *fields) strings(name string, val []byte) map[string]string {
+	if isNull(val) || !f.object(val, name) {
+		return nil
+	}
+	out := map[string]string{}
+	in := f.in(name)
+	for key, v := range jsontext.Members(val) {
+		out[string(key)] = in.str(string(key), v)
+		if in.err != nil {
+			f.err = in.err
+			return nil
+		}
+	}
+	return out
 }
 
 // decodeList decodes the array val of member name with elem, each element

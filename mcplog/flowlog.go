@@ -1,7 +1,6 @@
 package mcplog
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -297,49 +296,24 @@ func parseFlowLine(b []byte) (FlowLine, *InputError) {
 //
 // A FlowReader is not safe for concurrent use.
 type FlowReader struct {
-	name string
-	br   *bufio.Reader
-	line int
-	torn bool
-	done bool
+	records
 }
 
 // NewFlowReader returns a FlowReader of r; name is the file name errors
 // give.
 func NewFlowReader(r io.Reader, name string) *FlowReader {
-	return &FlowReader{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+	return &FlowReader{newRecords(r, name)}
 }
 
 // Next returns the next line, or io.EOF after the last. A malformed line is
 // an *InputError, and Next may be called again for the lines after it.
 func (r *FlowReader) Next() (FlowLine, error) {
-	for !r.done {
-		line, complete, err := nextLine(r.br, &r.line)
-		if err != nil {
-			r.done = true
-			if err != io.EOF {
-				return FlowLine{}, fmt.Errorf("reading flow log %s: %w", r.name, err)
-			}
-			if len(line) == 0 {
-				break
-			}
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue // a blank line holds nothing; JSONL readers skip it
-		}
-		l, perr := parseFlowLine(line)
-		if perr != nil {
-			if !complete && !jsontext.Valid(line) {
-				r.torn = true
-				break
-			}
-			perr.File, perr.Line = r.name, r.line
-			return FlowLine{}, perr
-		}
-		l.Line = r.line
-		return l, nil
+	l, err := nextParsed(&r.records, "flow log", parseFlowLine, false)
+	if err != nil {
+		return FlowLine{}, err
 	}
-	return FlowLine{}, io.EOF
+	l.Line = r.line
+	return l, nil
 }
 
 // Lines returns the number of lines read so far, blank and torn ones
@@ -356,35 +330,16 @@ func decodeDecision(b []byte) (FlowDecision, *InputError) {
 	d := FlowDecision{Type: TypeDecision}
 	var f fields
 	var hasGreedy, hasTaken bool
-	if !f.object(b, "") {
-		return FlowDecision{}, f.err
-	}
-	for key, val := range jsontext.Members(b) {
-		switch string(key) {
-		case "type":
-			d.Type = f.str("type", val)
-		case "site":
-			d.Site = f.str("site", val)
-		case "offers":
-			d.Offers = decodeList(&f, "offers", val, decodeOffer)
-		case "greedy":
-			d.Greedy, hasGreedy = f.int("greedy", val), !isNull(val)
-		case "taken":
-			d.Taken, hasTaken = f.int("taken", val), !isNull(val)
-		case "propensity":
-			d.Propensity = f.float("propensity", val)
-		case "rule":
-			d.Rule = decodeRule(&f, "rule", val)
-		case "shadow":
-			d.Shadow = f.bool("shadow", val)
-		case "reason":
-			d.Reason = f.str("reason", val)
-		}
-		if f.err != nil {
-			return FlowDecision{}, f.err
-		}
-	}
+	f.decode(b, []member{
+		{"type", &d.Type}, {"site", &d.Site},
+		{"offers", func(f *fields, v []byte) { d.Offers = decodeList(f, "offers", v, decodeOffer) }},
+		{"greedy", func(f *fields, v []byte) { d.Greedy, hasGreedy = f.int("greedy", v), !isNull(v) }},
+		{"taken", func(f *fields, v []byte) { d.Taken, hasTaken = f.int("taken", v), !isNull(v) }},
+		{"propensity", &d.Propensity}, {"rule", ruleMember(&d.Rule)}, {"shadow", &d.Shadow}, {"reason", &d.Reason},
+	})
 	switch {
+	case f.err != nil:
+		return FlowDecision{}, f.err
 	case d.Site == "":
 		return FlowDecision{}, missing("site")
 	case !hasGreedy || d.Greedy < -1 || d.Greedy >= len(d.Offers):
@@ -398,108 +353,37 @@ func decodeDecision(b []byte) (FlowDecision, *InputError) {
 // decodeOffer decodes one element of a decision's offers.
 func decodeOffer(f fields, b []byte) (FlowOffer, *InputError) {
 	var o FlowOffer
-	if !f.object(b, "") {
-		return o, f.err
-	}
-	for key, val := range jsontext.Members(b) {
-		switch string(key) {
-		case "tool":
-			o.Tool = f.str("tool", val)
-		case "args":
-			o.Args = json.RawMessage(val)
-		case "binding":
-			o.Binding = decodeBinding(&f, val)
-		case "from":
-			o.From = f.str("from", val)
-		case "p_reach":
-			o.PReach = f.float("p_reach", val)
-		case "p_habit":
-			o.PHabit = f.float("p_habit", val)
-		case "p_binding":
-			o.PBinding = f.float("p_binding", val)
-		case "support":
-			o.Support = f.int("support", val)
-		}
-		if f.err != nil {
-			return FlowOffer{}, f.err
-		}
+	f.decode(b, []member{
+		{"tool", &o.Tool}, {"args", &o.Args}, {"binding", &o.Binding}, {"from", &o.From},
+		{"p_reach", &o.PReach}, {"p_habit", &o.PHabit}, {"p_binding", &o.PBinding}, {"support", &o.Support},
+	})
+	if f.err != nil {
+		return FlowOffer{}, f.err
 	}
 	return o, nil
 }
 
-// decodeBinding decodes an offer's binding: argument name → expression.
-func decodeBinding(f *fields, b []byte) map[string]string {
-	if isNull(b) || !f.object(b, "binding") {
-		return nil
+// ruleMember decodes a line's rule into r.
+func ruleMember(r *FlowRule) func(*fields, []byte) {
+	return func(f *fields, v []byte) {
+		in := f.in("rule")
+		in.decode(v, []member{{"decider", (*string)(&r.Decider)}, {"threshold", &r.Threshold}, {"epsilon", &r.Epsilon}})
+		f.err = in.err
 	}
-	out := map[string]string{}
-	in := f.in("binding")
-	for key, val := range jsontext.Members(b) {
-		name := string(key)
-		out[name] = in.str(name, val)
-		if in.err != nil {
-			f.err = in.err
-			return nil
-		}
-	}
-	return out
-}
-
-// decodeRule decodes a line's rule.
-func decodeRule(f *fields, field string, b []byte) FlowRule {
-	var r FlowRule
-	if isNull(b) || !f.object(b, field) {
-		return r
-	}
-	in := f.in(field)
-	for key, val := range jsontext.Members(b) {
-		switch string(key) {
-		case "decider":
-			r.Decider = Decider(in.str("decider", val))
-		case "threshold":
-			r.Threshold = in.float("threshold", val)
-		case "epsilon":
-			r.Epsilon = in.float("epsilon", val)
-		}
-		if in.err != nil {
-			f.err = in.err
-			return FlowRule{}
-		}
-	}
-	return r
 }
 
 // decodeRun decodes a run line, b valid JSON.
 func decodeRun(b []byte) (FlowRun, *InputError) {
 	r := FlowRun{Type: TypeRun}
 	var f fields
-	if !f.object(b, "") {
+	f.decode(b, []member{
+		{"type", &r.Type}, {"call", &r.Call}, {"failed", &r.Failed}, {"max_lookups", &r.MaxLookups}, {"fold", &r.Fold},
+		{"rule", ruleMember(&r.Rule)},
+		{"sites", func(f *fields, v []byte) { r.Sites = decodeList(f, "sites", v, decodeSite) }},
+		{"surprise", &r.Surprise}, {"shadow", &r.Shadow},
+	})
+	if f.err != nil {
 		return FlowRun{}, f.err
-	}
-	for key, val := range jsontext.Members(b) {
-		switch string(key) {
-		case "type":
-			r.Type = f.str("type", val)
-		case "call":
-			r.Call = f.str("call", val)
-		case "failed":
-			r.Failed = f.bool("failed", val)
-		case "max_lookups":
-			r.MaxLookups = f.int("max_lookups", val)
-		case "fold":
-			r.Fold = f.int("fold", val)
-		case "rule":
-			r.Rule = decodeRule(&f, "rule", val)
-		case "sites":
-			r.Sites = decodeList(&f, "sites", val, decodeSite)
-		case "surprise":
-			r.Surprise = f.float("surprise", val)
-		case "shadow":
-			r.Shadow = f.bool("shadow", val)
-		}
-		if f.err != nil {
-			return FlowRun{}, f.err
-		}
 	}
 	return r, nil
 }

@@ -43,35 +43,36 @@ func TestFlowLinesMarshalAsLogged(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
-		var v any
 		switch {
 		case l.Decision != nil:
 			decisions++
-			v = l.Decision
-			var d FlowDecision
-			if err := json.Unmarshal(line, &d); err != nil || !cmp.Equal(d, *l.Decision) {
-				t.Errorf("json.Unmarshal reads another decision than ParseFlowLine: %v\n%s", err, cmp.Diff(*l.Decision, d))
-			}
+			asLogged(t, line, *l.Decision)
 		case l.Run != nil:
 			runs++
-			v = l.Run
-			var r FlowRun
-			if err := json.Unmarshal(line, &r); err != nil || !cmp.Equal(r, *l.Run) {
-				t.Errorf("json.Unmarshal reads another run than ParseFlowLine: %v\n%s", err, cmp.Diff(*l.Run, r))
-			}
+			asLogged(t, line, *l.Run)
 		default:
 			t.Fatalf("%s: neither a decision nor a run", line)
-		}
-		back, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(back, line) {
-			t.Errorf("marshalled again:\n got %s\nwant %s", back, line)
 		}
 	}
 	if decisions != 14 || runs != 8 {
 		t.Errorf("%d decisions and %d runs, want 14 and 8", decisions, runs)
+	}
+}
+
+// asLogged checks that json.Unmarshal reads line as ParseFlowLine did (as
+// parsed), and that it marshals back to line byte for byte.
+func asLogged[T any](t *testing.T, line []byte, parsed T) {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(line, &v); err != nil || !cmp.Equal(v, parsed) {
+		t.Errorf("json.Unmarshal reads another line than ParseFlowLine: %v\n%s", err, cmp.Diff(parsed, v))
+	}
+	back, err := json.Marshal(parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, line) {
+		t.Errorf("marshalled again:\n got %s\nwant %s", back, line)
 	}
 }
 

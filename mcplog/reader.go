@@ -46,21 +46,17 @@ func (e *Entry) IsRaw() bool { return e.Message == nil }
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
-	name      string
-	br        *bufio.Reader
+	records
 	closer    io.Closer
 	header    Header
 	headerRaw json.RawMessage
-	line      int
-	torn      bool
-	done      bool
 }
 
 // NewReader reads the header from r and returns a Reader positioned at the
 // first entry. name is the file name used in errors. A first line that is
 // not a hoist_mcp_log header gives an error wrapping ErrNotSessionLog.
 func NewReader(r io.Reader, name string) (*Reader, error) {
-	rd := &Reader{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+	rd := &Reader{records: newRecords(r, name)}
 	line, complete, err := rd.readLine()
 	if err == io.EOF && len(line) == 0 {
 		return nil, &InputError{File: name, Err: fmt.Errorf("%w: the file is empty", ErrNotSessionLog)}
@@ -121,45 +117,68 @@ func (r *Reader) HeaderRaw() json.RawMessage { return r.headerRaw }
 // It is known once Next has returned io.EOF.
 func (r *Reader) Torn() bool { return r.torn }
 
-// Next returns the next entry, or io.EOF after the last one.
+// Next returns the next entry, or io.EOF after the last one. After a
+// malformed line it returns io.EOF: a session log is read up to its first
+// bad line (ingest starts a new Reader after it).
 func (r *Reader) Next() (Entry, error) {
-	for !r.done {
-		line, complete, err := r.readLine()
-		if err == io.EOF {
-			r.done = true
-			if len(line) == 0 {
-				break
-			}
-		} else if err != nil {
-			r.done = true
-			return Entry{}, fmt.Errorf("reading session log %s: %w", r.name, err)
-		}
-		if len(bytes.TrimSpace(line)) == 0 && complete {
-			continue // a blank line holds nothing; JSONL readers skip it
-		}
-		e, perr := parseEntry(line)
-		if perr != nil {
-			if !complete && !jsontext.Valid(line) {
-				// The last line was cut short: not an error (issue 3,
-				// point 1; DESIGN.md, "Store"). A whole JSON value that
-				// is not an entry is no torn line, but a malformed one.
-				r.torn = true
-				break
-			}
-			r.done = true
-			perr.File, perr.Line = r.name, r.line
-			return Entry{}, perr
-		}
-		e.Line = r.line
-		return e, nil
+	e, err := nextParsed(&r.records, "session log", parseEntry, true)
+	if err != nil {
+		return Entry{}, err
 	}
-	return Entry{}, io.EOF
+	e.Line = r.line
+	return e, nil
+}
+
+// records reads the lines of a JSONL log one record at a time: what the
+// session log's Reader and the FlowReader share (line counts, blank lines,
+// a torn last line, errors that name the file and line).
+type records struct {
+	name string
+	br   *bufio.Reader
+	line int
+	torn bool
+	done bool
+}
+
+func newRecords(r io.Reader, name string) records {
+	return records{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// nextParsed returns the next record of r as parse reads it, or io.EOF
+// after the last one; a torn last line ends the log there. A line parse
+// refuses is an *InputError with the file and line, after which the next
+// call reads on, or returns io.EOF when stopAtBad. log names the kind of
+// log in errors.
+func nextParsed[T any](r *records, log string, parse func([]byte) (T, *InputError), stopAtBad bool) (T, error) {
+	var zero T
+	if r.done {
+		return zero, io.EOF
+	}
+	line, complete, err := nextRecord(r.br, &r.line)
+	if err != nil {
+		r.done = true
+		if err == io.EOF {
+			return zero, io.EOF
+		}
+		return zero, fmt.Errorf("reading %s %s: %w", log, r.name, err)
+	}
+	v, perr := parse(line)
+	if perr != nil {
+		if torn(line, complete) {
+			r.done, r.torn = true, true
+			return zero, io.EOF
+		}
+		r.done = stopAtBad
+		perr.File, perr.Line = r.name, r.line
+		return zero, perr
+	}
+	return v, nil
 }
 
 // readLine returns the next line without its terminator, and whether it
 // had one. At the end of the input it returns io.EOF, with the last line
 // when that had no terminator.
-func (r *Reader) readLine() (line []byte, complete bool, err error) { return nextLine(r.br, &r.line) }
+func (r *records) readLine() (line []byte, complete bool, err error) { return nextLine(r.br, &r.line) }
 
 // nextLine is readLine of br, counting lines in *n: the one line splitter
 // of the session log and the flow log.
@@ -173,6 +192,28 @@ func nextLine(br *bufio.Reader, n *int) (line []byte, complete bool, err error) 
 	}
 	return line, false, err
 }
+
+// nextRecord returns the next line of br that holds something (a blank line
+// holds nothing; JSONL readers skip it), and whether it had its newline; at
+// the end of the input, io.EOF.
+func nextRecord(br *bufio.Reader, n *int) (line []byte, complete bool, err error) {
+	for {
+		line, complete, err = nextLine(br, n)
+		if err != nil && (err != io.EOF || len(line) == 0) {
+			return nil, false, err
+		}
+		if !complete || len(bytes.TrimSpace(line)) > 0 {
+			return line, complete, nil
+		}
+	}
+}
+
+// torn reports whether a line that did not parse is a torn last line: cut
+// short (no newline) and not whole JSON, which a writer killed mid-line
+// leaves. It is not an error (issue 3, point 1; DESIGN.md, "Store"). A
+// whole JSON value that is not a record is no torn line, but a malformed
+// one.
+func torn(line []byte, complete bool) bool { return !complete && !jsontext.Valid(line) }
 
 func dropCR(b []byte) []byte {
 	if n := len(b); n > 0 && b[n-1] == '\r' {

@@ -47,6 +47,13 @@ func assertEntries(t *testing.T, dir string, names ...string) {
 	}
 }
 
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 var errMidway = errors.New("the writer gave up")
 
 func TestWriteFailingMidwayKeepsTheOldFile(t *testing.T) {
@@ -73,12 +80,8 @@ func TestWriteFailingMidwayKeepsTheOldFile(t *testing.T) {
 func TestWriteOntoADirectoryFailsCleanly(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "out")
-	if err := os.Mkdir(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(p, "keep"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.Mkdir(p, 0o755))
+	must(t, os.WriteFile(filepath.Join(p, "keep"), []byte("x"), 0o644))
 	if err := WriteFile(p, []byte("new"), 0o644); err == nil {
 		t.Fatal("writing a file over a directory succeeded")
 	}
@@ -152,12 +155,20 @@ func TestWriteDir(t *testing.T) {
 	assertEntries(t, parent, "export")
 }
 
-func TestWriteDirFailingMidwayKeepsTheOldDir(t *testing.T) {
-	parent := t.TempDir()
-	out := filepath.Join(parent, "export")
+// oldDir writes the directory parent/export with "old" files, which the
+// tests of failed writes then try to replace.
+func oldDir(t *testing.T) (parent, out string) {
+	t.Helper()
+	parent = t.TempDir()
+	out = filepath.Join(parent, "export")
 	if err := WriteDir(out, 0o755, fillDir("old")); err != nil {
 		t.Fatal(err)
 	}
+	return parent, out
+}
+
+func TestWriteDirFailingMidwayKeepsTheOldDir(t *testing.T) {
+	parent, out := oldDir(t)
 	err := WriteDir(out, 0o755, func(dir string) error {
 		if err := fillDir("new")(dir); err != nil {
 			return err
@@ -174,11 +185,7 @@ func TestWriteDirFailingMidwayKeepsTheOldDir(t *testing.T) {
 // A new directory that is gone before the swap fails the write, and the
 // old directory stays.
 func TestWriteDirWhoseNewDirVanishedKeepsTheOldDir(t *testing.T) {
-	parent := t.TempDir()
-	out := filepath.Join(parent, "export")
-	if err := WriteDir(out, 0o755, fillDir("old")); err != nil {
-		t.Fatal(err)
-	}
+	parent, out := oldDir(t)
 	if err := WriteDir(out, 0o755, func(dir string) error { return os.RemoveAll(dir) }); err == nil {
 		t.Fatal("a write with nothing to swap in succeeded")
 	}
@@ -189,11 +196,7 @@ func TestWriteDirWhoseNewDirVanishedKeepsTheOldDir(t *testing.T) {
 // When the rename of the new directory fails after the old one moved
 // aside, the old one is put back.
 func TestFailingSwapPutsTheOldDirBack(t *testing.T) {
-	parent := t.TempDir()
-	out := filepath.Join(parent, "export")
-	if err := WriteDir(out, 0o755, fillDir("old")); err != nil {
-		t.Fatal(err)
-	}
+	parent, out := oldDir(t)
 	if err := swap(filepath.Join(parent, ".export.tmp-gone"), out); err == nil {
 		t.Fatal("swapping in a missing directory succeeded")
 	}
@@ -204,9 +207,7 @@ func TestFailingSwapPutsTheOldDirBack(t *testing.T) {
 func TestWriteDirRefusesAFile(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "export")
-	if err := os.WriteFile(out, []byte("mine"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	must(t, os.WriteFile(out, []byte("mine"), 0o644))
 	called := false
 	if err := WriteDir(out, 0o755, func(string) error { called = true; return nil }); err == nil || called {
 		t.Errorf("WriteDir over a file = %v (fill called: %v), want a refusal before any work", err, called)
