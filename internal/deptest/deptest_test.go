@@ -26,7 +26,7 @@ var layers = map[string][]string{
 	"mcplog":     {"jsonrpc", "jsontext"},
 	"mcpmsg":     {"jsonrpc", "jsontext"},
 	"episode":    {"mcplog", "jsonrpc", "jsontext", "mcpmsg"},
-	"store":      {"episode", "migrations", "mcplog", "jsonrpc"},
+	"store":      {"episode", "migrations", "mcplog", "jsonrpc", "jsontext"}, // jsontext: the flow-log columns cut from the raw line
 	"ingest":     {"mcplog", "episode", "store", "jsonrpc", "jsontext"},
 	"flow":       {"episode", "stats", "binding", "jsontext", "mcplog"},
 	"learn":      {"episode", "flow", "stats", "binding", "jsontext"},
