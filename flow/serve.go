@@ -277,7 +277,10 @@ func (s *Session) bindingText(b *Bound) map[string]string {
 	if m, ok := s.exprs[b]; ok {
 		return m
 	}
-	m := make(map[string]string, len(b.Args))
+	var m map[string]string // nil for a binding without arguments: logged as null, as it always was
+	if b.Args != nil {
+		m = make(map[string]string, len(b.Args))
+	}
 	for k, e := range b.Args {
 		m[k] = e.String()
 	}
