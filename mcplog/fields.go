@@ -2,6 +2,7 @@ package mcplog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -61,7 +62,7 @@ func isNull(val []byte) bool { return string(val) == "null" }
 
 // missing is the error of a member a line needs.
 func missing(name string) *InputError {
-	return &InputError{Field: name, Err: fmt.Errorf("missing")}
+	return &InputError{Field: name, Err: errors.New("missing")}
 }
 
 // object reports whether val is an object, recording that member name

@@ -125,6 +125,9 @@ func (d *FlowDecision) Value() string {
 // UnmarshalJSON reads a decision line by FlowReader's rules, so that every
 // reader of one agrees (jsontext's policy: names compared exactly).
 func (d *FlowDecision) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil // encoding/json's rule: null leaves the value as it was
+	}
 	out, err := decodeDecision(bytes.Clone(b))
 	if err != nil {
 		return err
@@ -171,6 +174,9 @@ func (s FlowSite) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads [address, value, logp]; null is −Inf.
 func (s *FlowSite) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
 	site, err := decodeSite(fields{}, bytes.Clone(b))
 	if err != nil {
 		return err
@@ -224,6 +230,9 @@ func (r *FlowRun) Counts() (decisions, answers int) {
 
 // UnmarshalJSON reads a run line by FlowReader's rules.
 func (r *FlowRun) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
 	out, err := decodeRun(bytes.Clone(b))
 	if err != nil {
 		return err

@@ -279,3 +279,22 @@ func FuzzParseFlowLine(f *testing.F) {
 		}
 	})
 }
+
+// json.Unmarshal of null leaves a line as it was, as encoding/json does for
+// any value; of another kind, it is an error naming what was wanted.
+func TestFlowLineUnmarshalNullAndKinds(t *testing.T) {
+	d := FlowDecision{Site: "decide#3"}
+	r := FlowRun{Call: "get"}
+	s := FlowSite{Address: "obs#0"}
+	for _, v := range []any{&d, &r, &s} {
+		if err := json.Unmarshal([]byte("null"), v); err != nil {
+			t.Errorf("%T of null: %v", v, err)
+		}
+	}
+	if d.Site != "decide#3" || r.Call != "get" || s.Address != "obs#0" {
+		t.Errorf("null changed them: %+v %+v %+v", d, r, s)
+	}
+	if err := json.Unmarshal([]byte(`[1]`), &d); err == nil || err.Error() != "want an object, got a JSON array" {
+		t.Errorf("a decision of an array: %v", err)
+	}
+}
