@@ -317,13 +317,10 @@ func NewFlowReader(r io.Reader, name string) *FlowReader {
 // Next returns the next line, or io.EOF after the last. A malformed line is
 // an *InputError, and Next may be called again for the lines after it.
 func (r *FlowReader) Next() (FlowLine, error) {
-	l, err := nextParsed(&r.records, "flow log", parseFlowLine, false)
-	if err != nil {
-		return FlowLine{}, err
-	}
-	l.Line = r.line
-	return l, nil
+	return nextParsed(&r.records, "flow log", parseFlowLine, false)
 }
+
+func (l *FlowLine) setLine(n int) { l.Line = n }
 
 // Lines returns the number of lines read so far, blank and torn ones
 // included: at the end, the file's.

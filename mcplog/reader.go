@@ -121,12 +121,15 @@ func (r *Reader) Torn() bool { return r.torn }
 // malformed line it returns io.EOF: a session log is read up to its first
 // bad line (ingest starts a new Reader after it).
 func (r *Reader) Next() (Entry, error) {
-	e, err := nextParsed(&r.records, "session log", parseEntry, true)
-	if err != nil {
-		return Entry{}, err
-	}
-	e.Line = r.line
-	return e, nil
+	return nextParsed(&r.records, "session log", parseEntry, true)
+}
+
+func (e *Entry) setLine(n int) { e.Line = n }
+
+// numbered is a record that knows its line number: *Entry, *FlowLine.
+type numbered[T any] interface {
+	*T
+	setLine(n int)
 }
 
 // records reads the lines of a JSONL log one record at a time: what the
@@ -144,12 +147,12 @@ func newRecords(r io.Reader, name string) records {
 	return records{name: name, br: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// nextParsed returns the next record of r as parse reads it, or io.EOF
-// after the last one; a torn last line ends the log there. A line parse
+// nextParsed returns the next record of r as parse reads it, with its line
+// number, or io.EOF after the last one; a torn last line ends the log there. A line parse
 // refuses is an *InputError with the file and line, after which the next
 // call reads on, or returns io.EOF when stopAtBad. log names the kind of
 // log in errors.
-func nextParsed[T any](r *records, log string, parse func([]byte) (T, *InputError), stopAtBad bool) (T, error) {
+func nextParsed[T any, P numbered[T]](r *records, log string, parse func([]byte) (T, *InputError), stopAtBad bool) (T, error) {
 	var zero T
 	if r.done {
 		return zero, io.EOF
@@ -172,6 +175,7 @@ func nextParsed[T any](r *records, log string, parse func([]byte) (T, *InputErro
 		perr.File, perr.Line = r.name, r.line
 		return zero, perr
 	}
+	P(&v).setLine(r.line)
 	return v, nil
 }
 

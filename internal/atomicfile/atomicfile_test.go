@@ -54,6 +54,13 @@ func must(t *testing.T, err error) {
 	}
 }
 
+func mustFail(t *testing.T, err error, what string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal(what + " succeeded")
+	}
+}
+
 var errMidway = errors.New("the writer gave up")
 
 func TestWriteFailingMidwayKeepsTheOldFile(t *testing.T) {
@@ -82,9 +89,7 @@ func TestWriteOntoADirectoryFailsCleanly(t *testing.T) {
 	p := filepath.Join(dir, "out")
 	must(t, os.Mkdir(p, 0o755))
 	must(t, os.WriteFile(filepath.Join(p, "keep"), []byte("x"), 0o644))
-	if err := WriteFile(p, []byte("new"), 0o644); err == nil {
-		t.Fatal("writing a file over a directory succeeded")
-	}
+	mustFail(t, WriteFile(p, []byte("new"), 0o644), "writing a file over a directory")
 	assertEntries(t, dir, "out")
 	assertEntries(t, p, "keep")
 }
@@ -186,9 +191,7 @@ func TestWriteDirFailingMidwayKeepsTheOldDir(t *testing.T) {
 // old directory stays.
 func TestWriteDirWhoseNewDirVanishedKeepsTheOldDir(t *testing.T) {
 	parent, out := oldDir(t)
-	if err := WriteDir(out, 0o755, func(dir string) error { return os.RemoveAll(dir) }); err == nil {
-		t.Fatal("a write with nothing to swap in succeeded")
-	}
+	mustFail(t, WriteDir(out, 0o755, func(dir string) error { return os.RemoveAll(dir) }), "a write with nothing to swap in")
 	assertDir(t, out, "old")
 	assertEntries(t, parent, "export")
 }
@@ -197,9 +200,7 @@ func TestWriteDirWhoseNewDirVanishedKeepsTheOldDir(t *testing.T) {
 // aside, the old one is put back.
 func TestFailingSwapPutsTheOldDirBack(t *testing.T) {
 	parent, out := oldDir(t)
-	if err := swap(filepath.Join(parent, ".export.tmp-gone"), out); err == nil {
-		t.Fatal("swapping in a missing directory succeeded")
-	}
+	mustFail(t, swap(filepath.Join(parent, ".export.tmp-gone"), out), "swapping in a missing directory")
 	assertDir(t, out, "old")
 	assertEntries(t, parent, "export")
 }
