@@ -31,6 +31,11 @@ type Options struct {
 	// 0); Seed seeds them, so the same input gives the same report.
 	Resamples int
 	Seed      uint64
+	// Missed, when set, is called by Walk with each of the agent's calls
+	// that the flow had not looked up in a turn within the read-only
+	// ceiling: what a study of a flow lists to see what it misses (the flow
+	// benchmark's -v). It changes no count.
+	Missed func(ep *episode.Episode, c *episode.Call)
 }
 
 // DefaultResamples is the number of bootstrap resamples of an interval.
@@ -91,7 +96,9 @@ func (e *Episode) server(name string) *Counts {
 }
 
 // Walk audits one episode: it serves f along it as each of its servers'
-// proxies would, and counts. A server that is none of the flow's looks
+// proxies would, and counts. It is the one replay of a flow over recorded
+// episodes: hoist audit's, and the flow benchmark's held-out share of
+// turns saved, so that the benchmark measures the algorithm that ships. A server that is none of the flow's looks
 // nothing up, as a proxy says (manual, "Serving"); its turns still count.
 func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 	out := &Episode{ID: ep.ID, Sites: map[string]*Counts{}, Servers: map[string]*Counts{}}
@@ -233,6 +240,12 @@ func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 			for _, ci := range agent {
 				out.site(by[ci]).Saved += share
 				out.server(calls[ci].Server).Saved += share
+			}
+		} else if ceilingOK[t.Index] && opt.Missed != nil {
+			for _, ci := range agent {
+				if !covered[ci] {
+					opt.Missed(ep, calls[ci])
+				}
 			}
 		}
 	}

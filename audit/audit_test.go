@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/hoist-mcp/hoist/binding"
@@ -201,5 +202,42 @@ func TestIntervalsOfIdenticalEpisodes(t *testing.T) {
 	}
 	if rep.Total.Saved.Value != 0.5 || rep.Total.Precision.Value != 1 {
 		t.Errorf("saved %v precision %v, want 0.5 and 1", rep.Total.Saved.Value, rep.Total.Precision.Value)
+	}
+}
+
+// Missed names the calls of ceiling turns the flow did not look up, and
+// changes no count.
+func TestWalkMissed(t *testing.T) {
+	f := shopFlow(t)
+	for _, c := range []struct {
+		ep      *episode.Episode
+		promote bool
+		want    []string
+	}{
+		{crafted()[0], true, nil},
+		{crafted()[1], true, []string{`b get_user {"x":"user_2"}`}},  // the lookup went before the write
+		{crafted()[0], false, []string{`a get_user {"x":"user_1"}`}}, // find_user's site not promoted
+	} {
+		g := f
+		if !c.promote {
+			no := false
+			cp := *f
+			cp.Sites = append([]flow.Site(nil), f.Sites...)
+			cp.Sites[0].Promoted, cp.Sites[0].Reason = &no, "too few runs"
+			g = &cp
+		}
+		var got []string
+		opt := Options{Rule: flow.Rule{Threshold: flow.DefaultThreshold}}
+		plain, _ := Walk(g, c.ep, opt)
+		opt.Missed = func(ep *episode.Episode, call *episode.Call) {
+			got = append(got, ep.ID+" "+call.Tool+" "+string(call.Args))
+		}
+		a, _ := Walk(g, c.ep, opt)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: missed %q, want %q", c.ep.ID, got, c.want)
+		}
+		if a.Total != plain.Total {
+			t.Errorf("%s: with Missed %+v, without %+v", c.ep.ID, a.Total, plain.Total)
+		}
 	}
 }

@@ -229,7 +229,7 @@ func prepareRun(pr *prepared, lr Run, site *episode.Call, x *episodeIndex, rw Re
 		if taken > k || !(d.Propensity > 0 && d.Propensity <= 1) {
 			return run{}, false
 		}
-		_, pb := d.Rule.Propensities(d.Offers)
+		_, pb := flow.Propensities(d.Rule, d.Offers)
 		if math.Abs(pb[taken]-d.Propensity) > 1e-9 {
 			pr.mismatch++
 		}

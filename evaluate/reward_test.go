@@ -41,7 +41,7 @@ func offer(tool, args string) flow.Offer {
 // with ε = 0.5, its propensity as the rule gives it.
 func decide(taken int, offers ...flow.Offer) flow.Decision {
 	rule := flow.Rule{Decider: flow.Reach, Threshold: 0.3, Epsilon: 0.5}
-	g, p := rule.Propensities(offers)
+	g, p := flow.Propensities(rule, offers)
 	t := taken
 	if t < 0 {
 		t = len(offers)

@@ -68,7 +68,7 @@ func (w world) logRun(rule flow.Rule, rng *rand.Rand) run {
 		if taken >= w.maxLookups {
 			cur = []flow.Offer{}
 		}
-		_, p := rule.Propensities(cur)
+		_, p := flow.Propensities(rule, cur)
 		a := drawIndex(p, rng.Float64())
 		st := step{offers: append([]flow.Offer(nil), cur...), logged: rule, taken: a, p: p[a], pb: p}
 		if a < len(cur) {

@@ -31,7 +31,7 @@ func (t Target) probs(offers []flow.Offer) []float64 {
 		p[len(offers)] = 1
 		return p
 	}
-	_, p := t.Rule.Propensities(offers)
+	_, p := flow.Propensities(t.Rule, offers)
 	return p
 }
 

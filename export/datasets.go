@@ -238,14 +238,15 @@ var datasets = []*dataset{
 			}
 			for _, d := range fl.Decisions {
 				var tool, args any
-				if d.TakenTool.Valid {
-					tool = d.TakenTool.String
+				if o := d.TakenOffer(); o != nil {
+					tool = o.Tool
+					if len(o.Args) > 0 {
+						args = string(o.Args)
+					}
 				}
-				if len(d.TakenArgs) > 0 {
-					args = string(d.TakenArgs)
-				}
-				if err := emit([]any{ep.ID, serverName(ep, d.Server), d.Session, d.Run, d.Index, d.Site, int64(d.NOffers), string(d.Offers),
-					d.Greedy, d.Taken, d.Propensity, tool, args, d.Decider, d.Threshold, d.Epsilon, d.Shadow, int64(d.Line), d.Raw}); err != nil {
+				rule := d.Rule
+				if err := emit([]any{ep.ID, serverName(ep, d.Server), d.Session, d.Run, d.Index, d.Site, int64(len(d.Offers)), d.OffersJSON(),
+					d.Greedy, d.Taken, d.Propensity, tool, args, string(rule.Decider), rule.Threshold, rule.Epsilon, d.Shadow, int64(d.Line), d.Raw}); err != nil {
 					return err
 				}
 			}
@@ -283,11 +284,13 @@ var datasets = []*dataset{
 			}
 			for _, r := range fl.Runs {
 				var logp any
-				if r.LogPolicy.Valid {
-					logp = r.LogPolicy.Float64
+				if lp, ok := r.FiniteLogPolicy(); ok {
+					logp = lp
 				}
-				if err := emit([]any{ep.ID, serverName(ep, r.Server), r.Session, r.Index, r.CallTool, r.Failed, int64(r.MaxLookups), r.Fold,
-					r.Decider, r.Threshold, r.Epsilon, int64(r.NDecisions), int64(r.NLookups), string(r.Sites), r.Surprise, logp, r.Shadow,
+				decisions, lookups := r.Counts()
+				rule := r.Rule
+				if err := emit([]any{ep.ID, serverName(ep, r.Server), r.Session, r.Index, r.Call, r.Failed, int64(r.MaxLookups), r.Fold,
+					string(rule.Decider), rule.Threshold, rule.Epsilon, int64(decisions), int64(lookups), r.SitesJSON(), r.Surprise, logp, r.Shadow,
 					int64(r.Line), r.Raw}); err != nil {
 					return err
 				}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/store"
 )
 
@@ -117,31 +119,20 @@ func Export(ctx context.Context, db *store.DB, opts Options) (Result, error) {
 	if err := checkReplaceable(out); err != nil {
 		return res, err
 	}
-	parent := filepath.Dir(out)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return res, fmt.Errorf("exporting: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
-	if err != nil {
-		return res, fmt.Errorf("exporting: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(tmp)
-		}
-	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return res, fmt.Errorf("exporting: %w", err)
-	}
+	err := atomicfile.WriteDir(out, 0o755, func(tmp string) error { return write(ctx, db, tmp, opts, &res) })
+	return res, err
+}
 
+// write writes the export into tmp, the directory that then takes --out's
+// place, and fills res.
+func write(ctx context.Context, db *store.DB, tmp string, opts Options, res *Result) error {
 	parts, err := db.Partitions(ctx)
 	if err != nil {
-		return res, err
+		return err
 	}
 	counts, err := db.Counts(ctx)
 	if err != nil {
-		return res, fmt.Errorf("exporting: counting the store's rows: %w", err)
+		return fmt.Errorf("exporting: counting the store's rows: %w", err)
 	}
 	var active []*dataset
 	for _, d := range datasets {
@@ -155,36 +146,29 @@ func Export(ctx context.Context, db *store.DB, opts Options) (Result, error) {
 	mem := memory.NewGoAllocator()
 	var sessions, rows int64
 	for _, p := range parts {
-		if err := writePartition(ctx, db, tmp, p, active, opts.Format, db.SchemaVersion(), mem, &res, func(n int64) {
+		if err := writePartition(ctx, db, tmp, p, active, opts.Format, db.SchemaVersion(), mem, res, func(n int64) {
 			sessions++
 			rows += n
 			if opts.Progress != nil {
 				opts.Progress(sessions, rows)
 			}
 		}); err != nil {
-			return res, err
+			return err
 		}
 	}
 	for _, d := range active {
 		if err := os.MkdirAll(filepath.Join(tmp, d.Name), 0o755); err != nil {
-			return res, fmt.Errorf("exporting: %w", err)
+			return fmt.Errorf("exporting: %w", err)
 		}
 	}
-	card := Card(opts.Format, db.SchemaVersion(), opts.Version, res)
-	if err := writeFileSync(filepath.Join(tmp, "README.md"), []byte(card)); err != nil {
-		return res, fmt.Errorf("writing the dataset card: %w", err)
+	card := Card(opts.Format, db.SchemaVersion(), opts.Version, *res)
+	if err := writeNew(filepath.Join(tmp, "README.md"), []byte(card)); err != nil {
+		return fmt.Errorf("writing the dataset card: %w", err)
 	}
-	if err := writeFileSync(filepath.Join(tmp, marker), []byte(fmt.Sprintf("hoist export, format %s, schema version %d\n", opts.Format, db.SchemaVersion()))); err != nil {
-		return res, fmt.Errorf("exporting: %w", err)
+	if err := writeNew(filepath.Join(tmp, marker), []byte(fmt.Sprintf("hoist export, format %s, schema version %d\n", opts.Format, db.SchemaVersion()))); err != nil {
+		return fmt.Errorf("exporting: %w", err)
 	}
-	if err := ctx.Err(); err != nil {
-		return res, err
-	}
-	if err := replaceDir(tmp, out); err != nil {
-		return res, err
-	}
-	done = true
-	return res, nil
+	return ctx.Err()
 }
 
 // partitionDir is a Hive partition's path: values escaped as Hive escapes
@@ -310,52 +294,10 @@ func checkReplaceable(out string) error {
 	return nil
 }
 
-// replaceDir puts the finished tmp at out: a rename when out is absent;
-// else out moves aside, tmp takes its place, and the old one is removed.
-func replaceDir(tmp, out string) error {
-	if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
-		if err := os.Rename(tmp, out); err != nil {
-			return fmt.Errorf("exporting: %w", err)
-		}
-		return syncDir(filepath.Dir(out))
-	}
-	old := tmp + ".old"
-	if err := os.Rename(out, old); err != nil {
-		return fmt.Errorf("exporting: moving the earlier export aside: %w", err)
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		os.Rename(old, out)
-		return fmt.Errorf("exporting: %w", err)
-	}
-	if err := syncDir(filepath.Dir(out)); err != nil {
+// writeNew writes a file of the export's new directory.
+func writeNew(path string, b []byte) error {
+	return atomicfile.WriteNew(path, 0o644, func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
-	}
-	return os.RemoveAll(old)
-}
-
-func writeFileSync(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	return nil
+	})
 }

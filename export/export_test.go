@@ -2,8 +2,8 @@ package export
 
 import (
 	"bufio"
+	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/store"
 )
 
@@ -123,6 +124,39 @@ func TestExportParquet(t *testing.T) {
 	}
 }
 
+// An export that fails midway leaves the earlier export as it was and no
+// temporary directory beside it.
+func TestFailedExportKeepsTheEarlierOne(t *testing.T) {
+	db := testStore(t)
+	out := filepath.Join(t.TempDir(), "export")
+	if _, err := Export(context.Background(), db, Options{Format: JSONL, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(out, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err = Export(ctx, db, Options{Format: Parquet, Out: out, Progress: func(sessions, _ int64) {
+		if sessions == 2 {
+			cancel()
+		}
+	}})
+	if err == nil {
+		t.Fatal("an export cancelled midway succeeded")
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "README.md")); !bytes.Equal(before, after) {
+		t.Errorf("the earlier export's card changed:\n%s", after)
+	}
+	if _, err := os.Stat(filepath.Join(out, "calls", "domain=retail", "date=2026-03-08", "part-0.jsonl")); err != nil {
+		t.Errorf("the earlier export lost its files: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 1 {
+		t.Errorf("beside the export: %v", entries)
+	}
+}
+
 func TestExportRefusesAForeignDirectory(t *testing.T) {
 	db := testStore(t)
 	out := t.TempDir()
@@ -203,20 +237,30 @@ func TestExportFlowDatasets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule := store.Rule{Decider: "reach", Threshold: 0.3, Epsilon: 0.1}
+	const rule = `"rule":{"decider":"reach","threshold":0.3,"epsilon":0.1}`
+	lines := []string{
+		`{"type":"decision","site":"decide#0","offers":[{"tool":"get","args":{"a":2}}],"greedy":0,"taken":0,"propensity":0.9,` + rule + `}`,
+		`{"type":"decision","site":"decide#1","offers":[],"greedy":-1,"taken":-1,"propensity":1,` + rule + `}`,
+		`{"type":"run","call":"get","max_lookups":8,"fold":-1,` + rule + `,"sites":[["decide#0","get {\"a\":2}",-0.105],["obs#0","ok",-0.2],["decide#1","stop",0]],"surprise":0.2}`,
+		`{"type":"decision","site":"decide#0","offers":[],"greedy":-1,"taken":-1,"propensity":1,` + rule + `}`,
+		`{"type":"run","call":"set","failed":true,` + rule + `,"sites":[["decide#0","stop",null]]}`,
+	}
+	parse := func(i int) mcplog.FlowLine {
+		l, err := mcplog.ParseFlowLine([]byte(lines[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	decision := func(i, run, idx int) store.Decision {
+		return store.Decision{Session: "log-b", Run: run, Index: idx, Line: i + 1, FlowDecision: *parse(i).Decision, Raw: lines[i]}
+	}
+	run := func(i, idx int) store.Run {
+		return store.Run{Session: "log-b", Index: idx, Line: i + 1, FlowRun: *parse(i).Run, Raw: lines[i]}
+	}
 	fl := &store.Flow{
-		Decisions: []store.Decision{
-			{Session: "log-b", Run: 0, Index: 0, Line: 1, Site: "decide#0", NOffers: 1, Offers: json.RawMessage(`[{"tool":"get","args":{"a":2}}]`),
-				Greedy: 0, Taken: 0, Propensity: 0.9, TakenTool: sql.NullString{String: "get", Valid: true}, TakenArgs: json.RawMessage(`{"a":2}`), Rule: rule, Raw: `{"type":"decision"}`},
-			{Session: "log-b", Run: 0, Index: 1, Line: 2, Site: "decide#1", Offers: json.RawMessage(`[]`), Greedy: -1, Taken: -1, Propensity: 1, Rule: rule, Raw: `{}`},
-			{Session: "log-b", Run: 1, Index: 0, Line: 4, Site: "decide#0", Offers: json.RawMessage(`[]`), Greedy: -1, Taken: -1, Propensity: 1, Rule: rule, Raw: `{}`},
-		},
-		Runs: []store.Run{
-			{Session: "log-b", Index: 0, Line: 3, CallTool: "get", MaxLookups: 8, Fold: -1, Rule: rule, NDecisions: 2, NLookups: 1,
-				Sites: json.RawMessage(`[["decide#0","get {\"a\":2}",-0.105],["obs#0","ok",-0.2],["decide#1","stop",0]]`), Surprise: 0.2,
-				LogPolicy: sql.NullFloat64{Float64: -0.105, Valid: true}, Raw: `{"type":"run"}`},
-			{Session: "log-b", Index: 1, Line: 5, CallTool: "set", Failed: true, Rule: rule, NDecisions: 1, Sites: json.RawMessage(`[["decide#0","stop",null]]`), Raw: `{}`},
-		},
+		Decisions: []store.Decision{decision(0, 0, 0), decision(1, 0, 1), decision(3, 1, 0)},
+		Runs:      []store.Run{run(2, 0), run(4, 1)},
 	}
 	if _, err := db.Put(ctx, store.Unit{Episodes: []*episode.Episode{ep}, Flows: map[string]*store.Flow{"sb": fl}}); err != nil {
 		t.Fatal(err)
@@ -246,11 +290,13 @@ func TestExportFlowDatasets(t *testing.T) {
 	}
 	d := rows("decisions")
 	if len(d) != 3 || d[0]["session_id"] != "sb" || d[0]["server"] != "shop" || d[0]["taken_tool"] != "get" || d[0]["taken_args"] != `{"a":2}` ||
-		d[0]["propensity"] != 0.9 || d[0]["offer_count"] != 1.0 || d[1]["taken_tool"] != nil || d[2]["run_index"] != 1.0 || d[0]["epsilon"] != 0.1 {
+		d[0]["propensity"] != 0.9 || d[0]["offer_count"] != 1.0 || d[1]["taken_tool"] != nil || d[2]["run_index"] != 1.0 || d[0]["epsilon"] != 0.1 ||
+		d[0]["offers"] != `[{"tool":"get","args":{"a":2}}]` || d[1]["offers"] != `[]` || d[0]["raw"] != lines[0] || d[2]["log_line"] != 4.0 {
 		t.Errorf("decisions: %v", d)
 	}
 	r := rows("runs")
-	if len(r) != 2 || r[0]["call_tool"] != "get" || r[0]["lookups"] != 1.0 || r[0]["logp_policy"] != -0.105 || r[1]["logp_policy"] != nil || r[1]["failed"] != true {
+	if len(r) != 2 || r[0]["call_tool"] != "get" || r[0]["lookups"] != 1.0 || r[0]["logp_policy"] != -0.105 || r[1]["logp_policy"] != nil || r[1]["failed"] != true ||
+		r[0]["decisions"] != 2.0 || r[0]["sites"] != `[["decide#0","get {\"a\":2}",-0.105],["obs#0","ok",-0.2],["decide#1","stop",0]]` || r[1]["decider"] != "reach" {
 		t.Errorf("runs: %v", r)
 	}
 	// Another partition holds none: an empty file, so every partition has the dataset.

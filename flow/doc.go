@@ -37,4 +37,14 @@
 // Rescore(f, rule, decisions, run) scores a logged run again from its
 // decision lines and gives back every logp bit for bit under the rule that
 // served it.
+//
+// # The flow log
+//
+// What a run logs, Decision (with its Offers and Rule) and RunRecord (with
+// its RunSites), is defined once, beside the session log's lines, in
+// package mcplog (FlowDecision, FlowOffer, FlowRule, FlowRun, FlowSite);
+// the names here are aliases of those types, so the proxy that writes a
+// line, ingest that reads it and the analyses that score it share one
+// definition. The decision logic stays here: Propensities, the Session
+// and its Run, and Rescore work on the logged types.
 package flow

@@ -13,18 +13,20 @@ import (
 	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/jsontext"
+	"github.com/hoist-mcp/hoist/mcplog"
 )
 
 // Decider names where a lookup's P(tool) comes from (manual, --flow-decider).
-type Decider string
+// It is the flow log's type: the log names the decider a rule used.
+type Decider = mcplog.Decider
 
 // The deciders of this version. Both only count, so they need no key and
 // add no latency.
 const (
 	// Reach is how often the agent made the lookup before its next write.
-	Reach Decider = "reach"
+	Reach = mcplog.DeciderReach
 	// Habit is how often it made it in its next LLM turn.
-	Habit Decider = "habit"
+	Habit = mcplog.DeciderHabit
 )
 
 // ParseDecider checks a --flow-decider value; "" is Reach, the default for
@@ -59,58 +61,19 @@ var DefaultCaps = Caps{PerCall: 8, PerSession: 40, Questions: 300}
 
 // Rule is the decision rule: which decider, the threshold, and the
 // exploration rate ε (--flow-explore). It is all Rescore needs, beside the
-// logged offers, to score a decision again.
-type Rule struct {
-	Decider   Decider `json:"decider"`
-	Threshold float64 `json:"threshold"`
-	Epsilon   float64 `json:"epsilon"`
-}
+// logged offers, to score a decision again. Its definition is the flow
+// log's (mcplog.FlowRule), which records it with every line.
+type Rule = mcplog.FlowRule
 
 // Offer is one lookup offered at a decision: one call (a fan-out offers one
-// per value), with the probabilities the decision is made from.
-type Offer struct {
-	// Tool is the name the proxy calls on its server.
-	Tool string `json:"tool"`
-	// Args are the bound arguments, as sent.
-	Args json.RawMessage `json:"args"`
-	// Binding is the binding expression of each argument.
-	Binding map[string]binding.Expr `json:"binding"`
-	// From is the site that offered it: the tool whose result was read.
-	From string `json:"from"`
-	// PReach and PHabit are the deciders' P(tool); PBinding is P(binding
-	// matched): how often this binding reproduced the agent's arguments.
-	PReach   float64 `json:"p_reach"`
-	PHabit   float64 `json:"p_habit"`
-	PBinding float64 `json:"p_binding"`
-	// Support is the site's count in the served fold.
-	Support int `json:"support"`
-
-	label string // Label, made once
-}
-
-// PTool returns the decider's P(tool).
-func (o *Offer) PTool(d Decider) float64 {
-	if d == Habit {
-		return o.PHabit
-	}
-	return o.PReach
-}
-
-// Score returns P(tool) × P(binding matched), which the threshold applies to.
-func (o *Offer) Score(d Decider) float64 { return o.PTool(d) * o.PBinding }
-
-// Label returns the offer's value at its decision site: "tool {args}".
-func (o *Offer) Label() string {
-	if o.label == "" {
-		return o.Tool + " " + string(o.Args)
-	}
-	return o.label
-}
+// per value), with the probabilities the decision is made from, as the flow
+// log records it (mcplog.FlowOffer: Score, PTool and Label are its own).
+type Offer = mcplog.FlowOffer
 
 // Stop is the value of a decision site that hands back to the agent.
-const Stop = "stop"
+const Stop = mcplog.Stop
 
-// Propensities returns the rule's greedy choice among offers (an index, or
+// Propensities returns rule r's greedy choice among offers (an index, or
 // -1 for Stop) and the probability of each action: p[i] for offers[i] and
 // p[len(offers)] for Stop. They sum to one.
 //
@@ -124,12 +87,13 @@ const Stop = "stop"
 //	p(a)      = ε · d(a) / Σ_{b ≠ greedy} d(b)
 //
 // the weighted exploration without the greedy action of docs/ope.md §6.
-func (r Rule) Propensities(offers []Offer) (greedy int, p []float64) {
+func Propensities(r Rule, offers []Offer) (greedy int, p []float64) {
 	p = make([]float64, len(offers)+1)
-	return r.propensities(offers, p)
+	return propensities(r, offers, p)
 }
 
-func (r Rule) propensities(offers []Offer, p []float64) (int, []float64) {
+// propensities is Propensities into p, which holds len(offers)+1 zeros.
+func propensities(r Rule, offers []Offer, p []float64) (int, []float64) {
 	greedy, best := -1, -1.0
 	for i := range offers {
 		if s := offers[i].Score(r.Decider); s >= r.Threshold && s > best {
@@ -166,34 +130,9 @@ func (r Rule) propensities(offers []Offer, p []float64) (int, []float64) {
 	return greedy, p
 }
 
-// Decision is one decision of a run, as the flow log records it.
-type Decision struct {
-	Type string `json:"type"` // "decision"
-	// Site is the decision's address in its run: decide#0, decide#1, …
-	Site   string  `json:"site"`
-	Offers []Offer `json:"offers"`
-	// Greedy is the rule's own choice and Taken what was taken: an index
-	// into Offers, or -1 for Stop.
-	Greedy int `json:"greedy"`
-	Taken  int `json:"taken"`
-	// Propensity is the probability that the rule took what it took.
-	Propensity float64 `json:"propensity"`
-	Rule       Rule    `json:"rule"`
-	Shadow     bool    `json:"shadow,omitempty"`
-	// Reason is set when the decision hands back because the run's site was
-	// not promoted: "not promoted: " and the reason promotion gave (manual,
-	// "A promoted flow hands back after a call whose site was not promoted,
-	// with the reason the site is not promoted").
-	Reason string `json:"reason,omitempty"`
-}
-
-// Value returns the decision's value: the taken offer's Label, or Stop.
-func (d *Decision) Value() string {
-	if d.Taken < 0 || d.Taken >= len(d.Offers) {
-		return Stop
-	}
-	return d.Offers[d.Taken].Label()
-}
+// Decision is one decision of a run, as the flow log records it
+// (mcplog.FlowDecision: Value and TakenOffer are its own).
+type Decision = mcplog.FlowDecision
 
 // Options say how a session serves a flow (hoist-mcp's --flow flags).
 type Options struct {
@@ -230,7 +169,8 @@ type Session struct {
 	failed   []bool            // whether each call's result failed
 	used     int               // lookups made this session
 	probs    []float64
-	names    map[*Bound][]string // each binding's argument names, sorted
+	names    map[*Bound][]string          // each binding's argument names, sorted
+	exprs    map[*Bound]map[string]string // each binding's expressions as the flow log writes them
 }
 
 // NewSession prepares f for one session. A server that is none of the flow's
@@ -339,6 +279,26 @@ func (s *Session) argNames(b *Bound) []string {
 	return names
 }
 
+// bindingText returns a binding's expressions as strings, made once: what
+// its offers log.
+func (s *Session) bindingText(b *Bound) map[string]string {
+	if m, ok := s.exprs[b]; ok {
+		return m
+	}
+	var m map[string]string // nil for a binding without arguments: logged as null, as it always was
+	if b.Args != nil {
+		m = make(map[string]string, len(b.Args))
+	}
+	for k, e := range b.Args {
+		m[k] = e.String()
+	}
+	if s.exprs == nil {
+		s.exprs = map[*Bound]map[string]string{}
+	}
+	s.exprs[b] = m
+	return m
+}
+
 // CallName returns the name a flow's tool is called by on the server.
 func (s *Session) CallName(tool string) string { return s.f.BareName(tool) }
 
@@ -439,12 +399,12 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 			continue
 		}
 		pb := best.PBinding(s.fold, reach)
+		exprs := s.bindingText(best)
 		for _, args := range objs {
 			out = append(out, Offer{
-				label:    l.Tool + " " + string(args),
 				Tool:     l.Tool,
 				Args:     args,
-				Binding:  best.Args,
+				Binding:  exprs,
 				From:     site.Tool,
 				PReach:   float64(reach) / float64(n),
 				PHabit:   float64(l.Habit.For(s.fold)) / float64(n),
@@ -491,7 +451,7 @@ func (s *Session) Run(i int) *Run {
 		}
 		r.offers = s.offersAt(i, nil)
 	}
-	r.rec = RunRecord{Type: "run", Call: tool, Failed: failed, MaxLookups: r.max, Fold: s.fold, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
+	r.rec = RunRecord{Type: mcplog.TypeRun, Call: tool, Failed: failed, MaxLookups: r.max, Fold: s.fold, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
 	return r
 }
 
@@ -502,7 +462,7 @@ func (s *Session) Run(i int) *Run {
 // (unless in shadow) and passes the answer to Answer.
 func (r *Run) Next() Decision {
 	s := r.s
-	d := Decision{Type: "decision", Site: address("decide#", len(r.sites)-r.obs), Greedy: -1, Taken: -1, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
+	d := Decision{Type: mcplog.TypeDecision, Site: address(mcplog.SiteDecide, len(r.sites)-r.obs), Greedy: -1, Taken: -1, Rule: s.opt.Rule, Shadow: s.opt.Shadow}
 	if len(r.sites) == 0 {
 		d.Reason = r.reason
 	}
@@ -521,7 +481,7 @@ func (r *Run) Next() Decision {
 	}
 	p := s.probs[:len(d.Offers)+1]
 	clear(p)
-	greedy, p := s.opt.Rule.propensities(d.Offers, p)
+	greedy, p := propensities(s.opt.Rule, d.Offers, p)
 	d.Greedy, d.Taken = greedy, greedy
 	if s.opt.Rule.Epsilon > 0 && len(d.Offers) > 0 {
 		d.Taken = draw(p, s.opt.Rand.Float64())
@@ -574,7 +534,7 @@ func (r *Run) Answer(text string, failed bool) {
 	r.s.Result(i, text, failed)
 	tool := r.s.callTool[i]
 	r.sites = append(r.sites, RunSite{
-		Address: address("obs#", r.obs),
+		Address: address(mcplog.SiteObs, r.obs),
 		Value:   outcome(failed),
 		LogP:    r.s.f.answerLogP(tool, failed, r.s.fold),
 	})
@@ -620,9 +580,9 @@ func (r *Run) End() RunRecord {
 
 func surprise(sites []RunSite) float64 {
 	s := 0.0
-	for _, site := range sites {
-		if strings.HasPrefix(site.Address, "obs#") {
-			s -= site.LogP
+	for i := range sites {
+		if sites[i].IsAnswer() {
+			s -= sites[i].LogP
 		}
 	}
 	return s
@@ -631,8 +591,8 @@ func surprise(sites []RunSite) float64 {
 // addresses caches the first site addresses of a run, which every run uses.
 var addresses = func() (a [2][16]string) {
 	for i := range a[0] {
-		a[0][i] = fmt.Sprintf("decide#%d", i)
-		a[1][i] = fmt.Sprintf("obs#%d", i)
+		a[0][i] = mcplog.SiteDecide + strconv.Itoa(i)
+		a[1][i] = mcplog.SiteObs + strconv.Itoa(i)
 	}
 	return a
 }()
@@ -640,7 +600,7 @@ var addresses = func() (a [2][16]string) {
 // address returns the site address name#i.
 func address(name string, i int) string {
 	if i < len(addresses[0]) {
-		if name == "decide#" {
+		if name == mcplog.SiteDecide {
 			return addresses[0][i]
 		}
 		return addresses[1][i]

@@ -266,7 +266,7 @@ func TestExplorePropensities(t *testing.T) {
 	}
 	explored := 0
 	for _, d := range a {
-		_, p := d.Rule.Propensities(d.Offers)
+		_, p := Propensities(d.Rule, d.Offers)
 		sum := 0.0
 		for _, x := range p {
 			sum += x
@@ -291,7 +291,7 @@ func TestExplorePropensities(t *testing.T) {
 	// The docs/ope.md example: d = (0.5, 0.3, 0.15, 0.05), greedy A, ε 0.2,
 	// exploring without the greedy one.
 	offers := []Offer{{PReach: 0.5, PBinding: 1}, {PReach: 0.3, PBinding: 1}, {PReach: 0.15, PBinding: 1}, {PReach: 0.05, PBinding: 1}}
-	g, p := Rule{Threshold: 0.3, Epsilon: 0.2}.Propensities(offers)
+	g, p := Propensities(Rule{Threshold: 0.3, Epsilon: 0.2}, offers)
 	want := []float64{0.8, 0.2 * 0.3 / 0.5, 0.2 * 0.15 / 0.5, 0.2 * 0.05 / 0.5, 0}
 	if g != 0 || !cmp.Equal(want, p, cmp.Comparer(func(x, y float64) bool { return math.Abs(x-y) < 1e-12 })) {
 		t.Errorf("greedy %d, p %v, want 0, %v", g, p, want)
@@ -348,22 +348,6 @@ func roundTrip[T any](t *testing.T, v []T) []T {
 		out = append(out, y)
 	}
 	return out
-}
-
-func TestRunSiteJSON(t *testing.T) {
-	for _, s := range []RunSite{{"decide#0", "stop", 0}, {"obs#1", "ok", -0.105}, {"decide#2", "x", math.Inf(-1)}} {
-		raw, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back RunSite
-		if err := json.Unmarshal(raw, &back); err != nil || back != s {
-			t.Errorf("%s → %+v, %v", raw, back, err)
-		}
-	}
-	if raw, _ := json.Marshal(RunSite{"decide#2", "x", math.Inf(-1)}); string(raw) != `["decide#2","x",null]` {
-		t.Errorf("−Inf as %s", raw)
-	}
 }
 
 // TestServeSeveralServers: a flow learned across two servers names tools

@@ -5,6 +5,10 @@
 // A wire line is stored as "message" (the JSON value exactly as it was sent,
 // never re-encoded) when it is one JSON value in valid UTF-8, and as "raw"
 // (the text, invalid UTF-8 replaced by U+FFFD) otherwise.
+//
+// The package also defines the lines of the logs hoist-mcp writes beside a
+// session log, each once: the flow log's decisions and runs (FlowDecision,
+// FlowRun, read by FlowReader).
 package mcplog
 
 import (

@@ -72,14 +72,10 @@ type BadLine struct {
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
-	name      string
-	br        *bufio.Reader
+	records
 	closer    io.Closer
 	header    Header
 	headerRaw json.RawMessage
-	line      int
-	torn      bool
-	done      bool
 }
 
 // NewReader reads the header from r and returns a Reader positioned at the
@@ -93,7 +89,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &Reader{name: name, br: bufio.NewReaderSize(dr, 64<<10), closer: closer}
+	rd := &Reader{records: newRecords(dr, name), closer: closer}
 	line, complete, err := rd.readLine()
 	if err == io.EOF && len(line) == 0 {
 		rd.Close()
@@ -158,50 +154,108 @@ func (r *Reader) Lines() int { return r.line }
 // is not an entry gives an *InputError and an Entry whose Bad describes
 // the line; the next call reads on after it. Any other error ends the log.
 func (r *Reader) Next() (Entry, error) {
-	for !r.done {
-		line, complete, err := r.readLine()
-		if err == io.EOF {
-			r.done = true
-			if len(line) == 0 {
-				break
-			}
-		} else if err != nil {
-			r.done = true
-			return Entry{}, fmt.Errorf("reading session log %s: %w", r.name, err)
-		}
-		if len(bytes.TrimSpace(line)) == 0 && complete {
-			continue // a blank line holds nothing; JSONL readers skip it
-		}
-		e, perr := parseEntry(line)
-		if perr != nil {
-			if !complete && !jsontext.ValidDepth(line, jsontext.MaxDepth+1) {
-				// The last line was cut short: not an error (issue 3,
-				// point 1; DESIGN.md, "Store"). A whole JSON value that
-				// is not an entry is no torn line, but a malformed one.
-				r.torn = true
-				break
-			}
-			perr.File, perr.Line = r.name, r.line
-			return salvage(line, r.line, perr), perr
-		}
-		e.Line = r.line
-		return e, nil
+	return nextParsed(&r.records, "session log", parseEntry, salvage)
+}
+
+func (e *Entry) setLine(n int) { e.Line = n }
+
+// numbered is a record that knows its line number: *Entry, *FlowLine.
+type numbered[T any] interface {
+	*T
+	setLine(n int)
+}
+
+// records reads the lines of a JSONL log one record at a time: what the
+// session log's Reader and the FlowReader share (line counts, blank lines,
+// a torn last line, errors that name the file and line, reading on after a
+// bad line).
+type records struct {
+	name string
+	br   *bufio.Reader
+	line int
+	torn bool
+	done bool
+}
+
+func newRecords(r io.Reader, name string) records {
+	return records{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// nextParsed returns the next record of r as parse reads it, with its line
+// number, or io.EOF after the last one; a torn last line ends the log
+// there. A line parse refuses is an *InputError with the file and line,
+// returned with what bad (when not nil) makes of the line, and the next
+// call reads on after it. log names the kind of log in errors.
+func nextParsed[T any, P numbered[T]](r *records, log string, parse func([]byte) (T, *InputError), bad func([]byte, int, *InputError) T) (T, error) {
+	var zero T
+	if r.done {
+		return zero, io.EOF
 	}
-	return Entry{}, io.EOF
+	line, complete, err := nextRecord(r.br, &r.line)
+	if err != nil {
+		r.done = true
+		if err == io.EOF {
+			return zero, io.EOF
+		}
+		return zero, fmt.Errorf("reading %s %s: %w", log, r.name, err)
+	}
+	v, perr := parse(line)
+	if perr != nil {
+		if torn(line, complete) {
+			r.done, r.torn = true, true
+			return zero, io.EOF
+		}
+		perr.File, perr.Line = r.name, r.line
+		if bad != nil {
+			return bad(line, r.line, perr), perr
+		}
+		return zero, perr
+	}
+	P(&v).setLine(r.line)
+	return v, nil
 }
 
 // readLine returns the next line without its terminator, and whether it
 // had one. At the end of the input it returns io.EOF, with the last line
 // when that had no terminator.
-func (r *Reader) readLine() (line []byte, complete bool, err error) {
-	line, err = r.br.ReadBytes('\n')
+func (r *records) readLine() (line []byte, complete bool, err error) { return nextLine(r.br, &r.line) }
+
+// nextLine is readLine of br, counting lines in *n: the one line splitter
+// of the session log and the flow log.
+func nextLine(br *bufio.Reader, n *int) (line []byte, complete bool, err error) {
+	line, err = br.ReadBytes('\n')
 	if len(line) > 0 {
-		r.line++
+		*n++
 	}
 	if err == nil {
 		return dropCR(line[:len(line)-1]), true, nil
 	}
 	return line, false, err
+}
+
+// nextRecord returns the next line of br that holds something (a blank line
+// holds nothing; JSONL readers skip it), and whether it had its newline; at
+// the end of the input, io.EOF.
+func nextRecord(br *bufio.Reader, n *int) (line []byte, complete bool, err error) {
+	for {
+		line, complete, err = nextLine(br, n)
+		if err != nil && (err != io.EOF || len(line) == 0) {
+			return nil, false, err
+		}
+		if !complete || len(bytes.TrimSpace(line)) > 0 {
+			return line, complete, nil
+		}
+	}
+}
+
+// torn reports whether a line that did not parse is a torn last line: cut
+// short (no newline) and not whole JSON, which a writer killed mid-line or
+// still writing leaves. It is not an error (issue 3, point 1; DESIGN.md,
+// "Store"). A whole JSON value that is not a record is no torn line, but a
+// malformed one. A log line wraps a message one level deeper than JSON
+// nests it, so it is whole at MaxDepth+1.
+func torn(line []byte, complete bool) bool {
+	return !complete && !jsontext.ValidDepth(line, jsontext.MaxDepth+1)
 }
 
 func dropCR(b []byte) []byte {

@@ -289,7 +289,7 @@ func TestServeFlowExplore(t *testing.T) {
 		if a[i].Propensity <= 0 || a[i].Propensity > 1 {
 			t.Errorf("decision %d: propensity %v", i, a[i].Propensity)
 		}
-		_, p := a[i].Rule.Propensities(a[i].Offers)
+		_, p := flow.Propensities(a[i].Rule, a[i].Offers)
 		sum := 0.0
 		for _, x := range p {
 			sum += x

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
@@ -142,55 +143,30 @@ func Dir(ctx context.Context, in, out string, opt Options) (*Manifest, error) {
 	}
 	m.KeptWords = words
 
-	parent := filepath.Dir(filepath.Clean(out))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", parent, err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(out)+".tmp-")
-	if err != nil {
-		return nil, fmt.Errorf("creating the output: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(tmp)
+	err = atomicfile.WriteDir(out, 0o700, func(tmp string) error {
+		if err := copyAll(ctx, tmp, files, key, words, opt.Workers, m); err != nil {
+			return err
 		}
-	}()
-	if err := os.Chmod(tmp, 0o700); err != nil {
-		return nil, err
-	}
-
-	if err := copyAll(ctx, tmp, files, key, words, opt.Workers, m); err != nil {
-		return nil, err
-	}
-	if m.Key == "generated" {
-		if _, err := writeFile(filepath.Join(tmp, KeyName), nil, func(bw *bufio.Writer) (int64, error) {
-			_, err := bw.WriteString(hex.EncodeToString(key) + "\n")
+		if m.Key == "generated" {
+			if _, err := writeFile(filepath.Join(tmp, KeyName), nil, func(bw *bufio.Writer) (int64, error) {
+				_, err := bw.WriteString(hex.EncodeToString(key) + "\n")
+				return 0, err
+			}); err != nil {
+				return err
+			}
+		}
+		mj, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = writeFile(filepath.Join(tmp, ManifestName), nil, func(bw *bufio.Writer) (int64, error) {
+			_, err := bw.Write(append(mj, '\n'))
 			return 0, err
-		}); err != nil {
-			return nil, err
-		}
-	}
-	mj, err := json.MarshalIndent(m, "", "  ")
+		})
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	if _, err := writeFile(filepath.Join(tmp, ManifestName), nil, func(bw *bufio.Writer) (int64, error) {
-		_, err := bw.Write(append(mj, '\n'))
-		return 0, err
-	}); err != nil {
-		return nil, err
-	}
-	if err := os.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("replacing %s: %w", out, err)
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		return nil, fmt.Errorf("moving the copy into place: %w", err)
-	}
-	done = true
-	if d, err := os.Open(parent); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return m, nil
 }
@@ -450,27 +426,22 @@ func eachToolsList(path string, fn func(line []byte)) error {
 	}
 }
 
-// writeFile creates path (mode 0600), lets fill write it through bw (nil:
-// a new buffer), and syncs it.
+// writeFile writes a new file of the copy at path (mode 0600), which fill
+// writes through bw (nil: a new buffer), synced (atomicfile.WriteNew: the
+// copy's directory is swapped in whole, so its files need no rename).
 func writeFile(path string, bw *bufio.Writer, fill func(*bufio.Writer) (int64, error)) (int64, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return 0, err
-	}
-	if bw == nil {
-		bw = bufio.NewWriterSize(f, 64<<10)
-	}
-	bw.Reset(f)
-	n, err := fill(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	var n int64
+	err := atomicfile.WriteNew(path, 0o600, func(w io.Writer) error {
+		if bw == nil {
+			bw = bufio.NewWriterSize(w, 64<<10)
+		}
+		bw.Reset(w)
+		var err error
+		if n, err = fill(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
 	if err != nil {
 		return n, fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -5,8 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/hoist-mcp/hoist/jsontext"
+	"github.com/hoist-mcp/hoist/mcplog"
 )
 
 // FlowFile is what the store records of one flow log ingest has read
@@ -23,65 +27,55 @@ type FlowFile struct {
 	Malformed   int64  `db:"malformed"`
 }
 
-// Rule is the decision rule a flow was served with: the decider, the
-// threshold and the exploration rate ε.
-type Rule struct {
-	Decider   string  `db:"rule_decider"`
-	Threshold float64 `db:"rule_threshold"`
-	Epsilon   float64 `db:"rule_epsilon"`
-}
-
-// Decision is one decision line of a flow log (DESIGN.md, "Flow log").
+// Decision is one decision line of a flow log (DESIGN.md, "Flow log"):
+// the line parsed (mcplog.FlowDecision, whose fields and accessors it
+// carries), where it was logged, and the line as logged, which export
+// writes as it is.
 type Decision struct {
 	// Server is the index of the episode's server (log) whose flow log it
 	// came from; Session that log's session id.
-	Server  int    `db:"server_idx"`
-	Session string `db:"session"`
+	Server  int
+	Session string
 	// Run is the index of the run it belongs to (the run line logged after
 	// it); Index its position in that run.
-	Run   int `db:"run_idx"`
-	Index int `db:"idx"`
+	Run   int
+	Index int
 	// Line is its 1-based line in the flow log.
-	Line int    `db:"line_no"`
-	Site string `db:"site"`
-	// Offers are the lookups offered, raw JSON; NOffers how many.
-	NOffers int             `db:"n_offers"`
-	Offers  json.RawMessage `db:"offers"`
-	// Greedy and Taken index Offers, or are -1 for stop.
-	Greedy     int     `db:"greedy"`
-	Taken      int     `db:"taken"`
-	Propensity float64 `db:"propensity"`
-	// TakenTool and TakenArgs are the offer taken; null when it stopped.
-	TakenTool sql.NullString  `db:"taken_tool"`
-	TakenArgs json.RawMessage `db:"taken_args"`
-	Rule
-	Shadow bool `db:"shadow"`
-	// Raw is the line as logged.
-	Raw string `db:"raw"`
+	Line int
+	mcplog.FlowDecision
+	// Raw is the line as logged; Put writes the parsed line's JSON when it
+	// is empty.
+	Raw string
 }
 
 // Run is one run line of a flow log: the run after one of the agent's
-// calls, with its sites as [address, value, logp].
+// calls, parsed (mcplog.FlowRun), where it was logged, and as logged.
 type Run struct {
-	Server     int    `db:"server_idx"`
-	Session    string `db:"session"`
-	Index      int    `db:"idx"`
-	Line       int    `db:"line_no"`
-	CallTool   string `db:"call_tool"`
-	Failed     bool   `db:"failed"`
-	MaxLookups int    `db:"max_lookups"`
-	Fold       int    `db:"fold"`
-	Rule
-	// NDecisions and NLookups count its decide# and obs# sites.
-	NDecisions int             `db:"n_decisions"`
-	NLookups   int             `db:"n_lookups"`
-	Sites      json.RawMessage `db:"sites"`
-	Surprise   float64         `db:"surprise"`
-	// LogPolicy is Σ logp over the decision sites; null when one of them
-	// is −Inf (logged as null).
-	LogPolicy sql.NullFloat64 `db:"logp_policy"`
-	Shadow    bool            `db:"shadow"`
-	Raw       string          `db:"raw"`
+	Server  int
+	Session string
+	// Index is the run's position in its flow log; Line its 1-based line.
+	Index int
+	Line  int
+	mcplog.FlowRun
+	// Raw is the line as logged; Put writes the parsed line's JSON when it
+	// is empty.
+	Raw string
+}
+
+// OffersJSON returns the decision's offers as logged: the raw JSON of the
+// line's offers member ("[]" for none), which export writes as it is.
+func (d *Decision) OffersJSON() string { return member(d.Raw, "offers") }
+
+// SitesJSON returns the run's sites as logged: the raw JSON of the line's
+// sites member ("[]" for none).
+func (r *Run) SitesJSON() string { return member(r.Raw, "sites") }
+
+// FiniteLogPolicy returns the run's LogPolicy and whether it is finite: the
+// logp_policy column is null when a decision of the run was impossible
+// (a logp of −Inf, logged as null).
+func (r *Run) FiniteLogPolicy() (float64, bool) {
+	lp := r.LogPolicy()
+	return lp, !math.IsInf(lp, 0) && !math.IsNaN(lp)
 }
 
 // Flow is what an episode's flow logs hold.
@@ -90,6 +84,10 @@ type Flow struct {
 	Runs      []Run
 }
 
+// insertFlow writes an episode's flow-log lines. The columns beside raw
+// (the site, the offers, what was taken, the rule, the counts of a run's
+// sites) are derived from the parsed line, the JSON ones cut from the raw
+// line as it was logged.
 func insertFlow(ctx context.Context, tx *wtx, episodeID string, fl *Flow) error {
 	const decSQL = `INSERT INTO decisions (episode_id, server_idx, run_idx, idx, session, line_no, site, n_offers, offers, greedy, taken,
 		propensity, taken_tool, taken_args, rule_decider, rule_threshold, rule_epsilon, shadow, raw)
@@ -97,27 +95,66 @@ func insertFlow(ctx context.Context, tx *wtx, episodeID string, fl *Flow) error 
 	const runSQL = `INSERT INTO runs (episode_id, server_idx, idx, session, line_no, call_tool, failed, max_lookups, fold,
 		rule_decider, rule_threshold, rule_epsilon, n_decisions, n_lookups, sites, surprise, logp_policy, shadow, raw)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	for _, d := range fl.Decisions {
-		offers := string(d.Offers)
-		if offers == "" {
-			offers = "[]"
+	for i := range fl.Decisions {
+		d := &fl.Decisions[i]
+		line, err := rawLine(d.Raw, &d.FlowDecision)
+		if err != nil {
+			return fmt.Errorf("decision at line %d: %w", d.Line, err)
 		}
-		if err := tx.exec(ctx, decSQL, episodeID, d.Server, d.Run, d.Index, d.Session, d.Line, d.Site, d.NOffers, offers,
-			d.Greedy, d.Taken, d.Propensity, d.TakenTool, rawText(d.TakenArgs), d.Decider, d.Threshold, d.Epsilon, d.Shadow, d.Raw); err != nil {
+		var tool sql.NullString
+		var args json.RawMessage
+		if o := d.TakenOffer(); o != nil {
+			tool, args = sql.NullString{String: o.Tool, Valid: true}, o.Args
+		}
+		rule := d.Rule
+		if err := tx.exec(ctx, decSQL, episodeID, d.Server, d.Run, d.Index, d.Session, d.Line, d.Site, len(d.Offers), member(line, "offers"),
+			d.Greedy, d.Taken, d.Propensity, tool, rawText(args), string(rule.Decider), rule.Threshold, rule.Epsilon, d.Shadow, line); err != nil {
 			return fmt.Errorf("decision at line %d: %w", d.Line, err)
 		}
 	}
-	for _, r := range fl.Runs {
-		sites := string(r.Sites)
-		if sites == "" {
-			sites = "[]"
+	for i := range fl.Runs {
+		r := &fl.Runs[i]
+		line, err := rawLine(r.Raw, &r.FlowRun)
+		if err != nil {
+			return fmt.Errorf("run at line %d: %w", r.Line, err)
 		}
-		if err := tx.exec(ctx, runSQL, episodeID, r.Server, r.Index, r.Session, r.Line, r.CallTool, r.Failed, r.MaxLookups, r.Fold,
-			r.Decider, r.Threshold, r.Epsilon, r.NDecisions, r.NLookups, sites, r.Surprise, r.LogPolicy, r.Shadow, r.Raw); err != nil {
+		decisions, lookups := r.Counts()
+		var logp sql.NullFloat64
+		logp.Float64, logp.Valid = r.FiniteLogPolicy()
+		rule := r.Rule
+		if err := tx.exec(ctx, runSQL, episodeID, r.Server, r.Index, r.Session, r.Line, r.Call, r.Failed, r.MaxLookups, r.Fold,
+			string(rule.Decider), rule.Threshold, rule.Epsilon, decisions, lookups, member(line, "sites"), r.Surprise, logp, r.Shadow, line); err != nil {
 			return fmt.Errorf("run at line %d: %w", r.Line, err)
 		}
 	}
 	return nil
+}
+
+// rawLine returns the line as logged, or the JSON of the parsed one when
+// there is none (a line made in memory).
+func rawLine(raw string, parsed any) (string, error) {
+	if raw != "" {
+		return raw, nil
+	}
+	b, err := json.Marshal(parsed)
+	if err != nil {
+		return "", fmt.Errorf("encoding the line: %w", err)
+	}
+	return string(b), nil
+}
+
+// member returns the raw JSON of a line's array member name, "[]" when the
+// line has none (or null): the offers and sites columns keep what was
+// logged, byte for byte.
+func member(line, name string) string {
+	b := jsontext.StringBytes(line)
+	if !jsontext.Valid(b) {
+		return "[]"
+	}
+	if v, ok := jsontext.Lookup(b, name); ok && jsontext.Kind(v) == '[' {
+		return string(v)
+	}
+	return "[]"
 }
 
 func putFlowFile(ctx context.Context, tx *wtx, f FlowFile, now int64) error {
@@ -188,44 +225,52 @@ func (db *DB) TouchFlows(ctx context.Context, files []FlowFile) error {
 	})
 }
 
-const decisionCols = `server_idx, session, run_idx, idx, line_no, site, n_offers, offers, greedy, taken, propensity, taken_tool,
-	taken_args, rule_decider, rule_threshold, rule_epsilon, shadow, raw`
-
-const runCols = `server_idx, session, idx, line_no, call_tool, failed, max_lookups, fold, rule_decider, rule_threshold, rule_epsilon,
-	n_decisions, n_lookups, sites, surprise, logp_policy, shadow, raw`
-
-type decisionRow struct {
-	Decision
-	Offers    string         `db:"offers"`
-	TakenArgs sql.NullString `db:"taken_args"`
+type lineRow struct {
+	Server  int    `db:"server_idx"`
+	Session string `db:"session"`
+	Run     int    `db:"run_idx"`
+	Index   int    `db:"idx"`
+	Line    int    `db:"line_no"`
+	Raw     string `db:"raw"`
 }
 
-type runRow struct {
-	Run
-	Sites string `db:"sites"`
+// parseRow parses a stored line, which ingest read with the same reader.
+func parseRow(r lineRow, what string) (mcplog.FlowLine, error) {
+	l, err := mcplog.ParseFlowLine([]byte(r.Raw))
+	if err == nil && (what == mcplog.TypeDecision) != (l.Decision != nil) {
+		err = fmt.Errorf("the stored line is not a %s", what)
+	}
+	if err != nil {
+		return l, fmt.Errorf("%s at line %d of %s's flow log: %w", what, r.Line, r.Session, err)
+	}
+	return l, nil
 }
 
-// loadFlow reads an episode's decisions and runs, in log order.
+// loadFlow reads an episode's decisions and runs, in log order, each line
+// parsed from its raw JSON.
 func loadFlow(ctx context.Context, tx *sqlx.Tx, episodeID string) (*Flow, error) {
 	fl := &Flow{}
-	var ds []decisionRow
-	if err := tx.SelectContext(ctx, &ds, "SELECT "+decisionCols+" FROM decisions WHERE episode_id = ? ORDER BY server_idx, run_idx, idx", episodeID); err != nil {
+	var ds []lineRow
+	if err := tx.SelectContext(ctx, &ds, "SELECT server_idx, session, run_idx, idx, line_no, raw FROM decisions WHERE episode_id = ? ORDER BY server_idx, run_idx, idx", episodeID); err != nil {
 		return nil, fmt.Errorf("reading decisions: %w", err)
 	}
 	for _, r := range ds {
-		d := r.Decision
-		d.Offers = json.RawMessage(r.Offers)
-		d.TakenArgs = raw(r.TakenArgs)
-		fl.Decisions = append(fl.Decisions, d)
+		l, err := parseRow(r, mcplog.TypeDecision)
+		if err != nil {
+			return nil, err
+		}
+		fl.Decisions = append(fl.Decisions, Decision{Server: r.Server, Session: r.Session, Run: r.Run, Index: r.Index, Line: r.Line, FlowDecision: *l.Decision, Raw: r.Raw})
 	}
-	var rs []runRow
-	if err := tx.SelectContext(ctx, &rs, "SELECT "+runCols+" FROM runs WHERE episode_id = ? ORDER BY server_idx, idx", episodeID); err != nil {
+	var rs []lineRow
+	if err := tx.SelectContext(ctx, &rs, "SELECT server_idx, session, idx, line_no, raw FROM runs WHERE episode_id = ? ORDER BY server_idx, idx", episodeID); err != nil {
 		return nil, fmt.Errorf("reading runs: %w", err)
 	}
 	for _, r := range rs {
-		run := r.Run
-		run.Sites = json.RawMessage(r.Sites)
-		fl.Runs = append(fl.Runs, run)
+		l, err := parseRow(r, mcplog.TypeRun)
+		if err != nil {
+			return nil, err
+		}
+		fl.Runs = append(fl.Runs, Run{Server: r.Server, Session: r.Session, Index: r.Index, Line: r.Line, FlowRun: *l.Run, Raw: r.Raw})
 	}
 	return fl, nil
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/evaluate"
-	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/store"
 )
@@ -137,7 +136,6 @@ stderr. --json prints one JSON object, the same on a terminal and in a pipe.
 type flowSource struct {
 	db     *store.DB
 	filter episode.Filter
-	bad    func(error)
 }
 
 var _ evaluate.Source = (*flowSource)(nil)
@@ -147,21 +145,16 @@ func (s *flowSource) Sessions(ctx context.Context, fn func(evaluate.Session) err
 		type key struct{ server, run int }
 		calls := map[key]string{}
 		for _, r := range fl.Runs {
-			calls[key{r.Server, r.Index}] = r.CallTool
+			calls[key{r.Server, r.Index}] = r.Call
 		}
 		sess := evaluate.Session{Episode: ep}
 		last := key{-1, -1}
 		for _, d := range fl.Decisions {
-			var fd flow.Decision
-			if err := json.Unmarshal([]byte(d.Raw), &fd); err != nil {
-				s.bad(fmt.Errorf("session %s: flow log line %d: %w", d.Session, d.Line, err))
-				continue
-			}
 			if k := (key{d.Server, d.Run}); k != last {
 				sess.Runs = append(sess.Runs, evaluate.Run{Server: d.Server, Call: calls[k]})
 				last = k
 			}
-			sess.Runs[len(sess.Runs)-1].Decisions = append(sess.Runs[len(sess.Runs)-1].Decisions, fd)
+			sess.Runs[len(sess.Runs)-1].Decisions = append(sess.Runs[len(sess.Runs)-1].Decisions, d.FlowDecision)
 		}
 		return fn(sess)
 	})
@@ -173,10 +166,7 @@ func runEvaluate(ctx context.Context, o *evaluateOptions) error {
 		return err
 	}
 	defer db.Close()
-	src := &flowSource{db: db, filter: episode.Filter{Domain: o.Domain}, bad: func(err error) {
-		bad = true
-		fmt.Fprintf(o.IO.Err, "hoist: %v\n", err)
-	}}
+	src := &flowSource{db: db, filter: episode.Filter{Domain: o.Domain}}
 	clip := o.Clip
 	if clip == 0 {
 		clip = math.Inf(1)

@@ -117,20 +117,12 @@ func (s storeRuns) Runs(ctx context.Context, f episode.Filter, fn func(*episode.
 		type runKey struct{ server, run int }
 		decisions := map[runKey][]flow.Decision{}
 		for _, d := range fl.Decisions {
-			var fd flow.Decision
-			if err := json.Unmarshal([]byte(d.Raw), &fd); err != nil {
-				return fmt.Errorf("session %s: flow log line %d: %w", d.Session, d.Line, err)
-			}
 			k := runKey{d.Server, d.Run}
-			decisions[k] = append(decisions[k], fd)
+			decisions[k] = append(decisions[k], d.FlowDecision)
 		}
 		runs := make([]promote.Run, 0, len(fl.Runs))
 		for _, r := range fl.Runs {
-			var rec flow.RunRecord
-			if err := json.Unmarshal([]byte(r.Raw), &rec); err != nil {
-				return fmt.Errorf("session %s: flow log line %d: %w", r.Session, r.Line, err)
-			}
-			runs = append(runs, promote.Run{Server: server(r.Server), Record: rec, Decisions: decisions[runKey{r.Server, r.Index}]})
+			runs = append(runs, promote.Run{Server: server(r.Server), Record: r.FlowRun, Decisions: decisions[runKey{r.Server, r.Index}]})
 		}
 		return fn(ep, runs)
 	})

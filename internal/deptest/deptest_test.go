@@ -35,7 +35,7 @@ var rules = Rules{
 
 		// Episodes and the store.
 		"episode": {"jsonrpc", "mcplog", "jsontext", "mcpmsg"},
-		"store":   {"episode", "migrations"},
+		"store":   {"episode", "migrations", "mcplog", "jsontext"},
 		"ingest":  {"episode", "jsonrpc", "mcplog", "store", "mcpmsg", "jsontext"},
 		"export":  {"episode", "store"},
 		"redact":  {"jsonrpc", "mcplog", "jsontext", "mcpmsg"},

@@ -194,7 +194,7 @@ func generate(i int, rng *rand.Rand) evaluate.Session {
 				cur = nil
 			}
 			d := flow.Decision{Type: "decision", Site: fmt.Sprintf("decide#%d", taken), Offers: append([]flow.Offer{}, cur...), Rule: rule, Shadow: true}
-			g, p := rule.Propensities(d.Offers)
+			g, p := flow.Propensities(rule, d.Offers)
 			a := draw(p, rng.Float64())
 			d.Greedy, d.Propensity = g, p[a]
 			d.Taken = a
@@ -246,15 +246,11 @@ func writeStore(ctx context.Context, path string, sessions evaluate.Sessions) er
 			for ri, r := range s.Runs {
 				for di, d := range r.Decisions {
 					line++
-					raw, _ := json.Marshal(d)
-					offers, _ := json.Marshal(d.Offers)
-					fl.Decisions = append(fl.Decisions, store.Decision{Session: s.Episode.ID, Run: ri, Index: di, Line: line, Site: d.Site,
-						NOffers: len(d.Offers), Offers: offers, Greedy: d.Greedy, Taken: d.Taken, Propensity: d.Propensity,
-						Rule: store.Rule{Decider: string(d.Rule.Decider), Threshold: d.Rule.Threshold, Epsilon: d.Rule.Epsilon}, Shadow: true, Raw: string(raw)})
+					fl.Decisions = append(fl.Decisions, store.Decision{Session: s.Episode.ID, Run: ri, Index: di, Line: line, FlowDecision: d})
 				}
 				line++
-				fl.Runs = append(fl.Runs, store.Run{Session: s.Episode.ID, Index: ri, Line: line, CallTool: r.Call, Sites: json.RawMessage("[]"), Raw: "{}",
-					NDecisions: len(r.Decisions), Rule: store.Rule{Decider: "reach", Threshold: 0.3, Epsilon: 0.3}, Shadow: true})
+				fl.Runs = append(fl.Runs, store.Run{Session: s.Episode.ID, Index: ri, Line: line,
+					FlowRun: flow.RunRecord{Type: "run", Call: r.Call, Rule: flow.Rule{Decider: flow.Reach, Threshold: 0.3, Epsilon: 0.3}, Shadow: true}})
 			}
 			u.Flows[s.Episode.ID] = fl
 		}

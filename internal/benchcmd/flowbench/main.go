@@ -14,7 +14,8 @@
 //     folds, each episode replayed with its own task's fold left out (so it is
 //     served only counts of other tasks), beside the read-only ceiling of the
 //     same episodes (turns that call only read tools whose every argument
-//     appeared verbatim in an earlier result).
+//     appeared verbatim in an earlier result). The replay is audit.Walk,
+//     hoist audit's own, so the figure is the shipped algorithm's.
 //
 // Usage:
 //

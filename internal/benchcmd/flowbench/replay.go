@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
-	"github.com/hoist-mcp/hoist/binding"
+	"github.com/hoist-mcp/hoist/audit"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
-	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/learn"
 )
 
@@ -59,135 +57,28 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule) r
 	return r
 }
 
-func label(tool string, args []byte) string {
-	v := (&binding.Result{Text: string(args)}).Doc()
-	if _, ok := v.(map[string]any); !ok {
-		v = map[string]any{}
-	}
-	return tool + " " + jsontext.Canonical(v)
-}
-
-// replayEpisode serves f along one recorded episode, offline: after each of
-// the agent's results the flow runs; a lookup the agent made later is
-// answered with the agent's own result (so decisions chain), one it never
-// made is a detour. A turn is saved when every call in it was looked up
-// since the last write.
+// replayEpisode serves f along one recorded episode, offline, through
+// audit.Walk (the replay hoist audit ships): after each of the agent's
+// results the flow runs; a lookup the agent made later, before its next
+// write, is answered with the agent's own result (so decisions chain), one
+// it never made is a detour. A turn is saved when every call in it was
+// looked up since the last write.
 func replayEpisode(f *flow.Flow, ep *episode.Episode, rule flow.Rule) replay {
-	r := replay{episodes: 1}
-	kinds := map[string]episode.Kind{}
-	for _, t := range ep.Tools {
-		kinds[t.Name] = t.Kind
+	opt := audit.Options{Rule: rule}
+	if misses != nil {
+		opt.Missed = func(ep *episode.Episode, c *episode.Call) {
+			misses[ep.Domain+" "+c.Tool+" "+string(c.Args)]++
+		}
 	}
-	calls := ep.Calls()
-	labels := make([]string, len(calls))
-	for i, c := range calls {
-		labels[i] = label(c.Tool, c.Args)
-	}
-	s, err := flow.NewSession(f, flow.Options{Rule: rule, TaskID: flow.TaskKey(ep)})
+	a, err := audit.Walk(f, ep, opt)
 	if err != nil {
-		return r
+		return replay{episodes: 1}
 	}
-	sess := make([]int, len(calls))
-	covered := make([]bool, len(calls))
-	provided := map[string]bool{}
-	var earlier []string // result texts so far
-	ceilingOK := map[int]bool{}
-	for pos, ev := range ep.Events {
-		switch {
-		case ev.Type == episode.EventCall && ev.Call != nil && ev.Call.By != episode.Proxy:
-			c := ev.Call
-			if kinds[c.Tool] == episode.Write {
-				clear(provided)
-			}
-			covered[c.Index] = provided[labels[c.Index]]
-			sess[c.Index] = s.Call(c.Tool, c.Args)
-			ok, seen := ceilingOK[c.Turn]
-			if !seen {
-				ok = true
-			}
-			ceilingOK[c.Turn] = ok && kinds[c.Tool] == episode.Read && allIn(episode.ArgValues(c.Args), earlier)
-		case ev.Type == episode.EventResult && ev.Result != nil:
-			ci := ev.Result.CallIndex
-			if ci < 0 || ci >= len(calls) || calls[ci].By == episode.Proxy {
-				continue
-			}
-			earlier = append(earlier, ev.Result.Text)
-			s.Result(sess[ci], ev.Result.Text, ev.Result.IsError)
-			run := s.Run(sess[ci])
-			for {
-				d := run.Next()
-				if d.Taken < 0 {
-					break
-				}
-				o := d.Offers[d.Taken]
-				lb := o.Label()
-				provided[lb] = true
-				r.lookups++
-				if j := later(ep, pos, labels, lb); j >= 0 && calls[j].Result != nil {
-					run.Answer(calls[j].Result.Text, calls[j].Result.IsError)
-				} else {
-					r.detours++
-				}
-			}
-			run.End()
-		}
-	}
-	for _, t := range ep.Turns {
-		var agent []int
-		for _, ci := range t.Calls {
-			if calls[ci].By != episode.Proxy {
-				agent = append(agent, ci)
-			}
-		}
-		if len(agent) == 0 {
-			continue
-		}
-		r.toolTurns++
-		if ceilingOK[t.Index] {
-			r.ceiling++
-		}
-		all := true
-		for _, ci := range agent {
-			all = all && covered[ci]
-		}
-		if all {
-			r.saved++
-		} else if ceilingOK[t.Index] && misses != nil {
-			for _, ci := range agent {
-				if !covered[ci] {
-					misses[ep.Domain+" "+calls[ci].Tool+" "+string(calls[ci].Args)]++
-				}
-			}
-		}
-	}
-	return r
+	// The total's saved and ceiling turns are whole turns (a row's may be
+	// shares of one).
+	return replay{episodes: 1, toolTurns: a.Turns, ceiling: int(a.Total.Ceiling), saved: int(a.Total.Saved),
+		lookups: a.Total.Lookups, detours: a.Total.Detours}
 }
 
 // misses counts, with -v, the calls of ceiling turns the flow did not look up.
 var misses map[string]int
-
-// later returns the first agent call after event pos whose label is lb, or -1.
-func later(ep *episode.Episode, pos int, labels []string, lb string) int {
-	for _, ev := range ep.Events[pos+1:] {
-		if ev.Type == episode.EventCall && ev.Call != nil && ev.Call.By != episode.Proxy && labels[ev.Call.Index] == lb {
-			return ev.Call.Index
-		}
-	}
-	return -1
-}
-
-func allIn(values, texts []string) bool {
-	for _, v := range values {
-		found := false
-		for _, t := range texts {
-			if strings.Contains(t, v) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
