@@ -37,8 +37,8 @@ var rules = Rules{
 		"episode": {"jsonrpc", "mcplog", "jsontext", "mcpmsg"},
 		"store":   {"episode", "migrations", "mcplog", "jsontext"},
 		"ingest":  {"episode", "jsonrpc", "mcplog", "store", "mcpmsg", "jsontext"},
-		"export":  {"episode", "store"},
-		"redact":  {"jsonrpc", "mcplog", "jsontext", "mcpmsg"},
+		"export":  {"episode", "store", "internal/atomicfile"},
+		"redact":  {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "internal/atomicfile"},
 
 		// Flows and what measures them; none of them reads the store.
 		"flow":     {"episode", "stats", "binding", "jsontext", "mcplog"},
@@ -79,7 +79,7 @@ var rules = Rules{
 		// Benchmark programs (scripts/bench.sh).
 		"internal/benchcmd/auditbench":  {"audit", "episode", "flow", "learn", "store"},
 		"internal/benchcmd/evalbench":   {"episode", "evaluate", "flow", "store", "internal/cli", "internal/iostreams"},
-		"internal/benchcmd/flowbench":   {"episode", "flow", "ingest", "learn", "store", "binding", "jsontext"},
+		"internal/benchcmd/flowbench":   {"audit", "episode", "flow", "ingest", "learn", "store", "binding", "jsontext"},
 		"internal/benchcmd/hoistprof":   {"internal/mcpcli", "internal/iostreams"},
 		"internal/benchcmd/httpbench":   {},
 		"internal/benchcmd/ingestbench": {"mcplog"},
