@@ -64,6 +64,7 @@ func readFlowLog(f *flowFile, logPath, session string, server int) (*readFlow, e
 	r := mcplog.NewFlowReader(io.TeeReader(file, sum), f.path)
 	out := &readFlow{}
 	run, inRun := 0, 0
+	off := ""
 	for {
 		l, err := r.Next()
 		if err == io.EOF {
@@ -86,11 +87,13 @@ func readFlowLog(f *flowFile, logPath, session string, server int) (*readFlow, e
 			out.flow.Runs = append(out.flow.Runs, store.Run{Server: server, Session: session, Index: run, Line: l.Line, FlowRun: *l.Run, Raw: string(l.Raw)})
 			run++
 			inRun = 0
+		case l.Off != nil:
+			off = l.Off.Reason
 		}
 	}
 	out.file = store.FlowFile{
 		Path: f.path, Dir: filepath.Dir(f.path), LogPath: logPath, Size: sum.n, MtimeUnixNS: f.mtime, SHA256: hex.EncodeToString(sum.h.Sum(nil)),
-		Lines: int64(r.Lines()), Malformed: int64(len(out.malformed)),
+		Lines: int64(r.Lines()), Malformed: int64(len(out.malformed)), OffReason: off,
 	}
 	return out, nil
 }

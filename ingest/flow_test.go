@@ -194,7 +194,7 @@ func TestMalformedFlowLineAndOrphanFlowLog(t *testing.T) {
 	for _, want := range []string{
 		path + ":4: greedy: want an integer, got a JSON string",
 		path + ":5: not a JSON object",
-		path + `:6: type: want "decision" or "run", got "verdict"`,
+		path + `:6: type: want "decision", "run" or "off", got "verdict"`,
 		path + ":7: taken: want -1 or an index into 0 offers",
 		"(line skipped; the rest of the flow log is ingested)",
 		orphan + ": skipped: a flow log without its session log " + strings.TrimSuffix(orphan, ".flow.jsonl") + ".jsonl",

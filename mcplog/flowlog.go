@@ -14,7 +14,8 @@ import (
 
 // The flow log is the file hoist-mcp --flow writes beside a session log,
 // <session>.flow.jsonl (DESIGN.md, "Flow log"): one FlowDecision line per
-// decision of a run, then the run's FlowRun line. These are its one
+// decision of a run, then the run's FlowRun line; or, when the flow serves
+// nothing in the session, one FlowOff line that says why. These are its one
 // definition: the proxy marshals them with encoding/json, ingest reads them
 // with FlowReader, and flow, promote, evaluate and the store work on them.
 
@@ -22,7 +23,21 @@ import (
 const (
 	TypeDecision = "decision"
 	TypeRun      = "run"
+	TypeOff      = "off"
 )
+
+// FlowOff is the flow log's line for a session the flow serves nothing in,
+// written once when the proxy knows it: a flow of other servers than this
+// proxy's (the name it was recorded with), so that the log says why no
+// decision follows.
+type FlowOff struct {
+	Type string `json:"type"` // TypeOff
+	// Server is the proxy's server name; FlowServers the flow's.
+	Server      string   `json:"server"`
+	FlowServers []string `json:"flow_servers"`
+	// Reason is what the proxy said, with what to change.
+	Reason string `json:"reason"`
+}
 
 // Decider names where an offer's P(tool) comes from (hoist-mcp's
 // --flow-decider). The flow package says which deciders exist and what
@@ -245,9 +260,10 @@ func (r *FlowRun) UnmarshalJSON(b []byte) error {
 type FlowLine struct {
 	// Line is the line's number in the file, from 1; 0 from ParseFlowLine.
 	Line int
-	// Exactly one of Decision and Run is set, by the line's type.
+	// Exactly one of Decision, Run and Off is set, by the line's type.
 	Decision *FlowDecision
 	Run      *FlowRun
+	Off      *FlowOff
 	// Raw is the line as the file holds it, without its line end: what the
 	// store keeps beside the parsed line, so that nothing of it is lost.
 	// The offers' Args share its memory.
@@ -289,8 +305,30 @@ func parseFlowLine(b []byte) (FlowLine, *InputError) {
 			return FlowLine{}, err
 		}
 		l.Run = &r
+	case TypeOff:
+		o := FlowOff{Type: TypeOff}
+		for k, v := range jsontext.Members(b) {
+			switch string(k) {
+			case "server", "reason":
+				if jsontext.Kind(v) != '"' {
+					return FlowLine{}, &InputError{Field: string(k), Err: fmt.Errorf("want a string, got %s", describe(v))}
+				}
+				if string(k) == "server" {
+					o.Server = jsontext.Unquote(v)
+				} else {
+					o.Reason = jsontext.Unquote(v)
+				}
+			case "flow_servers":
+				ss, err := wantStrings(v)
+				if err != nil {
+					return FlowLine{}, &InputError{Field: "flow_servers", Err: err}
+				}
+				o.FlowServers = ss
+			}
+		}
+		l.Off = &o
 	default:
-		return FlowLine{}, &InputError{Field: "type", Err: fmt.Errorf("want %q or %q, got %q", TypeDecision, TypeRun, got)}
+		return FlowLine{}, &InputError{Field: "type", Err: fmt.Errorf("want %q, %q or %q, got %q", TypeDecision, TypeRun, TypeOff, got)}
 	}
 	return l, nil
 }

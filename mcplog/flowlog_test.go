@@ -141,8 +141,8 @@ func TestParseFlowLineErrors(t *testing.T) {
 	for _, c := range []struct{ line, want string }{
 		{`not json`, "not a JSON object"},
 		{`[1,2]`, "not a JSON object"},
-		{`{"type":"verdict"}`, `type: want "decision" or "run", got "verdict"`},
-		{`{"site":"decide#0"}`, `type: want "decision" or "run", got ""`},
+		{`{"type":"verdict"}`, `type: want "decision", "run" or "off", got "verdict"`},
+		{`{"site":"decide#0"}`, `type: want "decision", "run" or "off", got ""`},
 		{`{"type":"decision","offers":[],"greedy":-1,"taken":-1}`, "site: missing"},
 		{`{"type":"decision","site":"decide#0","offers":[],"greedy":"zero","taken":-1}`, "greedy: want an integer, got a JSON string"},
 		{`{"type":"decision","site":"decide#0","offers":[],"greedy":0.5,"taken":-1}`, "greedy: want an integer, got 0.5"},
@@ -296,5 +296,16 @@ func TestFlowLineUnmarshalNullAndKinds(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`[1]`), &d); err == nil || err.Error() != "want an object, got a JSON array" {
 		t.Errorf("a decision of an array: %v", err)
+	}
+}
+
+func TestParseFlowOff(t *testing.T) {
+	l, err := ParseFlowLine([]byte(`{"type":"off","server":"fs","flow_servers":["demo"],"reason":"add --server-name demo"}`))
+	if err != nil || l.Off == nil || l.Off.Server != "fs" || len(l.Off.FlowServers) != 1 || l.Off.Reason != "add --server-name demo" || l.Decision != nil || l.Run != nil {
+		t.Errorf("ParseFlowLine(off) = %+v, %v", l, err)
+	}
+	var ie *InputError
+	if _, err := ParseFlowLine([]byte(`{"type":"off","server":7}`)); !errors.As(err, &ie) || ie.Field != "server" {
+		t.Errorf("bad off line: %v", err)
 	}
 }

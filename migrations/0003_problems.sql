@@ -21,6 +21,10 @@ ALTER TABLE episodes ADD COLUMN client_name TEXT NOT NULL DEFAULT '';
 -- read: it was answered, its result is unknown.
 ALTER TABLE calls ADD COLUMN unreadable INTEGER NOT NULL DEFAULT 0;
 
+-- off_reason is why a flow served nothing in the session of a flow log
+-- (its off line: a flow of other servers than the proxy's), or empty.
+ALTER TABLE flow_files ADD COLUMN off_reason TEXT NOT NULL DEFAULT '';
+
 -- Logs ingested before this version stored the client's name as the agent
 -- model and kept no problems: have the next ingest read them again.
 UPDATE log_files SET size = -1 WHERE status = 'ingested';

@@ -315,6 +315,8 @@ func (a *active) startSession(serverName string) {
 	if err != nil {
 		a.off = true
 		a.say("flow: %v", err)
+		// The flow log says so too: a host may hide the proxy's stderr.
+		a.logJSON(mcplog.FlowOff{Type: mcplog.TypeOff, Server: name, FlowServers: a.opts.Flow.Servers, Reason: err.Error()})
 		return
 	}
 	a.fs = fs

@@ -447,7 +447,7 @@ func TestServeFlowCallsDuringRuns(t *testing.T) {
 // TestServeFlowOtherServerName: a flow served under another server name
 // than it was learned with looks nothing up, and the proxy says what to add.
 func TestServeFlowOtherServerName(t *testing.T) {
-	p, _ := served(t, nil, "--server-name", "fs")
+	p, dir := served(t, nil, "--server-name", "fs")
 	p.send(call(7, `{"text":"a","next":"b"}`))
 	if item := lookedUp(t, p.readLine()); item != "" {
 		t.Errorf("a lookup was made under another server's name: %q", item)
@@ -455,5 +455,14 @@ func TestServeFlowOtherServerName(t *testing.T) {
 	p.finish()
 	if want := `add --server-name hoist-mcp-demo`; !strings.Contains(p.stderr.String(), want) {
 		t.Errorf("stderr does not say %q:\n%s", want, p.stderr)
+	}
+	// The flow log says so too, for hosts that hide the proxy's stderr.
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.flow.jsonl"))
+	if len(paths) != 1 {
+		t.Fatalf("flow logs: %v", paths)
+	}
+	b, _ := os.ReadFile(paths[0])
+	if !strings.HasPrefix(string(b), `{"type":"off","server":"fs","flow_servers":["hoist-mcp-demo"],"reason":`) || !strings.Contains(string(b), "add --server-name hoist-mcp-demo") {
+		t.Errorf("flow log:\n%s", b)
 	}
 }

@@ -186,7 +186,7 @@ func TestUpstreamDemo(t *testing.T) {
 		}
 	}
 	if froms["client"] != 7 || froms["proxy"] != 2 || froms["server"] < 5 {
-		t.Errorf("log lines by sender %v, want 7 client, 2 proxy (the refusals), 5 or more server; the proxy's:\n%s", froms, strings.Join(own, "\n"))
+		t.Errorf("log lines by sender %v, want 7 client, 2 proxy (the refusals), 5 or more server; the proxy's:\n%s\nstderr:\n%s", froms, strings.Join(own, "\n"), p.stderr)
 	}
 	data, _ := os.ReadFile(path)
 	for _, s := range []string{secret, "k-123", "user:pw"} {

@@ -25,6 +25,9 @@ type FlowFile struct {
 	SHA256      string `db:"sha256"`
 	Lines       int64  `db:"lines"`
 	Malformed   int64  `db:"malformed"`
+	// OffReason says why the flow served nothing in the session (its flow
+	// log's off line), or is empty.
+	OffReason string `db:"off_reason"`
 }
 
 // Decision is one decision line of a flow log (DESIGN.md, "Flow log"):
@@ -158,12 +161,12 @@ func member(line, name string) string {
 }
 
 func putFlowFile(ctx context.Context, tx *wtx, f FlowFile, now int64) error {
-	return tx.exec(ctx, `INSERT INTO flow_files (path, dir, log_path, size, mtime_unix_ns, sha256, lines, malformed, ingested_unix_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+	return tx.exec(ctx, `INSERT INTO flow_files (path, dir, log_path, size, mtime_unix_ns, sha256, lines, malformed, off_reason, ingested_unix_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET dir = excluded.dir, log_path = excluded.log_path, size = excluded.size,
 		mtime_unix_ns = excluded.mtime_unix_ns, sha256 = excluded.sha256, lines = excluded.lines, malformed = excluded.malformed,
-		ingested_unix_ms = excluded.ingested_unix_ms`,
-		f.Path, f.Dir, f.LogPath, f.Size, f.MtimeUnixNS, f.SHA256, f.Lines, f.Malformed, now)
+		off_reason = excluded.off_reason, ingested_unix_ms = excluded.ingested_unix_ms`,
+		f.Path, f.Dir, f.LogPath, f.Size, f.MtimeUnixNS, f.SHA256, f.Lines, f.Malformed, f.OffReason, now)
 }
 
 // flowFilesRecorded reports whether every flow file is recorded with its
@@ -194,7 +197,7 @@ func (db *DB) FlowFiles(ctx context.Context, dir string) (map[string]FlowFile, e
 	out := map[string]FlowFile{}
 	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
 		var fs []FlowFile
-		if err := tx.SelectContext(ctx, &fs, "SELECT path, dir, log_path, size, mtime_unix_ns, sha256, lines, malformed FROM flow_files WHERE dir = ?", dir); err != nil {
+		if err := tx.SelectContext(ctx, &fs, "SELECT path, dir, log_path, size, mtime_unix_ns, sha256, lines, malformed, off_reason FROM flow_files WHERE dir = ?", dir); err != nil {
 			return err
 		}
 		for _, f := range fs {

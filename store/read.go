@@ -102,6 +102,9 @@ type Session struct {
 	// BadLines counts the lines of the session's logs (and flow logs) that
 	// could not be read (hoist sessions --problems lists them).
 	BadLines int `json:"bad_lines"`
+	// FlowOff says why the proxy's flow served nothing in the session, or
+	// is empty.
+	FlowOff string `json:"flow_off,omitempty"`
 }
 
 type sessionRow struct {
@@ -126,6 +129,7 @@ type sessionRow struct {
 	Runs          int             `db:"n_runs"`
 	Decisions     int             `db:"n_decisions"`
 	BadLines      int             `db:"n_bad"`
+	FlowOff       sql.NullString  `db:"flow_off"`
 }
 
 func (r sessionRow) session() Session {
@@ -133,7 +137,7 @@ func (r sessionRow) session() Session {
 		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel, ClientName: r.ClientName,
 		TaskID: r.TaskID, Trial: r.Trial, Started: time.UnixMilli(r.StartedUnixMS).UTC(), DurationMS: r.DurationMS,
 		Turns: r.Turns, Calls: r.Calls, Reads: r.Reads, Writes: r.Writes, Errors: r.Errors, Messages: r.Messages,
-		Runs: r.Runs, Decisions: r.Decisions, BadLines: r.BadLines, Servers: []string{},
+		Runs: r.Runs, Decisions: r.Decisions, BadLines: r.BadLines, FlowOff: r.FlowOff.String, Servers: []string{},
 	}
 	if r.Reward.Valid {
 		v := r.Reward.Float64
@@ -182,7 +186,9 @@ const sessionCols = `e.id, e.source, e.domain, e.host_session, e.agent_model, e.
 	(SELECT group_concat(name, char(31)) FROM (SELECT name FROM servers s WHERE s.episode_id = e.id ORDER BY s.idx)) AS servers,
 	(SELECT count(*) FROM runs r WHERE r.episode_id = e.id) AS n_runs,
 	(SELECT count(*) FROM decisions d WHERE d.episode_id = e.id) AS n_decisions,
-	(SELECT count(*) FROM problems p WHERE p.path IN (` + filesOf + `)) AS n_bad`
+	(SELECT count(*) FROM problems p WHERE p.path IN (` + filesOf + `)) AS n_bad,
+	(SELECT group_concat(ff.off_reason, '; ') FROM flow_files ff JOIN episode_files ef ON ff.log_path = ef.path
+		WHERE ef.episode_id = e.id AND ff.off_reason != '') AS flow_off`
 
 // filesOf selects the files of episode e: its session logs and the flow
 // logs beside them.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hoist-mcp/hoist/internal/testbin"
 )
 
 // eightTurns writes a session log of eight LLM turns (a call each, three
@@ -196,5 +198,26 @@ func TestLearnNeedsDomainWhenSeveral(t *testing.T) {
 	mustRun(t, "ingest", "--sessions", filepath.Join(dir, "flow"), "--store", one)
 	if r := run(t, nil, "learn", "--store", one, "--out", out); r.code != 0 {
 		t.Errorf("one domain: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestFlowOffRecorded: a flow served under another server name than it
+// was learned with looks nothing up, and says so where the user will look
+// later: in its flow log, and so in hoist sessions show.
+func TestFlowOffRecorded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rec")
+	flowFile := filepath.Join(testbin.Root(), "proxy", "testdata", "demo.flow.json")
+	p := startProxy(t, dir, "fs", "e2e-off", "--domain", "demo", "--flow", flowFile)
+	p.start(t)
+	p.request(t, 2, "tools/call", `{"name":"lookup","arguments":{"text":"a","next":"b"}}`)
+	p.close(t)
+	mustRun(t, "ingest", "--sessions", dir)
+	all := sessions(t, "--sessions", dir)
+	if len(all) != 1 {
+		t.Fatalf("sessions: %+v", all)
+	}
+	show := mustRun(t, "sessions", "show", all[0].ID, "--sessions", dir).stdout
+	if !strings.Contains(show, "flow:          served nothing:") || !strings.Contains(show, "add --server-name hoist-mcp-demo") {
+		t.Errorf("sessions show does not say the flow served nothing, and why:\n%s", show)
 	}
 }

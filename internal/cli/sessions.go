@@ -177,7 +177,10 @@ func printSessionsTable(w io.Writer, list []store.Session, tty bool) {
 			domain = "-"
 		}
 		bad := "-"
-		if s.BadLines > 0 {
+		if s.FlowOff != "" {
+		fmt.Fprintf(w, "flow:          served nothing: %s\n", s.FlowOff)
+	}
+	if s.BadLines > 0 {
 			bad = strconv.Itoa(s.BadLines)
 		}
 		fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d/%d\t%d\t%s\t%s\n", s.ID, domain, strings.Join(s.Servers, ","),
@@ -374,6 +377,9 @@ func printEpisode(w io.Writer, ep *episode.Episode, s *store.Session) {
 		s.Turns, s.Calls, s.Reads, s.Writes, s.Errors, s.Messages)
 	if s.Runs > 0 || s.Decisions > 0 {
 		fmt.Fprintf(w, "flow log:      %d runs, %d decisions (hoist export writes them as the runs and decisions datasets)\n", s.Runs, s.Decisions)
+	}
+	if s.FlowOff != "" {
+		fmt.Fprintf(w, "flow:          served nothing: %s\n", s.FlowOff)
 	}
 	if s.BadLines > 0 {
 		fmt.Fprintf(w, "bad lines:     %s could not be read (hoist sessions --problems)\n", plural(s.BadLines, "line of its logs", "lines of its logs"))
