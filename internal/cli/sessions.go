@@ -178,9 +178,9 @@ func printSessionsTable(w io.Writer, list []store.Session, tty bool) {
 		}
 		bad := "-"
 		if s.FlowOff != "" {
-		fmt.Fprintf(w, "flow:          served nothing: %s\n", s.FlowOff)
-	}
-	if s.BadLines > 0 {
+			fmt.Fprintf(w, "flow:          served nothing: %s\n", s.FlowOff)
+		}
+		if s.BadLines > 0 {
 			bad = strconv.Itoa(s.BadLines)
 		}
 		fmt.Fprintf(out, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d/%d\t%d\t%s\t%s\n", s.ID, domain, strings.Join(s.Servers, ","),
