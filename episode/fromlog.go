@@ -497,7 +497,7 @@ func (b *builder) unreadable(li, c int, t int64, at int) {
 
 // context adds a conversation line, unless another log gave it already.
 func (b *builder) context(li int, t int64, msg json.RawMessage) {
-	role, text, ok := mcplog.ReadContext(msg)
+	role, text, ok := mcpmsg.ReadChat(msg)
 	if !ok {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // ToolKinds gives each domain's tools their kind: domain → tool → kind, in
@@ -446,7 +447,7 @@ func (sim *tau2Simulation) episode(base string, info *tau2Info, opt Tau2Options)
 		}
 		switch m.Role {
 		case "user", "assistant":
-			if text := mcplog.ContentText(m.Content); text != "" {
+			if text := mcpmsg.ContentText(m.Content); text != "" {
 				ep.Events = append(ep.Events, Event{Type: EventMessage, TMS: tms, Message: &Message{Role: m.Role, Text: text}})
 			}
 			if m.Role != "assistant" || len(m.ToolCalls) == 0 {
@@ -488,7 +489,7 @@ func (sim *tau2Simulation) episode(base string, info *tau2Info, opt Tau2Options)
 			idx := q[0]
 			pending[m.ID] = q[1:]
 			c := calls[idx]
-			text := mcplog.ContentText(m.Content)
+			text := mcpmsg.ContentText(m.Content)
 			isErr := strings.HasPrefix(text, "Error:") // files that leave error null
 			if m.Error != nil {
 				isErr = *m.Error

@@ -16,7 +16,7 @@ func Parse(b []byte) (v any, ok bool) { return ParseString(string(b)) }
 // escapes share s's memory, which makes it several times faster than
 // encoding/json on the tool results a decision reads.
 func ParseString(s string) (v any, ok bool) {
-	p := parser{s: s}
+	p := parser{scanner: scanner{b: bytesOf(s)}, s: s}
 	p.space()
 	if p.i >= len(s) || !startsValue(s[p.i]) || !utf8.ValidString(s) {
 		return nil, false // most texts that are not JSON fail at their first byte
@@ -32,21 +32,11 @@ func ParseString(s string) (v any, ok bool) {
 	return v, true
 }
 
-// parser is a small recursive-descent parser that checks as it goes.
+// parser is a small recursive-descent parser that checks as it goes. Its
+// scanner reads the bytes of s, which strings of the tree are cut from.
 type parser struct {
+	scanner
 	s string
-	i int
-}
-
-func (p *parser) space() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
 }
 
 // value parses the value at p.i, inside depth containers.
@@ -111,15 +101,9 @@ func (p *parser) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k.(string)] = v // the last of repeated names wins
-		p.space()
-		if p.i >= len(p.s) {
-			return nil, false
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
+		switch p.after('}') {
+		case sepMore:
+		case sepClose:
 			return m, true
 		default:
 			return nil, false
@@ -142,15 +126,9 @@ func (p *parser) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		p.space()
-		if p.i >= len(p.s) {
-			return nil, false
-		}
-		switch p.s[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
+		switch p.after(']') {
+		case sepMore:
+		case sepClose:
 			return a, true
 		default:
 			return nil, false

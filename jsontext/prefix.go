@@ -24,7 +24,7 @@ const (
 // boundaries, not checked inside), or nil for a value that is cut short or
 // broken, until fn returns false; and it says how the scan ended.
 func ScanPrefix(prefix []byte, fn func(name, value []byte) bool) PrefixEnd {
-	s := tolerant{b: prefix}
+	s := scanner{b: prefix}
 	s.space()
 	if s.i >= len(s.b) {
 		return PrefixCut
@@ -46,7 +46,7 @@ func ScanPrefix(prefix []byte, fn func(name, value []byte) bool) PrefixEnd {
 			return PrefixBad
 		}
 		start := s.i
-		if !s.str() {
+		if !s.skipString() {
 			return PrefixCut
 		}
 		name := unquoteTolerant(s.b[start:s.i])
@@ -61,7 +61,7 @@ func ScanPrefix(prefix []byte, fn func(name, value []byte) bool) PrefixEnd {
 		s.i++
 		s.space()
 		vstart := s.i
-		if !s.value() {
+		if !s.skipValue() {
 			if !fn(name, nil) {
 				return PrefixStopped
 			}
@@ -73,16 +73,12 @@ func ScanPrefix(prefix []byte, fn func(name, value []byte) bool) PrefixEnd {
 		if !fn(name, s.b[vstart:s.i]) {
 			return PrefixStopped
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return PrefixCut
-		}
-		switch s.b[s.i] {
-		case '}':
+		switch s.after('}') {
+		case sepClose:
 			return PrefixClosed
-		case ',':
-			s.i++
-		default:
+		case sepCut:
+			return PrefixCut
+		case sepBad:
 			return PrefixBad
 		}
 	}
@@ -95,78 +91,4 @@ func unquoteTolerant(tok []byte) []byte {
 		return unquoteBytes(tok)
 	}
 	return tok[1 : len(tok)-1]
-}
-
-// tolerant scans JSON that may be cut short or invalid; each step reports
-// false when it cannot finish.
-type tolerant struct {
-	b []byte
-	i int
-}
-
-func (s *tolerant) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-func (s *tolerant) str() bool {
-	s.i++
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			s.i += 2
-		case '"':
-			s.i++
-			return true
-		default:
-			s.i++
-		}
-	}
-	return false
-}
-
-func (s *tolerant) value() bool {
-	if s.i >= len(s.b) {
-		return false
-	}
-	switch s.b[s.i] {
-	case '"':
-		return s.str()
-	case '{', '[':
-		depth := 0
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case '"':
-				if !s.str() {
-					return false
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					s.i++
-					return true
-				}
-			}
-			s.i++
-		}
-		return false
-	default:
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
-			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return true
-			}
-			s.i++
-		}
-		return false
-	}
 }

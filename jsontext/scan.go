@@ -32,20 +32,10 @@ func Members(obj []byte) iter.Seq2[[]byte, []byte] {
 func RawMembers(obj []byte) iter.Seq2[[]byte, []byte] {
 	return func(yield func(tok, val []byte) bool) {
 		s := scanner{b: obj}
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != '{' {
+		if !s.enter('{') {
 			return
 		}
-		s.i++
-		for {
-			s.space()
-			if s.b[s.i] == '}' {
-				return
-			}
-			if s.b[s.i] == ',' {
-				s.i++
-				s.space()
-			}
+		for s.more('}') {
 			keyStart := s.i
 			s.skipString()
 			tok := s.b[keyStart:s.i]
@@ -67,20 +57,10 @@ func RawMembers(obj []byte) iter.Seq2[[]byte, []byte] {
 func Elements(arr []byte) iter.Seq[[]byte] {
 	return func(yield func(val []byte) bool) {
 		s := scanner{b: arr}
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != '[' {
+		if !s.enter('[') {
 			return
 		}
-		s.i++
-		for {
-			s.space()
-			if s.b[s.i] == ']' {
-				return
-			}
-			if s.b[s.i] == ',' {
-				s.i++
-				s.space()
-			}
+		for s.more(']') {
 			start := s.i
 			s.skipValue()
 			if !yield(s.b[start:s.i]) {
@@ -125,12 +105,8 @@ func Len(b []byte) int {
 // whitespace: '{', '[', '"', 't', 'f', 'n', or a digit or '-' for a number;
 // 0 when there is none.
 func Kind(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c
+	if i := skipSpace(b, 0); i < len(b) {
+		return b[i]
 	}
 	return 0
 }
@@ -158,20 +134,65 @@ type scanner struct {
 	i int
 }
 
-func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return
-		}
+func (s *scanner) space() { s.i = skipSpace(s.b, s.i) }
+
+// sep is what follows a member or an element of a container.
+type sep uint8
+
+const (
+	sepMore  sep = iota // a comma: another member or element
+	sepClose            // the container's closer
+	sepCut              // the end of the bytes
+	sepBad              // anything else: not JSON
+)
+
+// after reads past what follows a member or an element (space, then a
+// comma or closer) and says what it was.
+func (s *scanner) after(closer byte) sep {
+	s.space()
+	if s.i >= len(s.b) {
+		return sepCut
 	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		return sepMore
+	case closer:
+		s.i++
+		return sepClose
+	}
+	return sepBad
+}
+
+// enter moves past the opening byte of the container at the start of s.b
+// (after space), and reports whether one is there.
+func (s *scanner) enter(open byte) bool {
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != open {
+		return false
+	}
+	s.i++
+	return true
+}
+
+// more moves to the container's next member or element, past the comma
+// before it, and reports whether there is one (false at closer).
+func (s *scanner) more(closer byte) bool {
+	s.space()
+	if s.b[s.i] == closer {
+		return false
+	}
+	if s.b[s.i] == ',' {
+		s.i++
+		s.space()
+	}
+	return true
 }
 
 // skipString moves past the string at s.i, eight bytes at a time between
-// the bytes that matter.
-func (s *scanner) skipString() {
+// the bytes that matter, and reports whether it ended (a prefix may cut it
+// short; valid JSON never does).
+func (s *scanner) skipString() bool {
 	s.i++ // opening quote
 	b := s.b
 	for s.i < len(b) {
@@ -188,11 +209,12 @@ func (s *scanner) skipString() {
 			s.i += 2
 		case '"':
 			s.i++
-			return
+			return true
 		default:
 			s.i++
 		}
 	}
+	return false
 }
 
 // quoteOrSlash flags, in the high bit of each byte, a quote or a backslash.
@@ -205,16 +227,24 @@ func quoteOrSlash(x uint64) uint64 {
 	return (q | sl) & msb
 }
 
-func (s *scanner) skipValue() {
+// skipValue moves past the value at s.i by its boundaries, and reports
+// whether it ended within s.b: a string or container closed, a scalar
+// followed by a delimiter. Valid JSON always ends; a prefix may not.
+func (s *scanner) skipValue() bool {
+	if s.i >= len(s.b) {
+		return false
+	}
 	switch s.b[s.i] {
 	case '"':
-		s.skipString()
+		return s.skipString()
 	case '{', '[':
 		depth := 0
 		for s.i < len(s.b) {
 			switch s.b[s.i] {
 			case '"':
-				s.skipString()
+				if !s.skipString() {
+					return false
+				}
 				continue
 			case '{', '[':
 				depth++
@@ -222,18 +252,20 @@ func (s *scanner) skipValue() {
 				depth--
 				if depth == 0 {
 					s.i++
-					return
+					return true
 				}
 			}
 			s.i++
 		}
+		return false
 	default: // number, true, false, null
 		for s.i < len(s.b) {
 			switch s.b[s.i] {
 			case ',', '}', ']', ' ', '\t', '\r', '\n':
-				return
+				return true
 			}
 			s.i++
 		}
+		return false
 	}
 }

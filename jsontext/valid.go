@@ -24,7 +24,7 @@ func ValidDepth(b []byte, maxDepth int) bool {
 	if !utf8.Valid(b) {
 		return false
 	}
-	v := validator{b: b, max: maxDepth}
+	v := validator{scanner: scanner{b: b}, max: maxDepth}
 	v.space()
 	if !v.value(0) {
 		return false
@@ -41,7 +41,7 @@ func ValidString(s string) bool { return Valid(bytesOf(s)) }
 // follows it is not looked at. It reads a quoted name or a constant
 // inside a larger expression, such as a binding.
 func ValueLen(b []byte) (int, bool) {
-	v := validator{b: b, max: MaxDepth}
+	v := validator{scanner: scanner{b: b}, max: MaxDepth}
 	if !v.value(0) {
 		return 0, false
 	}
@@ -51,21 +51,24 @@ func ValueLen(b []byte) (int, bool) {
 	return v.i, true
 }
 
+// validator checks JSON as it scans it; its scanner's i is where it is.
 type validator struct {
-	b   []byte
-	i   int
+	scanner
 	max int
 }
 
-func (v *validator) space() {
-	for v.i < len(v.b) {
-		switch v.b[v.i] {
+// skipSpace returns the index of the first byte of b at or after i that
+// is not JSON whitespace: the one whitespace rule of every scanner here.
+func skipSpace[T ~string | ~[]byte](b T, i int) int {
+	for i < len(b) {
+		switch b[i] {
 		case ' ', '\t', '\r', '\n':
-			v.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 func (v *validator) value(depth int) bool {
@@ -75,10 +78,8 @@ func (v *validator) value(depth int) bool {
 	switch c := v.b[v.i]; {
 	case c == '"':
 		return v.str()
-	case c == '{':
-		return v.object(depth + 1)
-	case c == '[':
-		return v.array(depth + 1)
+	case c == '{' || c == '[':
+		return v.container(depth + 1)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return v.number()
 	case c == 't':
@@ -99,39 +100,31 @@ func (v *validator) literal(lit string) bool {
 	return true
 }
 
-func (v *validator) object(depth int) bool {
+// container validates the object or array at v.i (its opening byte),
+// nested depth deep: members (name, colon, value) for an object, values
+// for an array, separated by commas.
+func (v *validator) container(depth int) bool {
 	if depth > v.max {
 		return false
 	}
-	v.i++ // '{'
+	closer := byte(']')
+	if v.b[v.i] == '{' {
+		closer = '}'
+	}
+	v.i++
 	v.space()
-	if v.i < len(v.b) && v.b[v.i] == '}' {
+	if v.i < len(v.b) && v.b[v.i] == closer {
 		v.i++
 		return true
 	}
 	for {
-		if v.i >= len(v.b) || v.b[v.i] != '"' || !v.str() {
+		if closer == '}' && !v.name() || !v.value(depth) {
 			return false
 		}
-		v.space()
-		if v.i >= len(v.b) || v.b[v.i] != ':' {
-			return false
-		}
-		v.i++
-		v.space()
-		if !v.value(depth) {
-			return false
-		}
-		v.space()
-		if v.i >= len(v.b) {
-			return false
-		}
-		switch v.b[v.i] {
-		case ',':
-			v.i++
+		switch v.after(closer) {
+		case sepMore:
 			v.space()
-		case '}':
-			v.i++
+		case sepClose:
 			return true
 		default:
 			return false
@@ -139,35 +132,18 @@ func (v *validator) object(depth int) bool {
 	}
 }
 
-func (v *validator) array(depth int) bool {
-	if depth > v.max {
+// name validates a member's name and its colon, and the space after it.
+func (v *validator) name() bool {
+	if v.i >= len(v.b) || v.b[v.i] != '"' || !v.str() {
 		return false
 	}
-	v.i++ // '['
 	v.space()
-	if v.i < len(v.b) && v.b[v.i] == ']' {
-		v.i++
-		return true
+	if v.i >= len(v.b) || v.b[v.i] != ':' {
+		return false
 	}
-	for {
-		if !v.value(depth) {
-			return false
-		}
-		v.space()
-		if v.i >= len(v.b) {
-			return false
-		}
-		switch v.b[v.i] {
-		case ',':
-			v.i++
-			v.space()
-		case ']':
-			v.i++
-			return true
-		default:
-			return false
-		}
-	}
+	v.i++
+	v.space()
+	return true
 }
 
 const (

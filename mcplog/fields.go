@@ -173,6 +173,40 @@ func (f *fields) set(m member, val []byte) {
 	}
 }
 
+// strOrNull decodes a string that may be null (nil).
+func (f *fields) strOrNull(name string, val []byte) *string {
+	if isNull(val) {
+		return nil
+	}
+	if jsontext.Kind(val) != '"' {
+		f.want(name, "a string or null", val)
+		return nil
+	}
+	s := jsontext.Unquote(val)
+	return &s
+}
+
+// stringList decodes an array of strings; null is none.
+func (f *fields) stringList(name string, val []byte) []string {
+	if isNull(val) {
+		return nil
+	}
+	if jsontext.Kind(val) != '[' {
+		f.want(name, "an array of strings", val)
+		return nil
+	}
+	out := []string{}
+	for el := range jsontext.Elements(val) {
+		if jsontext.Kind(el) != '"' {
+			f.want(name, "an array of strings", val)
+			f.err.Err = fmt.Errorf("want an array of strings, got a JSON %s in it", kindWord(el))
+			return nil
+		}
+		out = append(out, jsontext.Unquote(el))
+	}
+	return out
+}
+
 // strings decodes an object of strings, such as an offer's binding.
 func (f *fields) strings(name string, val []byte) map[string]string {
 	if isNull(val) || !f.object(val, name) {

@@ -307,24 +307,11 @@ func parseFlowLine(b []byte) (FlowLine, *InputError) {
 		l.Run = &r
 	case TypeOff:
 		o := FlowOff{Type: TypeOff}
-		for k, v := range jsontext.Members(b) {
-			switch string(k) {
-			case "server", "reason":
-				if jsontext.Kind(v) != '"' {
-					return FlowLine{}, &InputError{Field: string(k), Err: fmt.Errorf("want a string, got %s", describe(v))}
-				}
-				if string(k) == "server" {
-					o.Server = jsontext.Unquote(v)
-				} else {
-					o.Reason = jsontext.Unquote(v)
-				}
-			case "flow_servers":
-				ss, err := wantStrings(v)
-				if err != nil {
-					return FlowLine{}, &InputError{Field: "flow_servers", Err: err}
-				}
-				o.FlowServers = ss
-			}
+		var f fields
+		f.decode(b, []member{{"type", &o.Type}, {"server", &o.Server}, {"reason", &o.Reason},
+			{"flow_servers", func(f *fields, v []byte) { o.FlowServers = f.stringList("flow_servers", v) }}})
+		if f.err != nil {
+			return FlowLine{}, f.err
 		}
 		l.Off = &o
 	default:

@@ -303,102 +303,37 @@ func (r *Reader) parseHeader(line []byte, complete bool) error {
 // names; session and started_unix_ms are required, and each member must be
 // of its type.
 func readHeader(line []byte) (h Header, field string, err error) {
+	var f fields
 	var hasSession, hasStart bool
-	for k, v := range jsontext.Members(line) {
-		name := string(k)
-		switch name {
-		case "session":
-			if h.Session, err = wantString(v); err == nil && h.Session == "" {
-				err = errors.New("want the session's id, got an empty string")
-			}
-			hasSession = true
-		case "started_unix_ms":
-			h.StartedUnixMS, err = strconv.ParseInt(string(v), 10, 64)
+	f.decode(line, []member{
+		{"session", func(f *fields, v []byte) { h.Session, hasSession = f.str("session", v), true }},
+		{"started_unix_ms", func(f *fields, v []byte) {
+			hasStart = true
+			n, err := strconv.ParseInt(string(v), 10, 64)
 			switch {
 			case err != nil:
-				err = fmt.Errorf("want the start time in Unix milliseconds, got %s", describe(v))
-			case h.StartedUnixMS < 0:
-				err = fmt.Errorf("want the start time in Unix milliseconds, got %s", v)
+				f.want("started_unix_ms", "the start time in Unix milliseconds", v)
+			case n < 0:
+				f.err = &InputError{Field: "started_unix_ms", Err: fmt.Errorf("want the start time in Unix milliseconds, got %d", n)}
 			}
-			hasStart = true
-		case "server_command":
-			h.ServerCommand, err = wantStrings(v)
-		case "domain":
-			h.Domain, err = wantStringOrNull(v)
-		case "agent_model":
-			h.AgentModel, err = wantStringOrNull(v)
-		case "host_session":
-			h.HostSession, err = wantString(v)
-		case "server_name":
-			h.ServerName, err = wantString(v)
-		case "upstream":
-			h.Upstream, err = wantString(v)
-		}
-		if err != nil {
-			return Header{}, name, err
-		}
-	}
+			h.StartedUnixMS = n
+		}},
+		{"server_command", func(f *fields, v []byte) { h.ServerCommand = f.stringList("server_command", v) }},
+		{"domain", func(f *fields, v []byte) { h.Domain = f.strOrNull("domain", v) }},
+		{"agent_model", func(f *fields, v []byte) { h.AgentModel = f.strOrNull("agent_model", v) }},
+		{"host_session", &h.HostSession}, {"server_name", &h.ServerName}, {"upstream", &h.Upstream},
+	})
 	switch {
+	case f.err != nil:
+		return Header{}, f.err.Field, f.err.Err
 	case !hasSession:
 		return Header{}, "session", errors.New("missing")
+	case h.Session == "":
+		return Header{}, "session", errors.New("want the session's id, got an empty string")
 	case !hasStart:
 		return Header{}, "started_unix_ms", errors.New("missing")
 	}
 	return h, "", nil
-}
-
-func wantString(v []byte) (string, error) {
-	if v[0] != '"' {
-		return "", fmt.Errorf("want a string, got %s", describe(v))
-	}
-	return jsontext.Unquote(v), nil
-}
-
-func wantStringOrNull(v []byte) (*string, error) {
-	if string(v) == "null" {
-		return nil, nil
-	}
-	s, err := wantString(v)
-	if err != nil {
-		return nil, fmt.Errorf("want a string or null, got %s", describe(v))
-	}
-	return &s, nil
-}
-
-func wantStrings(v []byte) ([]string, error) {
-	if string(v) == "null" {
-		return nil, nil
-	}
-	if v[0] != '[' {
-		return nil, fmt.Errorf("want an array of strings, got %s", describe(v))
-	}
-	out := []string{}
-	for el := range jsontext.Elements(v) {
-		s, err := wantString(el)
-		if err != nil {
-			return nil, fmt.Errorf("want an array of strings, got %s in it", describe(el))
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// describe names the kind of a JSON value (valid JSON), for messages
-// such as "want a string, got a JSON number".
-func describe(v []byte) string {
-	switch jsontext.Kind(v) {
-	case '"':
-		return "a JSON string"
-	case '{':
-		return "a JSON object"
-	case '[':
-		return "a JSON array"
-	case 't', 'f':
-		return "a JSON boolean"
-	case 'n':
-		return "null"
-	}
-	return "a JSON number"
 }
 
 // parseEntry decodes one entry line. The returned error has no file or

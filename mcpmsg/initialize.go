@@ -19,20 +19,13 @@ type Initialized struct {
 // ReadInitialized reads an initialize result.
 func ReadInitialized(result []byte) Initialized {
 	var in Initialized
-	for k, v := range jsontext.Members(result) {
-		switch string(k) {
-		case "protocolVersion":
-			in.ProtocolVersion = str(v)
-		case "instructions":
-			in.Instructions = str(v)
-		case "serverInfo":
+	read(result, member{"protocolVersion", &in.ProtocolVersion}, member{"instructions", &in.Instructions},
+		member{"serverInfo", func(v []byte) {
 			if jsontext.Kind(v) == '{' {
 				in.ServerInfo = json.RawMessage(v)
-				n, _ := jsontext.Lookup(v, "name")
-				in.ServerName = str(n)
+				read(v, member{"name", &in.ServerName})
 			}
-		}
-	}
+		}})
 	return in
 }
 
@@ -46,14 +39,7 @@ type Initialize struct {
 // ReadInitialize reads an initialize request's params.
 func ReadInitialize(params []byte) Initialize {
 	var in Initialize
-	for k, v := range jsontext.Members(params) {
-		switch string(k) {
-		case "protocolVersion":
-			in.ProtocolVersion = str(v)
-		case "clientInfo":
-			n, _ := jsontext.Lookup(v, "name")
-			in.ClientName = str(n)
-		}
-	}
+	read(params, member{"protocolVersion", &in.ProtocolVersion},
+		member{"clientInfo", func(v []byte) { read(v, member{"name", &in.ClientName}) }})
 	return in
 }

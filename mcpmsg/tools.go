@@ -35,14 +35,7 @@ func CallOf(m jsonrpc.Message) (Call, bool) {
 // of another shape is still a call, of a tool with no name.
 func ReadCall(params []byte) Call {
 	var c Call
-	for k, v := range jsontext.Members(params) {
-		switch string(k) {
-		case "name":
-			c.Name = str(v)
-		case "arguments":
-			c.Args = json.RawMessage(v)
-		}
-	}
+	read(params, member{"name", &c.Name}, member{"arguments", &c.Args})
 	return c
 }
 
@@ -84,40 +77,15 @@ func ResultOf(m jsonrpc.Message) Result {
 // ReadResult reads a tools/call result member (valid JSON).
 func ReadResult(result []byte) Result {
 	var r Result
-	for k, v := range jsontext.Members(result) {
-		switch string(k) {
-		case "isError":
-			r.IsError = string(v) == "true"
-		case "structuredContent":
-			r.Structured = json.RawMessage(v)
-		case "content":
-			r.Texts = r.Texts[:0]
-			for item := range jsontext.Elements(v) {
-				if t, ok := textItem(item); ok {
-					r.Texts = append(r.Texts, t)
-				}
-			}
-		}
-	}
+	read(result,
+		member{"isError", func(v []byte) { r.IsError = string(v) == "true" }},
+		member{"structuredContent", &r.Structured},
+		member{"content", func(v []byte) { r.Texts = textParts(v, isText) }})
 	return r
 }
 
-// textItem returns the text of a content item of type "text".
-func textItem(item []byte) (string, bool) {
-	var typ, text []byte
-	for k, v := range jsontext.Members(item) {
-		switch string(k) {
-		case "type":
-			typ = v
-		case "text":
-			text = v
-		}
-	}
-	if string(typ) != `"text"` || len(text) == 0 || text[0] != '"' {
-		return "", false
-	}
-	return jsontext.Unquote(text), true
-}
+// isText accepts a tool result's text items: type "text".
+func isText(typ []byte) bool { return string(typ) == `"text"` }
 
 // Tool is one tool as a tools/list result lists it; the raw members are
 // exactly as sent, nil when absent.
@@ -150,36 +118,17 @@ func ReadOnlyHint(annotations []byte) (readOnly, ok bool) {
 // ReadTools reads a tools/list result: its tools in order (a tool without
 // a name is left out) and nextCursor ("" on the last page).
 func ReadTools(result []byte) (tools []Tool, nextCursor string) {
-	for k, v := range jsontext.Members(result) {
-		switch string(k) {
-		case "nextCursor":
-			nextCursor = str(v)
-		case "tools":
-			tools = tools[:0]
-			for el := range jsontext.Elements(v) {
-				var t Tool
-				for k, v := range jsontext.Members(el) {
-					switch string(k) {
-					case "name":
-						t.Name = str(v)
-					case "title":
-						t.Title = str(v)
-					case "description":
-						t.Description = str(v)
-					case "inputSchema":
-						t.InputSchema = json.RawMessage(v)
-					case "outputSchema":
-						t.OutputSchema = json.RawMessage(v)
-					case "annotations":
-						t.Annotations = json.RawMessage(v)
-					}
-				}
-				if t.Name != "" {
-					tools = append(tools, t)
-				}
+	read(result, member{"nextCursor", &nextCursor}, member{"tools", func(v []byte) {
+		tools = tools[:0]
+		for el := range jsontext.Elements(v) {
+			var t Tool
+			read(el, member{"name", &t.Name}, member{"title", &t.Title}, member{"description", &t.Description},
+				member{"inputSchema", &t.InputSchema}, member{"outputSchema", &t.OutputSchema}, member{"annotations", &t.Annotations})
+			if t.Name != "" {
+				tools = append(tools, t)
 			}
 		}
-	}
+	}})
 	return tools, nextCursor
 }
 
@@ -214,12 +163,4 @@ func KindOfResult(result []byte) ResultKind {
 		}
 	}
 	return OtherResult
-}
-
-// str returns the string a JSON value holds, or "" for another kind.
-func str(v []byte) string {
-	if len(v) == 0 || v[0] != '"' {
-		return ""
-	}
-	return jsontext.Unquote(v)
 }

@@ -249,15 +249,7 @@ func (a *active) loop() {
 	for {
 		select {
 		case ev := <-a.events:
-			switch ev := ev.(type) {
-			case hostEvent:
-				a.onHost(ev)
-			case serverEvent:
-				ev.taken <- a.onServer(ev)
-			case endEvent:
-				a.gone = true
-				a.finish()
-			}
+			a.handle(ev)
 		case <-a.timer: // nil, and never ready, when no lookup waits
 			a.say("flow: the MCP server did not answer %s within %v; handing back to the agent", a.timerID, a.opts.LookupTimeout)
 			delete(a.pending, a.timerID)
@@ -277,17 +269,23 @@ func (a *active) drain() {
 	for {
 		select {
 		case ev := <-a.events:
-			switch ev := ev.(type) {
-			case hostEvent:
-				a.onHost(ev)
-			case serverEvent:
-				ev.taken <- a.onServer(ev)
-			case endEvent:
-				a.gone = true
-			}
+			a.handle(ev)
 		default:
 			return
 		}
+	}
+}
+
+// handle handles one event.
+func (a *active) handle(ev any) {
+	switch ev := ev.(type) {
+	case hostEvent:
+		a.onHost(ev)
+	case serverEvent:
+		ev.taken <- a.onServer(ev)
+	case endEvent:
+		a.gone = true
+		a.finish()
 	}
 }
 
