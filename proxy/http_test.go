@@ -75,6 +75,19 @@ func newTap(t *testing.T, target string) (*tap, string) {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
+		// Read the body before proxying: the server stops reading a request
+		// body once its handler writes the response head, and the reverse
+		// proxy writes it when the upstream answers, which an upstream that
+		// answers before the last read of the body races with (the proxy
+		// then cuts the upstream's answer short).
+		if r.Body != nil {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
