@@ -11,7 +11,7 @@ import (
 )
 
 // Reward is how a decision is scored from what the agent then did (issue 6,
-// point 4; docs/evaluate.md, "Reward").
+// point 4; docs/evaluate.md, "What is estimated").
 //
 // Stop earns 0. A lookup taken at the site of the agent's call c is a hit
 // when the agent itself made the same call (same tool on the same server,

@@ -73,6 +73,7 @@ var rules = Rules{
 		"internal/testbin":    {}, // imports testing: only tests may import it
 		"internal/deptest":    {},
 		"internal/e2e":        {}, // tests only
+		"internal/doccheck":   {}, // tests only: the documents' links and citations
 
 		// Benchmark programs (scripts/bench.sh).
 		"internal/benchcmd/auditbench":  {"audit", "episode", "flow", "learn", "store"},
