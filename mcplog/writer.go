@@ -90,6 +90,21 @@ func CreateJSONL(path string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", path, err)
 	}
+	return newJSONL(path, f), nil
+}
+
+// AppendJSONL opens the JSON-lines file at path to append to it, creating
+// it (mode 0600) when missing: a log several sessions share. Each Append
+// reaches the file as whole lines, in one write of the batch they are in.
+func AppendJSONL(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	return newJSONL(path, f), nil
+}
+
+func newJSONL(path string, f *os.File) *Writer {
 	w := &Writer{
 		path:  path,
 		f:     f,
@@ -98,7 +113,7 @@ func CreateJSONL(path string) (*Writer, error) {
 		done:  make(chan struct{}),
 	}
 	go w.loop()
-	return w, nil
+	return w
 }
 
 // Append queues one line that is already a whole JSON object, written as

@@ -3,8 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -493,6 +495,26 @@ func (a *active) logJSON(v any) {
 		return
 	}
 	a.flowLog.Append(b)
+}
+
+// openFlowLog opens a session's flow log: --flow-log FILE ({session}
+// standing for the session), appended to, since sessions may share it;
+// else <session>.flow.jsonl beside the session log, made new; else none.
+func openFlowLog(flag string, rec *mcplog.Writer, session string) (*mcplog.Writer, error) {
+	var w *mcplog.Writer
+	var err error
+	switch {
+	case flag != "":
+		w, err = mcplog.AppendJSONL(SessionPath(flag, session))
+	case rec != nil:
+		w, err = mcplog.CreateJSONL(strings.TrimSuffix(rec.Path(), ".jsonl") + ".flow.jsonl")
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("flow log: %w", err)
+	}
+	return w, nil
 }
 
 // listedTools reads a tools/list result.

@@ -466,3 +466,26 @@ func TestServeFlowOtherServerName(t *testing.T) {
 		t.Errorf("flow log:\n%s", b)
 	}
 }
+
+// TestFlowLogAppends: --flow-log FILE appends, so sessions that share the
+// file (two runs of the proxy, or --listen's sessions) all log there.
+func TestFlowLogAppends(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "flow.jsonl")
+	for i := range 2 {
+		p := startProxy(t, nil, "--flow", demoFlow, "--server-name", "hoist-mcp-demo", "--flow-log", logPath, "--", testbin.Build(t, "hoist-mcp-demo"))
+		p.send(tryIt[0]+"\n", tryIt[1]+"\n")
+		p.readLine()
+		p.send(call(7+i, `{"text":"a","next":"b"}`))
+		p.readLine()
+		if _, code := p.finish(); code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, code, p.stderr)
+		}
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs := strings.Count(string(b), `{"type":"run"`); runs != 2 {
+		t.Errorf("%d runs in the shared flow log, want 2 (one from each session):\n%s", runs, b)
+	}
+}

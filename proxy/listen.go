@@ -523,18 +523,11 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 		if r.Header.Get("Hoist-Session") == "" {
 			a.session = s.name
 		}
-		path := o.Flow.Log
-		if path == "" && s.rec != nil {
-			path = strings.TrimSuffix(s.rec.Path(), ".jsonl") + ".flow.jsonl"
+		w, err := openFlowLog(o.Flow.Log, s.rec, a.session)
+		if err != nil {
+			l.d.say("%v", err)
 		}
-		if path != "" {
-			w, err := mcplog.CreateJSONL(SessionPath(path, a.session))
-			if err != nil {
-				l.d.say("flow log: %v", err)
-			} else {
-				a.flowLog = w
-			}
-		}
+		a.flowLog = w
 		s.active = a
 	}
 	if err := s.startBackend(); err != nil {

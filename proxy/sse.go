@@ -23,6 +23,10 @@ type event struct {
 type sseReader struct {
 	br  *bufio.Reader
 	max int
+	// pending are read bytes after a lone CR, not yet split into lines;
+	// skipLF says the last line ended in CR, so an LF next is its end too.
+	pending []byte
+	skipLF  bool
 }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
@@ -82,23 +86,51 @@ func (s *sseReader) next() (event, error) {
 }
 
 // readLine reads one line of any length up to the limit, without its
-// terminator (LF, CRLF or CR).
+// terminator: LF, CRLF or a lone CR (the WHATWG rules).
 func (s *sseReader) readLine() ([]byte, error) {
 	var acc []byte
 	for {
-		chunk, err := s.br.ReadSlice('\n')
-		acc = append(acc, chunk...)
+		chunk, err := s.pending, error(nil)
+		s.pending = nil
+		if chunk == nil {
+			chunk, err = s.br.ReadSlice('\n')
+		}
+		if s.skipLF && len(chunk) > 0 {
+			s.skipLF = false
+			if chunk[0] == '\n' {
+				chunk = chunk[1:]
+			}
+		}
+		i := bytes.IndexAny(chunk, "\r\n")
+		if i < 0 {
+			acc = append(acc, chunk...)
+			if len(acc) > s.max+64 {
+				return nil, errEventTooLarge
+			}
+			if err == bufio.ErrBufferFull || err == nil {
+				continue
+			}
+			if len(acc) == 0 {
+				return nil, err
+			}
+			return acc, nil // the last line, without its end
+		}
+		acc = append(acc, chunk[:i]...)
 		if len(acc) > s.max+64 {
 			return nil, errEventTooLarge
 		}
-		if err == bufio.ErrBufferFull {
-			continue
+		rest := chunk[i+1:]
+		if chunk[i] == '\r' {
+			switch {
+			case len(rest) > 0 && rest[0] == '\n':
+				rest = rest[1:]
+			case len(rest) == 0:
+				s.skipLF = true // the LF of a CRLF may come with the next read
+			}
 		}
-		if err != nil && len(acc) == 0 {
-			return nil, err
+		if len(rest) > 0 {
+			s.pending = rest // still in br's buffer: nothing is read before it is used
 		}
-		acc = bytes.TrimSuffix(acc, []byte("\n"))
-		acc = bytes.TrimSuffix(acc, []byte("\r"))
 		return acc, nil
 	}
 }

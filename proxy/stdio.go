@@ -146,19 +146,9 @@ func (s *session) startFlow(start time.Time) error {
 		a.session = mcplog.SessionID(start, os.Getpid())
 	}
 	s.active = a
-	path := o.Flow.Log
-	if path == "" && s.rec != nil {
-		path = strings.TrimSuffix(s.rec.Path(), ".jsonl") + ".flow.jsonl"
-	}
-	if path == "" {
-		return nil
-	}
-	w, err := mcplog.CreateJSONL(SessionPath(path, a.session))
-	if err != nil {
-		return fmt.Errorf("flow log: %w", err)
-	}
+	w, err := openFlowLog(o.Flow.Log, s.rec, a.session)
 	a.flowLog = w
-	return nil
+	return err
 }
 
 // session is one proxied session's state.
