@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -351,7 +352,32 @@ type Result struct {
 	doc    any
 	parsed bool
 	valid  int8 // 0 unknown, 1 one JSON value, 2 not JSON
+	// objects indexes the objects of Text that paths have walked into: the
+	// members of each, found once. Serving tries many bindings on one
+	// result, so each object is scanned once, not once per binding.
+	objects []object
+	// once are objects walked into once: a second visit indexes them.
+	once  [4]int
+	nOnce int
 }
+
+// object is the index of one object of a result's text.
+type object struct {
+	at      int // its offset in the text
+	members []entry
+}
+
+// entry is one member of an indexed object: its name (raw, as in the text;
+// decoded only when it has escapes) and where its value is.
+type entry struct {
+	name       span
+	decoded    string
+	escaped    bool
+	start, end int
+}
+
+// span is where a token is in a result's text.
+type span struct{ start, end int }
 
 // NewResult returns the result of a call of tool that answered text.
 func NewResult(tool, text string) *Result { return &Result{Tool: tool, Text: text} }
@@ -375,15 +401,20 @@ func (r *Result) eval(b Expr) ([]any, fail) {
 	}
 	if r.valid == 0 {
 		r.valid = 2
-		if jsontext.ValidString(r.Text) {
+		// One pass validates the text and finds its members, which the
+		// bindings of a site read one after another.
+		if top, ok := jsontext.ValidMembers(jsontext.StringBytes(r.Text)); ok {
 			r.valid = 1
+			if len(top) > 0 {
+				r.index(top)
+			}
 		}
 	}
 	if r.valid == 2 {
 		return b.walk(r.Text)
 	}
 	view := jsontext.StringBytes(r.Text)
-	vs, failed, why := walkText(r.Text, view, view, b.path, nil)
+	vs, failed, why := r.walkText(view, view, b.path, nil)
 	if failed >= 0 {
 		return nil, fail{failed, why}
 	}
@@ -395,7 +426,7 @@ func (r *Result) eval(b Expr) ([]any, fail) {
 // elements it passes are skipped. It appends the values to out; failed is
 // the index of the step that named nothing, or -1. A repeated member name
 // counts as its last occurrence, as it does in a parsed document.
-func walkText(text string, view, v []byte, path []step, out []any) (_ []any, failed int, why string) {
+func (r *Result) walkText(view, v []byte, path []step, out []any) (_ []any, failed int, why string) {
 	for i, st := range path {
 		switch {
 		case st.all:
@@ -403,7 +434,7 @@ func walkText(text string, view, v []byte, path []step, out []any) (_ []any, fai
 				return out, i, "not a list"
 			}
 			for el := range jsontext.Elements(v) {
-				out, _, _ = walkText(text, view, el, path[i+1:], out) // elements without it are skipped
+				out, _, _ = r.walkText(view, el, path[i+1:], out) // elements without it are skipped
 			}
 			return out, -1, ""
 		case st.isIdx:
@@ -431,16 +462,97 @@ func walkText(text string, view, v []byte, path []step, out []any) (_ []any, fai
 			if jsontext.Kind(v) != '{' {
 				return out, i, "not an object"
 			}
-			m, ok := jsontext.Lookup(v, st.name)
+			at, ok := r.member(view, v, st.name)
 			if !ok {
 				return out, i, "no such member"
 			}
-			v = m
+			v = view[at.start:at.end]
 		}
 	}
 	off := jsontext.Offset(view, v)
-	val, _ := jsontext.ParseString(text[off : off+len(v)]) // a substring: strings share text's memory
+	val := jsontext.ParseValid(r.Text[off : off+len(v)]) // valid: the text was; strings share its memory
 	return append(out, val), -1, ""
+}
+
+// member finds the member name of the object obj, within view, from the
+// object's index, made on its first visit; the last of a repeated name
+// wins.
+func (r *Result) member(view, obj []byte, name string) (span, bool) {
+	off := jsontext.Offset(view, obj)
+	var idx *object
+	for i := range r.objects {
+		if r.objects[i].at == off {
+			idx = &r.objects[i]
+			break
+		}
+	}
+	if idx == nil && !r.seenOnce(off) {
+		// A first visit scans the object; most results are read by few
+		// bindings, and an index costs more than it saves for them.
+		v, ok := jsontext.Lookup(obj, name)
+		if !ok {
+			return span{}, false
+		}
+		vs := jsontext.Offset(view, v)
+		return span{vs, vs + len(v)}, true
+	}
+	if idx == nil {
+		o := object{at: off}
+		for tok, v := range jsontext.RawMembers(obj) {
+			ts, vs := jsontext.Offset(view, tok), jsontext.Offset(view, v)
+			e := entry{name: span{ts + 1, ts + len(tok) - 1}, start: vs, end: vs + len(v)}
+			if bytes.IndexByte(tok, '\\') >= 0 {
+				e.escaped, e.decoded = true, jsontext.Unquote(tok)
+			}
+			o.members = append(o.members, e)
+		}
+		if r.objects == nil {
+			r.objects = make([]object, 0, 4)
+		}
+		r.objects = append(r.objects, o)
+		idx = &r.objects[len(r.objects)-1]
+	}
+	for i := len(idx.members) - 1; i >= 0; i-- {
+		e := &idx.members[i]
+		if e.escaped && e.decoded == name || !e.escaped && string(view[e.name.start:e.name.end]) == name {
+			return span{e.start, e.end}, true
+		}
+	}
+	return span{}, false
+}
+
+// index indexes the outermost object of the text from its members' spans.
+func (r *Result) index(top []jsontext.Span) {
+	view := jsontext.StringBytes(r.Text)
+	o := object{at: top[0].NameStart - 1, members: make([]entry, len(top))}
+	for o.at > 0 && view[o.at] != '{' {
+		o.at--
+	}
+	for i, m := range top {
+		tok := view[m.NameStart:m.NameEnd]
+		e := entry{name: span{m.NameStart + 1, m.NameEnd - 1}, start: m.ValueStart, end: m.ValueEnd}
+		if bytes.IndexByte(tok, '\\') >= 0 {
+			e.escaped, e.decoded = true, jsontext.Unquote(tok)
+		}
+		o.members[i] = e
+	}
+	r.objects = append(r.objects, o)
+}
+
+// seenOnce reports whether the object at off was visited before, and
+// notes the visit.
+func (r *Result) seenOnce(off int) bool {
+	for _, o := range r.once[:r.nOnce] {
+		if o == off {
+			return true
+		}
+	}
+	if r.nOnce < len(r.once) {
+		r.once[r.nOnce] = off
+		r.nOnce++
+		return false
+	}
+	return true // many objects: index them all from now on
 }
 
 // parseDoc returns text parsed as JSON, or text itself when it is not JSON.

@@ -217,3 +217,22 @@ func TestRepeatedMember(t *testing.T) {
 		t.Errorf("$result.id = %v, want the last, second", vs[0])
 	}
 }
+
+// TestIndexedResult: bindings read a result through an index built on the
+// way (the outermost object when the text is validated, a nested object on
+// its second visit); every read agrees with the parsed document, repeated
+// and escaped names included.
+func TestIndexedResult(t *testing.T) {
+	text := `{"a\u0062":1,"ab":2,"o":{"x":"first","y":[1,2],"x":"last"},"o2":{"k":"v"},"l":[{"k":1},{"k":2}]}`
+	exprs := []string{"$result.ab", "$result.o.x", "$result.o.y[1]", "$result.o.x", "$result.o2.k", "$result.l[*].k", "$result.o.y", "$result.o2.k", "$result.nope"}
+	r := NewResult("t", text)
+	doc := NewResult("t", text)
+	doc.Doc()
+	for _, e := range exprs {
+		got, gerr := MustParse(e).Eval(&Scope{Site: r})
+		want, werr := MustParse(e).Eval(&Scope{Site: doc})
+		if (gerr == nil) != (werr == nil) || jsontext.Canonical(got) != jsontext.Canonical(want) {
+			t.Errorf("%s over the text = %v, %v; over the document = %v, %v", e, got, gerr, want, werr)
+		}
+	}
+}

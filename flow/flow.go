@@ -183,6 +183,23 @@ type Bound struct {
 	// P(binding) of a fan-out is Used/Calls, per call.
 	Calls *Count `json:"calls,omitempty"`
 	Used  *Count `json:"used,omitempty"`
+
+	// text is Args as the flow log writes them, made once by Parse (when
+	// texted) for every session that serves the flow; never written after.
+	text   map[string]string
+	texted bool
+}
+
+// argText returns the binding's expressions as strings.
+func (b *Bound) argText() map[string]string {
+	var m map[string]string // nil for a binding without arguments: logged as null, as it always was
+	if b.Args != nil {
+		m = make(map[string]string, len(b.Args))
+	}
+	for k, e := range b.Args {
+		m[k] = e.String()
+	}
+	return m
 }
 
 // FanOut reports whether the binding fans out (some argument has [*]).
@@ -413,6 +430,14 @@ func Parse(data []byte, name string) (*Flow, error) {
 			fe.File = name
 		}
 		return nil, err
+	}
+	for si := range f.Sites {
+		for li := range f.Sites[si].Lookups {
+			for bi := range f.Sites[si].Lookups[li].Bindings {
+				b := &f.Sites[si].Lookups[li].Bindings[bi]
+				b.text, b.texted = b.argText(), true
+			}
+		}
 	}
 	return &f, nil
 }

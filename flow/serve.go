@@ -282,16 +282,13 @@ func (s *Session) argNames(b *Bound) []string {
 // bindingText returns a binding's expressions as strings, made once: what
 // its offers log.
 func (s *Session) bindingText(b *Bound) map[string]string {
+	if b.texted {
+		return b.text // a flow read from a file: made once, for every session
+	}
 	if m, ok := s.exprs[b]; ok {
 		return m
 	}
-	var m map[string]string // nil for a binding without arguments: logged as null, as it always was
-	if b.Args != nil {
-		m = make(map[string]string, len(b.Args))
-	}
-	for k, e := range b.Args {
-		m[k] = e.String()
-	}
+	m := b.argText()
 	if s.exprs == nil {
 		s.exprs = map[*Bound]map[string]string{}
 	}

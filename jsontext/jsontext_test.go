@@ -71,6 +71,9 @@ func TestParseAgreesWithStd(t *testing.T) {
 
 func checkParse(t *testing.T, b []byte) {
 	t.Helper()
+	if v, ok := Parse(b); ok && !reflect.DeepEqual(ParseValid(string(b)), v) {
+		t.Fatalf("ParseValid(%.60q) = %#v, Parse %#v", b, ParseValid(string(b)), v)
+	}
 	got, ok := Parse(b)
 	if ok != Valid(b) {
 		t.Fatalf("Parse(%.60q) ok %v, Valid %v", b, ok, Valid(b))

@@ -36,6 +36,32 @@ func ValidDepth(b []byte, maxDepth int) bool {
 // ValidString is Valid for a string, without copying it.
 func ValidString(s string) bool { return Valid(bytesOf(s)) }
 
+// Span is where a member of an object is in a text, by offsets: its name
+// token (quotes included) and its value.
+type Span struct {
+	NameStart, NameEnd, ValueStart, ValueEnd int
+}
+
+// ValidMembers is Valid, and when b's value is an object it also returns
+// where its members are, in order, found in the same pass: what a reader
+// of many members of one document (bindings over a tool result) would
+// otherwise scan the object again for.
+func ValidMembers(b []byte) (members []Span, ok bool) {
+	if !utf8.Valid(b) {
+		return nil, false
+	}
+	v := validator{scanner: scanner{b: b}, max: MaxDepth, top: &members}
+	v.space()
+	if !v.value(0) {
+		return nil, false
+	}
+	v.space()
+	if v.i != len(v.b) {
+		return nil, false
+	}
+	return members, true
+}
+
 // ValueLen returns the length of the JSON value at the very start of b (no
 // leading whitespace), and whether there is a valid one there; what
 // follows it is not looked at. It reads a quoted name or a constant
@@ -55,6 +81,9 @@ func ValueLen(b []byte) (int, bool) {
 type validator struct {
 	scanner
 	max int
+	// top, when set, receives the members of the outermost object.
+	top     *[]Span
+	nameEnd int // where the last name read ends
 }
 
 // skipSpace returns the index of the first byte of b at or after i that
@@ -117,9 +146,23 @@ func (v *validator) container(depth int) bool {
 		v.i++
 		return true
 	}
+	record := depth == 1 && closer == '}' && v.top != nil
 	for {
-		if closer == '}' && !v.name() || !v.value(depth) {
+		var m Span
+		m.NameStart = v.i
+		if closer == '}' && !v.name() {
 			return false
+		}
+		if record {
+			m.NameEnd = v.nameEnd
+			m.ValueStart = v.i
+		}
+		if !v.value(depth) {
+			return false
+		}
+		if record {
+			m.ValueEnd = v.i
+			*v.top = append(*v.top, m)
 		}
 		switch v.after(closer) {
 		case sepMore:
@@ -137,6 +180,7 @@ func (v *validator) name() bool {
 	if v.i >= len(v.b) || v.b[v.i] != '"' || !v.str() {
 		return false
 	}
+	v.nameEnd = v.i
 	v.space()
 	if v.i >= len(v.b) || v.b[v.i] != ':' {
 		return false

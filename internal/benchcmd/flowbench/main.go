@@ -165,7 +165,15 @@ func loadavg() string {
 // fan-out over a list of three, and a member of a list element; the results
 // are about 1 KB of JSON. It returns p50, p99 and p99.9.
 func decisionLatency(n int) [2][5]time.Duration {
-	f := syntheticFlow(200)
+	// Served as the proxy serves a flow: read from its file.
+	data, err := syntheticFlow(200).Marshal()
+	if err != nil {
+		panic(err)
+	}
+	f, err := flow.Parse(data, "synthetic.flow.json")
+	if err != nil {
+		panic(err)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	results := make([]string, 16)
 	for i := range results {
