@@ -100,12 +100,21 @@ func (p *parser) value(depth int) (any, bool) {
 	return nil, false
 }
 
-func (p *parser) object(depth int) (any, bool) {
+// open steps over the bracket at p.i and the space after it, and reports
+// whether close follows at once (an empty container), stepping over it too.
+func (p *parser) open(close byte) bool {
 	p.i++
-	m := map[string]any{}
 	p.space()
-	if p.i < len(p.s) && p.s[p.i] == '}' {
+	if p.i < len(p.s) && p.s[p.i] == close {
 		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *parser) object(depth int) (any, bool) {
+	m := map[string]any{}
+	if p.open('}') {
 		return m, true
 	}
 	for {
@@ -139,11 +148,8 @@ func (p *parser) object(depth int) (any, bool) {
 }
 
 func (p *parser) array(depth int) (any, bool) {
-	p.i++
 	a := []any{}
-	p.space()
-	if p.i < len(p.s) && p.s[p.i] == ']' {
-		p.i++
+	if p.open(']') {
 		return a, true
 	}
 	for {
