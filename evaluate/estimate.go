@@ -74,33 +74,33 @@ type Estimate struct {
 }
 
 // Diagnostics are the weights' health for one rule (docs/ope.md §7), over
-// the runs that could be scored, with wᵢ the run's importance weight
-// Πₜ π_e(aₜ|xₜ)/pₜ.
+// the sessions that could be scored, with wᵢ the session's importance
+// weight Πₜ π_e(aₜ|xₜ)/pₜ over all its decisions.
 type Diagnostics struct {
-	// N is the number of runs, Decisions of decisions in them.
+	// N is the number of sessions, Decisions of decisions in them.
 	N         int `json:"n"`
 	Decisions int `json:"decisions"`
 	// ESS is (Σw)²/Σw², ESSShare ESS/N.
 	ESS      Num `json:"ess"`
 	ESSShare Num `json:"ess_share"`
-	// Support is the number of runs with w > 0.
+	// Support is the number of sessions with w > 0.
 	Support int `json:"support"`
 	// MaxWeight is max w, MaxShare max w / Σw, MeanWeight mean w (about 1
 	// when the propensities are right and the rule is supported).
 	MaxWeight  Num `json:"max_weight"`
 	MaxShare   Num `json:"max_share"`
 	MeanWeight Num `json:"mean_weight"`
-	// Clipped is the number of runs whose weight went above λ at some
+	// Clipped is the number of sessions whose weight went above λ at some
 	// decision, ClippedShare Clipped/N.
 	Clipped      int `json:"clipped"`
 	ClippedShare Num `json:"clipped_share"`
-	// MinPropensity is the least logged propensity among the decisions of
-	// runs with w > 0.
+	// MinPropensity is the least logged propensity among the decisions
+	// made while the weight was still positive.
 	MinPropensity Num `json:"min_propensity"`
 	// Unevaluable counts decisions that cannot be evaluated: those where the
 	// rule gives a positive probability to an action the logging rule
 	// could not take (no support, docs/ope.md §1), plus the decisions of
-	// runs that could not be scored at all (Report.Unusable).
+	// sessions that could not be scored at all (Report.Unusable).
 	Unevaluable int `json:"unevaluable"`
 	NoSupport   int `json:"no_support"`
 }
@@ -123,8 +123,9 @@ type Logged struct {
 	// Lookups taken, Hits among them.
 	Lookups int `json:"lookups"`
 	Hits    int `json:"hits"`
-	// Value is the mean reward of a run as logged (exploration included),
-	// with its interval: the on-policy value of the logging rule.
+	// Value is the mean reward of a session as logged (exploration
+	// included), with its interval: the on-policy value of the logging
+	// rule.
 	Value Num `json:"value"`
 	Lo    Num `json:"lo"`
 	Hi    Num `json:"hi"`
@@ -150,9 +151,9 @@ type Report struct {
 	Sessions  int `json:"sessions"`
 	Runs      int `json:"runs"`
 	Decisions int `json:"decisions"`
-	// Unusable counts decisions of runs that could not be scored: the run's
-	// site call is not among the episode's calls, or a logged propensity is
-	// not in (0, 1].
+	// Unusable counts the decisions of sessions left out because one of
+	// their runs could not be scored: the run's site call is not among the
+	// episode's calls, or a logged propensity is not in (0, 1].
 	Unusable   int      `json:"unusable"`
 	DetourCost Num      `json:"detour_cost"`
 	Clip       Num      `json:"clip"`
@@ -167,29 +168,41 @@ type Report struct {
 var ErrNoDecisions = errors.New("no flow decisions: record sessions with hoist-mcp --flow FLOW --flow-explore EPSILON (and --flow-shadow) first")
 
 // Evaluate reads every session of src and estimates the value of each
-// target rule: the expected reward of a run under it.
+// target rule: the expected reward of a session under it, in saved LLM
+// turns.
 //
-// For run i with decisions t = 1…Tᵢ, logged actions aₜ with logged
-// propensities pₜ and rewards rₜ, the rule's probabilities π_e, and
-// cumulative weights W_{1:t} = Π_{s≤t} π_e(aₛ|xₛ)/pₛ (W_{1:0} = 1),
-// wᵢ = W_{1:Tᵢ} and Rᵢ = Σₜ rₜ:
+// A session's decisions t = 0…T−1, in the order they were made (runs in
+// the order of their calls' results, then each run's decisions), have
+// logged actions aₜ, logged propensities pₜ and rewards rₜ; the rule gives
+// π_e; Wₜ = Π_{s<t} π_e(aₛ|xₛ)/pₛ is the weight of the first t decisions
+// (W₀ = 1), the session's weight w = W_T and its reward R = Σₜ rₜ. The
+// reward of decision t is settled after decision σ(t) ≥ t: t itself in
+// shadow, where nothing the flow decides reaches the agent; when served,
+// the last decision made before the matching call's turn closed (a hit) or
+// before the next write or the end (a detour), since the agent's calls in
+// between may depend on what later decisions looked up. Over n sessions:
 //
-//	IPS   = (1/n) Σᵢ wᵢ Rᵢ        (stats.IPS's formula over runs)
-//	SNIPS = Σᵢ wᵢ Rᵢ / Σᵢ wᵢ     (stats.SNIPS's)
-//	DR    = (1/n) Σᵢ Σₜ [ W_{1:t}(rₜ − q̂(xₜ,aₜ)) + W_{1:t−1} v̂(xₜ) ]
+//	IPS   = (1/n) Σ_sessions Σₜ W_{σ(t)+1} rₜ
+//	SNIPS = Σ_sessions w·R / Σ_sessions w
+//	DR    = (1/n) Σ_sessions Σₜ [ W_{σ(t)+1} rₜ − W_{t+1} q̂(xₜ,aₜ) + Wₜ v̂(xₜ) ]
 //
 // where v̂(x) = Σₐ π_e(a|x) q̂(x,a) and q̂ is the cross-fitted hit-rate
-// model of fitModel. DR is the step-wise doubly robust estimator (Jiang &
-// Li 2016; Thomas & Brunskill 2016): unbiased for any q̂ when the
-// propensities are right, and it reduces to per-decision IPS when q̂ ≡ 0.
-// The clipped estimators replace every W by min(W, λ). Intervals are the
-// percentile bootstrap over sessions, each replicate recomputing every
-// estimator (stats.BootstrapVec); the estimates are kept as per-session
-// sums so that a replicate costs one pass over the resampled sessions.
+// model of fitModel. Each is unbiased (SNIPS consistent) when the
+// propensities are right and the rule is supported, however a session's
+// decisions depend on one another (docs/evaluate.md, "Why the session";
+// issue 18, point 1): W_{σ(t)+1} is the likelihood ratio of everything
+// that happened before rₜ was known. DR's correction terms have mean zero
+// for any q̂, and with q̂ ≡ 0 it is IPS. The clipped estimators replace
+// every W by min(W, λ). Intervals are the BCa bootstrap over sessions,
+// each replicate recomputing every estimator (stats.BootstrapBCa, whose
+// jackknife leaves one session out of the totals); the estimates are kept
+// as per-session sums so that a replicate costs one pass over the
+// resampled sessions.
 //
 // Runs are matched to the agent's calls they ran after in the order the
 // calls' results arrived, by tool; in shadow mode every result has its run,
-// so the match is exact.
+// so the match is exact. Sessions are estimated in the order of their ids,
+// so the report does not depend on the order src gives them in.
 func Evaluate(ctx context.Context, src Source, opt Options) (*Report, error) {
 	var sessions []Session
 	if err := src.Sessions(ctx, func(s Session) error {
@@ -209,52 +222,82 @@ func Evaluate(ctx context.Context, src Source, opt Options) (*Report, error) {
 	return estimate(pr, opt), nil
 }
 
-// runWeights is what one run contributes to each estimator under one rule.
-type runWeights struct {
-	w, wMax    float64 // final weight, largest cumulative weight
-	r          float64 // Σ r
-	dr, drClip float64
-	clipped    bool
-	minP       float64
-	noSupport  int
+// sessionWeights is what one session contributes to each estimator under
+// one rule.
+type sessionWeights struct {
+	w, wMax float64 // final weight, largest cumulative weight
+	r       float64 // Σ r
+	// ips, ipsClip, dr and drClip are the session's terms of IPS and DR,
+	// plain and clipped.
+	ips, ipsClip float64
+	dr, drClip   float64
+	clipped      bool
+	minP         float64
+	noSupport    int
 }
 
-// weigh computes one run's terms under target t with cap lambda.
-func weigh(r *run, t Target, lambda float64) runWeights {
-	out := runWeights{minP: math.Inf(1)}
-	W, Wc := 1.0, 1.0
-	prevW, prevWc := 1.0, 1.0
-	for i := range r.steps {
-		st := &r.steps[i]
-		pe := t.probs(st.offers)
-		for a, x := range pe {
-			if x > 0 && st.pb[a] == 0 {
-				out.noSupport++
-				break
-			}
-		}
-		out.r += st.r
-		if W == 0 {
-			continue
-		}
-		out.minP = math.Min(out.minP, st.p)
-		var v float64
-		for a, x := range pe {
-			v += x * st.q[a]
-		}
-		rho := pe[st.taken] / st.p
-		W *= rho
-		Wc = math.Min(W, lambda)
-		if W > lambda {
-			out.clipped = true
-		}
-		out.wMax = math.Max(out.wMax, W)
-		res := st.r - st.q[st.taken]
-		out.dr += W*res + prevW*v
-		out.drClip += Wc*res + prevWc*v
-		prevW, prevWc = W, Wc
+// weigher weighs sessions under one rule, reusing its buffer of weights.
+type weigher struct {
+	t      Target
+	lambda float64
+	W      []float64
+}
+
+// weigh computes session u's terms: with W[g] the product of the ratios of
+// its first g decisions (W[0] = 1), decision g (counted from 0) of reward r
+// settled after decision s ≥ g contributes W[s+1]·r to IPS and
+// W[s+1]·r − W[g+1]·q̂(a) + W[g]·v̂ to DR.
+func (wr *weigher) weigh(u *unit) sessionWeights {
+	out := sessionWeights{minP: math.Inf(1)}
+	if cap(wr.W) < u.steps+1 {
+		wr.W = make([]float64, u.steps+1)
 	}
-	out.w = W
+	W := wr.W[:u.steps+1]
+	W[0] = 1
+	v := make([]float64, 0, 8)
+	g := 0
+	for ri := range u.runs {
+		for si := range u.runs[ri].steps {
+			st := &u.runs[ri].steps[si]
+			pe := wr.t.probs(st.offers, st.logged)
+			for a, x := range pe {
+				if x > 0 && st.pb[a] == 0 {
+					out.noSupport++
+					break
+				}
+			}
+			W[g+1] = W[g] * pe[st.taken] / st.p
+			if W[g] > 0 {
+				out.minP = math.Min(out.minP, st.p)
+			}
+			var vg float64
+			for a, x := range pe {
+				vg += x * st.q[a]
+			}
+			v = append(v, vg)
+			g++
+		}
+	}
+	lambda := wr.lambda
+	g = 0
+	for ri := range u.runs {
+		for si := range u.runs[ri].steps {
+			st := &u.runs[ri].steps[si]
+			out.r += st.r
+			ws, wt, wp := W[st.settle+1], W[g+1], W[g]
+			out.wMax = math.Max(out.wMax, wt)
+			if ws > lambda || wt > lambda {
+				out.clipped = true
+			}
+			q := st.q[st.taken]
+			out.ips += ws * st.r
+			out.ipsClip += math.Min(ws, lambda) * st.r
+			out.dr += ws*st.r - wt*q + wp*v[g]
+			out.drClip += math.Min(ws, lambda)*st.r - math.Min(wt, lambda)*q + math.Min(wp, lambda)*v[g]
+			g++
+		}
+	}
+	out.w = W[u.steps]
 	return out
 }
 
@@ -281,84 +324,88 @@ func estimate(pr *prepared, opt Options) *Report {
 	}
 	rep.Logged = logged(pr)
 
-	// sums[u][t*nMetrics+m] are unit u's numerators for rule t; the
-	// denominators are runs (n[u]) and, for SNIPS, Σw (wsum[u][t]).
+	// rows[u] is session u's terms, laid out as [1, Σr, then for each rule
+	// t its nMetrics numerators, then for each rule its weight w]; a
+	// resample's totals have the same layout. SNIPS divides by Σw, the
+	// others by the number of sessions.
 	nu, nt := len(pr.units), len(targets)
-	n := make([]float64, nu)
-	sums := make([][]float64, nu)
-	wsum := make([][]float64, nu)
-	observed := make([]float64, nu)
-	all := make([][]runWeights, nt)
+	stride := 2 + nt*(nMetrics+1)
+	rows := make([]float64, nu*stride)
+	all := make([][]sessionWeights, nt)
+	wgh := make([]weigher, nt)
+	for ti, t := range targets {
+		wgh[ti] = weigher{t: t, lambda: lambda}
+	}
 	for ui := range pr.units {
 		u := &pr.units[ui]
-		n[ui] = float64(len(u.runs))
-		sums[ui] = make([]float64, nt*nMetrics)
-		wsum[ui] = make([]float64, nt)
+		row := rows[ui*stride : (ui+1)*stride]
+		row[0] = 1
 		for ri := range u.runs {
 			for _, st := range u.runs[ri].steps {
-				observed[ui] += st.r
+				row[1] += st.r
 			}
 		}
-		for ti, t := range targets {
-			s := sums[ui][ti*nMetrics : (ti+1)*nMetrics]
-			for ri := range u.runs {
-				rw := weigh(&u.runs[ri], t, lambda)
-				all[ti] = append(all[ti], rw)
-				s[0] += rw.w * rw.r
-				s[1] += math.Min(rw.w, lambda) * rw.r
-				s[2] += rw.w * rw.r
-				s[3] += rw.dr
-				s[4] += rw.drClip
-				wsum[ui][ti] += rw.w
-			}
+		for ti := range targets {
+			sw := wgh[ti].weigh(u)
+			all[ti] = append(all[ti], sw)
+			s := row[2+ti*nMetrics : 2+(ti+1)*nMetrics]
+			s[0], s[1], s[2], s[3], s[4] = sw.ips, sw.ipsClip, sw.w*sw.r, sw.dr, sw.drClip
+			row[2+nt*nMetrics+ti] = sw.w
 		}
 	}
-	values := func(idx []int, out []float64) {
-		var N, obs float64
-		tot := make([]float64, nt*nMetrics)
-		ws := make([]float64, nt)
-		for _, u := range idx {
-			N += n[u]
-			obs += observed[u]
-			for j, x := range sums[u] {
-				tot[j] += x
-			}
-			for j, x := range wsum[u] {
-				ws[j] += x
-			}
-		}
+	k := nt*nMetrics + 1
+	finish := func(tot, out []float64) {
+		N := tot[0]
 		for ti := range nt {
+			ws := tot[2+nt*nMetrics+ti]
 			for m := range nMetrics {
 				j := ti*nMetrics + m
 				switch {
 				case m == 2:
-					if ws[ti] > 0 {
-						out[j] = tot[j] / ws[ti]
+					if ws > 0 {
+						out[j] = tot[2+j] / ws
 					} else {
 						out[j] = math.NaN()
 					}
 				case N > 0:
-					out[j] = tot[j] / N
+					out[j] = tot[2+j] / N
 				default:
 					out[j] = math.NaN()
 				}
 			}
 		}
 		if N > 0 {
-			out[nt*nMetrics] = obs / N
+			out[k-1] = tot[1] / N
 		} else {
-			out[nt*nMetrics] = math.NaN()
+			out[k-1] = math.NaN()
 		}
 	}
-	k := nt*nMetrics + 1
-	point := make([]float64, k)
-	idx := make([]int, nu)
-	for i := range idx {
-		idx[i] = i
+	total := make([]float64, stride)
+	for ui := range nu {
+		for j, x := range rows[ui*stride : (ui+1)*stride] {
+			total[j] += x
+		}
 	}
-	values(idx, point)
+	tot := make([]float64, stride)
+	values := func(idx []int, out []float64) {
+		clear(tot)
+		for _, u := range idx {
+			for j, x := range rows[u*stride : (u+1)*stride] {
+				tot[j] += x
+			}
+		}
+		finish(tot, out)
+	}
+	jack := func(i int, out []float64) {
+		for j, x := range rows[i*stride : (i+1)*stride] {
+			tot[j] = total[j] - x
+		}
+		finish(tot, out)
+	}
+	point := make([]float64, k)
+	finish(total, point)
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x686f697374)) // "hoist"
-	lo, hi := stats.BootstrapVec(nu, reps, level, k, values, rng)
+	lo, hi := stats.BootstrapBCa(nu, reps, level, k, values, jack, rng)
 	rep.Logged.Value, rep.Logged.Lo, rep.Logged.Hi = Num(point[k-1]), Num(lo[k-1]), Num(hi[k-1])
 
 	for ti, t := range targets {
@@ -381,7 +428,7 @@ func estimate(pr *prepared, opt Options) *Report {
 	return rep
 }
 
-func diagnose(rws []runWeights, lambda float64, pr *prepared) Diagnostics {
+func diagnose(rws []sessionWeights, lambda float64, pr *prepared) Diagnostics {
 	d := Diagnostics{N: len(rws), MinPropensity: Num(math.NaN())}
 	w := make([]float64, len(rws))
 	var sum, maxW float64
@@ -400,9 +447,7 @@ func diagnose(rws []runWeights, lambda float64, pr *prepared) Diagnostics {
 		d.NoSupport += rw.noSupport
 	}
 	for _, u := range pr.units {
-		for _, r := range u.runs {
-			d.Decisions += len(r.steps)
-		}
+		d.Decisions += u.steps
 	}
 	d.ESS = Num(stats.ESS(w))
 	d.MaxWeight = Num(maxW)
@@ -427,14 +472,14 @@ func warnings(d Diagnostics) []string {
 	out := []string{}
 	switch {
 	case d.Support == 0:
-		out = append(out, "no support: no logged run took what this rule takes")
+		out = append(out, "no support: no logged session took what this rule takes")
 	case float64(d.ESS) < 30:
 		out = append(out, fmt.Sprintf("effective sample size %.1f is below 30", float64(d.ESS)))
 	case float64(d.ESSShare) < 0.01:
 		out = append(out, fmt.Sprintf("effective sample size is %.2f%% of n", 100*float64(d.ESSShare)))
 	}
 	if float64(d.MaxShare) > 0.2 {
-		out = append(out, fmt.Sprintf("one run carries %.0f%% of the weight", 100*float64(d.MaxShare)))
+		out = append(out, fmt.Sprintf("one session carries %.0f%% of the weight", 100*float64(d.MaxShare)))
 	}
 	if d.NoSupport > 0 {
 		out = append(out, fmt.Sprintf("%d decisions give weight to actions the logging rule could not take", d.NoSupport))

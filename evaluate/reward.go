@@ -1,8 +1,11 @@
 package evaluate
 
 import (
+	"cmp"
 	"encoding/json"
+	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/hoist-mcp/hoist/episode"
@@ -17,17 +20,19 @@ import (
 // when the agent itself made the same call (same tool on the same server,
 // arguments equal as JSON values) after c and before its next write (a call
 // of a tool the server lists as a write); it then earns 1/k, where k is the
-// number of calls the agent made in the LLM turn of that matching call: a
-// turn of k calls is one LLM turn, so a turn all of whose calls were looked
-// up earns exactly 1, one turn saved. A lookup that is not a hit is a detour
-// and earns −DetourCost: the threshold's meaning, the cost of a detour in
-// saved turns.
+// number of calls the agent made in the LLM turn of that matching call
+// (the proxy's own lookups in that turn do not count: issue 18, point 2): a
+// turn of k calls is one LLM turn, so a turn all of whose calls were
+// looked up earns exactly 1, one turn saved. A lookup that is not a hit is
+// a detour and earns −DetourCost: the threshold's meaning, the cost of a
+// detour in saved turns.
 //
-// The matching call is looked for among the agent's calls, so the reward is
-// exact in shadow mode (--flow-shadow: the agent never sees the lookups) and
-// with a scripted agent; an agent that trusts the looked-up results and
-// skips the call makes a hit look like a detour, so estimates from active
-// sessions are pessimistic.
+// The matching call is looked for among the agent's calls, so in shadow
+// mode (--flow-shadow: the agent never sees the lookups) and with an agent
+// that makes its calls whatever it was given, a hit is a lookup that would
+// have saved the call; an agent that trusts the looked-up results and
+// skips the call makes that lookup a detour. The estimates are of this
+// reward, served or shadowed alike; docs/evaluate.md says which to log.
 type Reward struct {
 	DetourCost float64
 }
@@ -44,18 +49,34 @@ type step struct {
 	// earned; only the taken action's outcome is used (bandit feedback).
 	hit    bool
 	credit float64
+	// settle is the index, among the session's decisions in the order they
+	// were made, of the last decision made before this one's reward was
+	// settled: its own index when nothing decided later can change it.
+	settle int
 	q      []float64 // q̂ of each action (stop: 0), filled by the model
 }
 
 // run is one logged run, ready to be weighed.
 type run struct {
 	steps []step
+	// first is the index of its first decision among the session's.
+	first int
+	// at is the position, in the episode's events, of the result of the
+	// agent's call the run followed: runs are made in that order.
+	at         int
+	tool       string
+	failed     bool
+	shadow     bool
+	maxLookups int
 }
 
-// unit is one session: the bootstrap's sampling unit.
+// unit is one session: the bootstrap's sampling unit. Its runs are in the
+// order they were made, and its decisions numbered in that order.
 type unit struct {
-	runs []run
-	fold int
+	id    string
+	runs  []run
+	steps int
+	fold  int
 }
 
 // prepared is the data of an evaluation: units and what could not be used.
@@ -64,8 +85,9 @@ type prepared struct {
 	sessions  int
 	runs      int
 	decisions int
-	// unusable counts decisions in runs that could not be scored: their
-	// site call is not in the episode, or a propensity is not in (0, 1].
+	// unusable counts the decisions of sessions left out because one of
+	// their runs could not be scored: its site call is not in the episode,
+	// or a propensity is not in (0, 1].
 	unusable int
 	// mismatch counts decisions whose logged propensity differs from the
 	// logged rule's recomputed one by more than 1e-9 (docs/ope.md §6, 5).
@@ -76,12 +98,17 @@ type prepared struct {
 	rules    map[flow.Rule]int
 }
 
-// siteCalls returns, for each server index, the agent's calls of that
-// server in the order their results arrived: the order the proxy ran the
-// flow in.
-func siteCalls(e *episode.Episode) map[string][]*episode.Call {
-	calls := e.Calls()
-	out := map[string][]*episode.Call{}
+// siteCall is one of the agent's calls that returned, and where its
+// result is among the episode's events.
+type siteCall struct {
+	c  *episode.Call
+	at int
+}
+
+// siteCalls returns, for each server, the agent's calls of that server in
+// the order their results arrived: the order the proxy ran the flow in.
+func siteCalls(e *episode.Episode, calls []*episode.Call) map[string][]siteCall {
+	out := map[string][]siteCall{}
 	for i := range e.Events {
 		r := e.Events[i].Result
 		if r == nil || r.CallIndex < 0 || r.CallIndex >= len(calls) {
@@ -91,7 +118,7 @@ func siteCalls(e *episode.Episode) map[string][]*episode.Call {
 		if c.By != episode.Agent {
 			continue
 		}
-		out[c.Server] = append(out[c.Server], c)
+		out[c.Server] = append(out[c.Server], siteCall{c, i})
 	}
 	return out
 }
@@ -116,18 +143,25 @@ func canonJSON(args json.RawMessage) string {
 }
 
 // episodeIndex answers "did the agent make this call after c, before its
-// next write" for one episode.
+// next write" for one episode, and when that was settled.
 type episodeIndex struct {
 	e     *episode.Episode
 	calls []*episode.Call
 	canon []string
 	write []bool
+	at    []int // each call's position among the events
+	// agents counts the agent's calls in each turn; closed is the position
+	// of the event that closed each turn (the first call of a later turn),
+	// len(Events) for the last.
+	agents []int
+	closed []int
 }
 
 func newEpisodeIndex(e *episode.Episode) *episodeIndex {
 	x := &episodeIndex{e: e, calls: e.Calls()}
 	x.canon = make([]string, len(x.calls))
 	x.write = make([]bool, len(x.calls))
+	x.at = make([]int, len(x.calls))
 	kinds := map[string]episode.Kind{}
 	for _, t := range e.Tools {
 		kinds[t.Name] = t.Kind
@@ -135,12 +169,40 @@ func newEpisodeIndex(e *episode.Episode) *episodeIndex {
 	for i, c := range x.calls {
 		x.write[i] = kinds[c.Tool] == episode.Write
 	}
+	n := 0
+	for i := range e.Events {
+		if e.Events[i].Call != nil {
+			x.at[n] = i
+			n++
+		}
+	}
+	x.agents = make([]int, len(e.Turns))
+	x.closed = make([]int, len(e.Turns))
+	for i := range x.closed {
+		x.closed[i] = len(e.Events)
+	}
+	for i, c := range x.calls {
+		if c.Turn < 0 || c.Turn >= len(e.Turns) {
+			continue
+		}
+		if c.By == episode.Agent {
+			x.agents[c.Turn]++
+		}
+		// Turns are numbered in the order they start, so a call of turn j
+		// closes every turn before it that is still open.
+		for j := c.Turn - 1; j >= 0 && x.closed[j] == len(e.Events); j-- {
+			x.closed[j] = x.at[i]
+		}
+	}
 	return x
 }
 
 // hit reports whether the agent made o after call c and before its next
-// write, and the credit of the matching call: 1/k for a turn of k calls.
-func (x *episodeIndex) hit(c *episode.Call, o *flow.Offer) (bool, float64) {
+// write, the credit of the matching call (1/k for a turn of k of the
+// agent's calls), and the position among the events from which on nothing
+// can change that: the next write, or the close of the matching call's
+// turn, or the end of the episode.
+func (x *episodeIndex) hit(c *episode.Call, o *flow.Offer) (bool, float64, int) {
 	tool := bare(o.Tool)
 	var want string
 	for i := c.Index + 1; i < len(x.calls); i++ {
@@ -149,7 +211,7 @@ func (x *episodeIndex) hit(c *episode.Call, o *flow.Offer) (bool, float64) {
 			continue
 		}
 		if x.write[i] {
-			return false, 0
+			return false, 0, x.at[i]
 		}
 		if bare(m.Tool) != tool {
 			continue
@@ -163,94 +225,174 @@ func (x *episodeIndex) hit(c *episode.Call, o *flow.Offer) (bool, float64) {
 		if x.canon[i] != want {
 			continue
 		}
-		k := 1
+		k, closed := 1, len(x.e.Events)
 		if m.Turn >= 0 && m.Turn < len(x.e.Turns) {
-			k = max(1, len(x.e.Turns[m.Turn].Calls))
+			k, closed = max(1, x.agents[m.Turn]), x.closed[m.Turn]
 		}
-		return true, 1 / float64(k)
+		return true, 1 / float64(k), closed
 	}
-	return false, 0
+	return false, 0, len(x.e.Events)
 }
 
-// prepare scores every logged decision with rw and splits the sessions
-// into units (two folds, alternating, for the cross-fitted model).
+// foldOf is the DR model's fold of a session: FNV-1a of its id, modulo 2,
+// so that a session's fold does not depend on where the store put it
+// (issue 18, point 4).
+func foldOf(id string) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() & 1)
+}
+
+// tally is what scoring sessions counts beside the units.
+type tally struct {
+	runs, decisions, unusable, mismatch, lookups, hits, shadow int
+	rules                                                      map[flow.Rule]int
+}
+
+// prepare scores every logged decision with rw and makes each session a
+// unit, in the order of their ids.
 func prepare(sessions []Session, rw Reward) *prepared {
 	pr := &prepared{rules: map[flow.Rule]int{}}
-	for si, s := range sessions {
+	tl := tally{rules: pr.rules}
+	for _, s := range sessions {
 		pr.sessions++
-		u := unit{fold: si % 2}
-		x := newEpisodeIndex(s.Episode)
-		sites := siteCalls(s.Episode)
-		next := map[int]int{} // server index → position in its site calls
-		for _, lr := range s.Runs {
-			pr.runs++
-			pr.decisions += len(lr.Decisions)
-			for i := range lr.Decisions {
-				pr.rules[lr.Decisions[i].Rule]++
-				if lr.Decisions[i].Shadow {
-					pr.shadow++
-				}
-			}
-			var site *episode.Call
-			if lr.Server >= 0 && lr.Server < len(s.Episode.Servers) && lr.Call != "" {
-				cs := sites[s.Episode.Servers[lr.Server].Name]
-				for j := next[lr.Server]; j < len(cs); j++ {
-					if bare(cs[j].Tool) == bare(lr.Call) {
-						site = cs[j]
-						next[lr.Server] = j + 1
-						break
-					}
-				}
-			}
-			r, ok := prepareRun(pr, lr, site, x, rw)
-			if !ok {
-				pr.unusable += len(lr.Decisions)
-				continue
-			}
-			u.runs = append(u.runs, r)
+		if u, ok := score(s, rw, &tl); ok && len(u.runs) > 0 {
+			pr.units = append(pr.units, u)
 		}
-		pr.units = append(pr.units, u)
 	}
+	pr.runs, pr.decisions, pr.unusable, pr.mismatch = tl.runs, tl.decisions, tl.unusable, tl.mismatch
+	pr.lookups, pr.hits, pr.shadow = tl.lookups, tl.hits, tl.shadow
+	slices.SortStableFunc(pr.units, func(a, b unit) int { return strings.Compare(a.id, b.id) })
 	return pr
 }
 
-func prepareRun(pr *prepared, lr Run, site *episode.Call, x *episodeIndex, rw Reward) (run, bool) {
-	if site == nil || len(lr.Decisions) == 0 {
-		return run{}, false
+// score places each run of s after the agent's call it followed, puts the
+// runs in the order they were made, and scores each decision with rw. A
+// session one of whose runs cannot be scored is left out whole (ok false):
+// its decisions' weights would lack that run's.
+func score(s Session, rw Reward, tl *tally) (unit, bool) {
+	u := unit{fold: -1}
+	if s.Episode != nil {
+		u.id, u.fold = s.Episode.ID, foldOf(s.Episode.ID)
 	}
-	r := run{steps: make([]step, len(lr.Decisions))}
-	for i := range lr.Decisions {
-		d := &lr.Decisions[i]
-		k := len(d.Offers)
-		taken := d.Taken
-		if taken < 0 {
-			taken = k
+	n := 0
+	for _, lr := range s.Runs {
+		tl.runs++
+		tl.decisions += len(lr.Decisions)
+		n += len(lr.Decisions)
+		for i := range lr.Decisions {
+			tl.rules[lr.Decisions[i].Rule]++
+			if lr.Decisions[i].Shadow {
+				tl.shadow++
+			}
 		}
-		if taken > k || !(d.Propensity > 0 && d.Propensity <= 1) {
-			return run{}, false
+	}
+	if s.Episode == nil {
+		tl.unusable += n
+		return unit{}, false
+	}
+	x := newEpisodeIndex(s.Episode)
+	sites := siteCalls(s.Episode, x.calls)
+	next := map[int]int{} // server index → position in its site calls
+	placed := make([]*episode.Call, len(s.Runs))
+	for ri, lr := range s.Runs {
+		if lr.Server < 0 || lr.Server >= len(s.Episode.Servers) || lr.Call == "" || len(lr.Decisions) == 0 {
+			tl.unusable += n
+			return unit{}, false
 		}
-		_, pb := flow.Propensities(d.Rule, d.Offers)
-		if math.Abs(pb[taken]-d.Propensity) > 1e-9 {
-			pr.mismatch++
+		cs := sites[s.Episode.Servers[lr.Server].Name]
+		for j := next[lr.Server]; j < len(cs); j++ {
+			if bare(cs[j].c.Tool) == bare(lr.Call) {
+				placed[ri] = cs[j].c
+				u.runs = append(u.runs, run{at: cs[j].at, tool: lr.Call, failed: lr.Failed, maxLookups: lr.MaxLookups})
+				next[lr.Server] = j + 1
+				break
+			}
 		}
-		st := step{offers: d.Offers, logged: d.Rule, taken: taken, p: d.Propensity, pb: pb}
-		if taken < k {
-			st.hit, st.credit = x.hit(site, &d.Offers[taken])
+		if placed[ri] == nil {
+			tl.unusable += n
+			return unit{}, false
+		}
+	}
+	// The runs in the order they were made: by their calls' results (each
+	// server's runs are in that order already).
+	order := make([]int, len(s.Runs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(u.runs[a].at, u.runs[b].at) })
+	runs := make([]run, len(order))
+	mismatch := 0
+	first := 0
+	for k, ri := range order {
+		r := u.runs[ri]
+		r.first = first
+		r.shadow = true
+		lr := s.Runs[ri]
+		r.steps = make([]step, len(lr.Decisions))
+		for i := range lr.Decisions {
+			d := &lr.Decisions[i]
+			nOffers := len(d.Offers)
+			taken := d.Taken
+			if taken < 0 {
+				taken = nOffers
+			}
+			if taken > nOffers || !(d.Propensity > 0 && d.Propensity <= 1) {
+				tl.unusable += n
+				return unit{}, false
+			}
+			_, pb := flow.Propensities(d.Rule, d.Offers)
+			if math.Abs(pb[taken]-d.Propensity) > 1e-9 {
+				mismatch++
+			}
+			r.shadow = r.shadow && d.Shadow
+			r.steps[i] = step{offers: d.Offers, logged: d.Rule, taken: taken, p: d.Propensity, pb: pb, settle: first + i}
+		}
+		first += len(r.steps)
+		runs[k] = r
+	}
+	// Rewards, and when each was settled: a lookup the agent could see
+	// (served) may change what it did next, so its reward is known only
+	// once the matching call's turn closed, or the next write was made, or
+	// the session ended; every decision made before then shares its weight.
+	// In shadow the agent never sees a lookup, and a reward is settled when
+	// its decision is made.
+	before := func(at int) int { // the last decision of a run made before event at
+		last := -1
+		for _, r := range runs {
+			if r.at >= at {
+				break
+			}
+			last = r.first + len(r.steps) - 1
+		}
+		return last
+	}
+	lookups, hits := 0, 0
+	for k := range runs {
+		r := &runs[k]
+		site := placed[order[k]]
+		for i := range r.steps {
+			st := &r.steps[i]
+			if st.taken == len(st.offers) {
+				continue
+			}
+			lookups++
+			var at int
+			st.hit, st.credit, at = x.hit(site, &st.offers[st.taken])
 			if st.hit {
+				hits++
 				st.r = st.credit
 			} else {
 				st.r = -rw.DetourCost
 			}
-		}
-		r.steps[i] = st
-	}
-	for _, st := range r.steps {
-		if st.taken < len(st.offers) {
-			pr.lookups++
-			if st.hit {
-				pr.hits++
+			if !s.Runs[order[k]].Decisions[i].Shadow {
+				st.settle = max(st.settle, before(at))
 			}
 		}
 	}
-	return r, true
+	tl.mismatch += mismatch
+	tl.lookups += lookups
+	tl.hits += hits
+	u.runs, u.steps = runs, first
+	return u, true
 }

@@ -68,8 +68,8 @@ func TestReward(t *testing.T) {
 		{Server: 0, Call: "get", Decisions: []flow.Decision{decide(0, offer("get", `{"id":"o2"}`)), decide(-1)}}, // site: call 2
 		{Server: 0, Call: "nosuch", Decisions: []flow.Decision{decide(-1)}},                                      // no site call
 	}
-	pr := prepare([]Session{{Episode: e, Runs: runs}}, Reward{DetourCost: 0.4})
-	if pr.runs != 3 || pr.decisions != 7 || pr.unusable != 1 || pr.mismatch != 0 {
+	pr := prepare([]Session{{Episode: e, Runs: runs[:2]}}, Reward{DetourCost: 0.4})
+	if pr.runs != 2 || pr.decisions != 6 || pr.unusable != 0 || pr.mismatch != 0 {
 		t.Fatalf("prepared %d runs, %d decisions, %d unusable, %d mismatched", pr.runs, pr.decisions, pr.unusable, pr.mismatch)
 	}
 	got := []float64{}
@@ -92,19 +92,25 @@ func TestReward(t *testing.T) {
 		t.Errorf("%d lookups, %d hits; want 4 and 2", pr.lookups, pr.hits)
 	}
 
-	rep, err := Evaluate(context.Background(), Sessions{{Episode: e, Runs: runs}}, Options{
+	// A run that cannot be placed after a call of its session leaves the
+	// whole session out: its other runs' weights would lack its decisions.
+	if pr := prepare([]Session{{Episode: e, Runs: runs}}, Reward{DetourCost: 0.4}); pr.unusable != 7 || len(pr.units) != 0 {
+		t.Errorf("with an unplaced run: %d unusable decisions, %d sessions kept", pr.unusable, len(pr.units))
+	}
+
+	rep, err := Evaluate(context.Background(), Sessions{{Episode: e, Runs: runs[:2]}}, Options{
 		Targets: []Target{Never, NewTarget(flow.Rule{Decider: flow.Reach, Threshold: 0.3, Epsilon: 0.5})},
 		Reward:  Reward{DetourCost: 0.4}, Clip: math.Inf(1), Reps: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The logging rule itself: every weight 1, IPS = the mean reward of a
-	// scored run, ((0.5 + 0.5 − 0.4 + 0) + (−0.4 + 0))/2.
+	// The logging rule itself: every weight 1, IPS = the session's reward,
+	// (0.5 + 0.5 − 0.4 + 0) + (−0.4 + 0).
 	self := rep.Results[1]
-	if v := float64(self.Estimates[0].Value); math.Abs(v-0.1) > 1e-12 || float64(rep.Logged.Value) != v || self.N != 2 || float64(self.ESS) != 2 {
+	if v := float64(self.Estimates[0].Value); math.Abs(v-0.2) > 1e-12 || float64(rep.Logged.Value) != v || self.N != 1 || float64(self.ESS) != 1 {
 		t.Errorf("logging rule: IPS %v, as logged %v, n %d, ESS %v", v, float64(rep.Logged.Value), self.N, float64(self.ESS))
 	}
-	if never := rep.Results[0]; float64(never.Estimates[0].Value) != 0 || never.Unevaluable != never.NoSupport+1 {
+	if never := rep.Results[0]; float64(never.Estimates[0].Value) != 0 || never.Unevaluable != never.NoSupport {
 		t.Errorf("never: %+v", never)
 	}
 }

@@ -14,9 +14,13 @@ type Run struct {
 	// proxy made the decisions.
 	Server int
 	// Call is the tool whose result was the run's site (the run line's
-	// call), by the flow's name; "" when the run line is missing.
-	Call      string
-	Decisions []flow.Decision
+	// call), by the flow's name; "" when the run line is missing. Failed
+	// and MaxLookups are the run line's too: whether that result was an
+	// error, and the lookups the run could take (the caps left).
+	Call       string
+	Failed     bool
+	MaxLookups int
+	Decisions  []flow.Decision
 }
 
 // Session is one episode and the runs its flow logs hold, in log order.

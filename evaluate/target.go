@@ -10,25 +10,37 @@ import (
 )
 
 // Target is a decision rule whose value is estimated: a flow.Rule (decider,
-// threshold and its own exploration rate, usually 0: greedy), or Never,
-// which always hands back.
+// threshold and its own exploration rate, usually 0: greedy); Never, which
+// always hands back; or Served, the rule each decision was logged under
+// without its exploration.
 type Target struct {
 	// Name is how reports name it: "never", "reach≥0.3", "habit≥0.5 ε=0.1".
 	Name  string
 	Rule  flow.Rule
 	Never bool
+	// Logged, with Rule unset, is the logged rule with ε = 0.
+	Logged bool
 }
 
 // Never is the rule that never looks anything up: its value is 0, which
 // every estimate of it should cover.
 var Never = Target{Name: "never", Never: true}
 
-// probs returns the target's probability of each action at a decision:
-// p[i] for offers[i], p[len(offers)] for stop.
-func (t Target) probs(offers []flow.Offer) []float64 {
-	if t.Never {
+// Served is what promote asks of the shadow runs: the rule that logged
+// each decision, as it serves once promoted, without exploring.
+var Served = Target{Name: "served", Logged: true}
+
+// probs returns the target's probability of each action at a decision
+// logged under rule logged: p[i] for offers[i], p[len(offers)] for stop.
+func (t Target) probs(offers []flow.Offer, logged flow.Rule) []float64 {
+	switch {
+	case t.Never:
 		p := make([]float64, len(offers)+1)
 		p[len(offers)] = 1
+		return p
+	case t.Logged:
+		logged.Epsilon = 0
+		_, p := flow.Propensities(logged, offers)
 		return p
 	}
 	_, p := flow.Propensities(t.Rule, offers)

@@ -1,80 +1,103 @@
-// Package promote is hoist promote (issue 6, point 2): it scores the
-// decisions of shadow runs (hoist-mcp --flow-shadow's flow logs) against what
-// the agent then did, and marks each site of the flow promoted, or not with
-// its reason, so that a promoted flow acts only at sites whose lookups paid
-// (manual, --flow-shadow and "A promoted flow hands back after a call whose
-// site was not promoted, with the reason the site is not promoted").
+// Package promote is hoist promote (issue 6, point 2; issue 18, point 3):
+// it scores the decisions of shadow runs (hoist-mcp --flow-shadow's flow
+// logs) against what the agent then did, and marks each site of the flow
+// promoted, or not with its reason, so that a promoted flow acts only at
+// sites whose lookups paid (manual, --flow-shadow and "A promoted flow hands
+// back after a call whose site was not promoted, with the reason the site
+// is not promoted").
 //
-// A lookup the shadow run decided is a hit when the agent made that same
-// call itself after the site and before its next write, and a detour
-// otherwise. Its value, in saved turns, is its hit rate less the threshold
-// (the ratio of a detour's cost to a saved turn: the manual's
-// --flow-threshold). A site is promoted when it had at least MinRuns shadow
-// runs and the lower bound of the 95% Wilson interval of its hit rate is
-// above the threshold; else its reason says which test failed, or that a
-// tool it looks up lists another input contract than the flow pinned.
+// A site pays by the economics hoist evaluate estimates with (its reward,
+// evaluate.Reward, read through evaluate.Score): a lookup the agent then
+// made itself before its next write saves 1/k of a turn, k the agent's
+// calls in that turn, and any other lookup costs the detour cost t
+// (--threshold: what a detour costs in saved turns). The rule scored is the
+// one the shadow runs were logged under, without its exploration: the flow
+// as it will serve. An explored lookup weighs 0 for it, and a lookup after
+// an explored decision of its run too, while the rule's own choices weigh
+// 1/p (a run's decisions are weighted within the run: W₁:ₜ = Πₛ≤ₜ π/pₛ).
+// So a run at a site is worth
 //
-// promote reads episodes and their flow logs through Source, never the store.
+//	y = Σₜ W₁:ₜ rₜ      (rₜ = 1/k for a hit, −t for a detour)
+//
+// and a session's runs at the site, which are not independent, are one
+// observation: their mean, x. The site's value is the mean of x over the
+// sessions that ran it, and a site is promoted when it had at least
+// MinRuns shadow runs and the lower confidence bound of that value is
+// above zero: the normal bound for one look at the data (stats.MeanLower),
+// or with Anytime a confidence sequence (stats.BettingLower), whose bound
+// holds however often promote is run again as sessions arrive. A lookup
+// pays when its hit rate h is above the break-even t/(c̄ + t), c̄ the mean
+// credit 1/k of its hits: 0.23 for t = 0.3 and turns of one call.
+//
+// promote reads sessions and their flow logs through evaluate.Source, never
+// the store.
 package promote
 
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/evaluate"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/stats"
 )
 
-// Run is one run of a flow log: the run line, and its decisions in order.
-type Run struct {
-	// Server is the episode's server (log) whose proxy ran it.
-	Server    string
-	Record    flow.RunRecord
-	Decisions []flow.Decision
-}
-
-// Source yields episodes with the runs their flow logs hold. Implementations
-// are safe for concurrent use.
-type Source interface {
-	// Runs calls fn with each episode the filter selects and its runs, in
-	// log order per server, until fn returns an error or they run out.
-	Runs(ctx context.Context, f episode.Filter, fn func(ep *episode.Episode, runs []Run) error) error
-}
-
 // Options are promote's settings.
 type Options struct {
-	// Threshold is the ratio of a detour's cost to a saved turn, which a
-	// site's hit rate must beat (flow.DefaultThreshold when 0).
+	// Threshold is what a detour costs in saved turns, the reward's
+	// DetourCost (flow.DefaultThreshold when 0): hoist-mcp's
+	// --flow-threshold has the same meaning.
 	Threshold float64
 	// MinRuns is the least number of shadow runs a site needs (DefaultMinRuns
 	// when 0).
 	MinRuns int
-	// Level is the confidence of the lower bound (0.95 when 0).
-	Level  float64
-	Filter episode.Filter
+	// Level is the confidence of the lower bound (DefaultLevel when 0): a
+	// site that does not pay is promoted with probability at most 1 − Level.
+	Level float64
+	// Anytime bounds the value with a confidence sequence, valid however
+	// often promote is run as sessions arrive, instead of the bound for one
+	// look.
+	Anytime bool
 }
 
-// DefaultMinRuns is --min-runs' default.
-const DefaultMinRuns = 10
+// Defaults of Options.
+const (
+	DefaultMinRuns = 10
+	DefaultLevel   = 0.95
+)
+
+// Num is a number that writes NaN and ±Inf as JSON null.
+type Num = evaluate.Num
 
 // Site is what the shadow runs said of one site of the flow.
 type Site struct {
 	Tool   string `json:"tool"`
 	Failed bool   `json:"failed"`
-	// Runs are the shadow runs at the site; Lookups the lookups they decided,
-	// of which Hits the agent made itself before its next write.
-	Runs    int `json:"runs"`
-	Lookups int `json:"lookups"`
-	Hits    int `json:"hits"`
-	// HitRate is Hits/Lookups with its Wilson interval; Value is the lower
-	// bound less the threshold: the site is promoted when it is above zero.
-	HitRate float64 `json:"hit_rate"`
-	Lo      float64 `json:"hit_rate_lo"`
-	Hi      float64 `json:"hit_rate_hi"`
-	Value   float64 `json:"value_lcb"`
+	// Runs are the shadow runs at the site, Sessions the sessions they were
+	// in (the bound's observations).
+	Runs     int `json:"runs"`
+	Sessions int `json:"sessions"`
+	// Lookups are the lookups of those runs the rule makes, Hits those the
+	// agent then made itself before its next write; Explored the lookups
+	// the runs took only by exploring, which the rule would not make.
+	Lookups  int `json:"lookups"`
+	Hits     int `json:"hits"`
+	Explored int `json:"explored"`
+	// HitRate is the weighted share of the rule's lookups that were hits,
+	// BreakEven the hit rate at which a lookup here pays: t/(c̄ + t).
+	HitRate   Num `json:"hit_rate"`
+	BreakEven Num `json:"break_even"`
+	// Value is the site's saved turns per run, Bound its lower confidence
+	// bound: the site is promoted when Bound is above zero.
+	Value Num `json:"value"`
+	Bound Num `json:"value_lcb"`
+	// Floor is the least a session's observation here can be, which the
+	// confidence sequence needs (see Floor); null without Anytime.
+	Floor Num `json:"floor"`
 	// Promoted, and else Reason, are the marks written to the flow.
 	Promoted bool   `json:"promoted"`
 	Reason   string `json:"reason,omitempty"`
@@ -83,13 +106,17 @@ type Site struct {
 // Report is what promote did.
 type Report struct {
 	Episodes int `json:"episodes"`
-	// ShadowRuns counts the shadow runs scored; Unmatched the runs that could
-	// not be placed after an agent's call of the episode (left out).
-	ShadowRuns int     `json:"shadow_runs"`
-	Unmatched  int     `json:"unmatched_runs"`
-	Threshold  float64 `json:"threshold"`
-	MinRuns    int     `json:"min_runs"`
-	Sites      []Site  `json:"sites"`
+	// ShadowRuns counts the shadow runs scored; Unmatched the runs of the
+	// sessions left out because one of their runs could not be placed
+	// after a call of the session.
+	ShadowRuns int `json:"shadow_runs"`
+	Unmatched  int `json:"unmatched_runs"`
+	// Threshold is the detour cost; Level and Anytime say which bound.
+	Threshold float64 `json:"threshold"`
+	MinRuns   int     `json:"min_runs"`
+	Level     float64 `json:"level"`
+	Anytime   bool    `json:"anytime"`
+	Sites     []Site  `json:"sites"`
 }
 
 type key struct {
@@ -97,11 +124,28 @@ type key struct {
 	failed bool
 }
 
-type tally struct{ runs, lookups, hits int }
+// tally is what the shadow runs at one site added up to.
+type tally struct {
+	runs, lookups, hits, explored int
+	wLookups, wHits, wCredit      float64
+	xs                            []float64 // each session's mean run value
+}
 
-// Promote scores the shadow runs src holds and returns a copy of f with
-// every site marked, and the report.
-func Promote(ctx context.Context, src Source, f *flow.Flow, opt Options) (*flow.Flow, *Report, error) {
+// add counts one shadow run at the site.
+func (t *tally) add(r *evaluate.RunValue) {
+	t.runs++
+	t.lookups += r.Lookups
+	t.hits += r.Hits
+	t.explored += r.Explored
+	t.wLookups += r.WLookups
+	t.wHits += r.WHits
+	t.wCredit += r.WCredit
+}
+
+// Promote scores the shadow runs of the sessions src holds, in the order
+// it gives them (the order the confidence sequence reads them in), and
+// returns a copy of f with every site marked, and the report.
+func Promote(ctx context.Context, src evaluate.Source, f *flow.Flow, opt Options) (*flow.Flow, *Report, error) {
 	if opt.Threshold == 0 {
 		opt.Threshold = flow.DefaultThreshold
 	}
@@ -109,14 +153,15 @@ func Promote(ctx context.Context, src Source, f *flow.Flow, opt Options) (*flow.
 		opt.MinRuns = DefaultMinRuns
 	}
 	if opt.Level == 0 {
-		opt.Level = 0.95
+		opt.Level = DefaultLevel
 	}
-	rep := &Report{Threshold: opt.Threshold, MinRuns: opt.MinRuns}
+	rep := &Report{Threshold: opt.Threshold, MinRuns: opt.MinRuns, Level: opt.Level, Anytime: opt.Anytime}
 	tallies := map[key]*tally{}
 	changed := map[string]string{} // tool → why it may not be looked up any more
-	err := src.Runs(ctx, opt.Filter, func(ep *episode.Episode, runs []Run) error {
+	perCall, eps := 0, 0.0         // the largest run budget and ε logged: the floor's
+	err := src.Sessions(ctx, func(s evaluate.Session) error {
 		rep.Episodes++
-		for _, t := range ep.Tools {
+		for _, t := range s.Episode.Tools {
 			pinned, ok := f.Tools[t.Name]
 			switch {
 			case !ok || pinned.Kind != episode.Read:
@@ -126,18 +171,40 @@ func Promote(ctx context.Context, src Source, f *flow.Flow, opt Options) (*flow.
 				changed[t.Name] = fmt.Sprintf("%s's server lists another input contract than the pinned one", t.Name)
 			}
 		}
-		n, unmatched := score(f, ep, runs, func(k key, lookups, hits int) {
+		sc, ok := evaluate.Score(s, evaluate.Reward{DetourCost: opt.Threshold})
+		if !ok {
+			rep.Unmatched += len(s.Runs)
+			return nil
+		}
+		type sum struct {
+			n int
+			y float64
+		}
+		here := map[key]*sum{}
+		var order []key
+		for _, r := range sc.Runs(evaluate.Served) {
+			if !r.Shadow {
+				continue
+			}
+			rep.ShadowRuns++
+			perCall, eps = max(perCall, r.MaxLookups), math.Max(eps, r.Rule.Epsilon)
+			k := key{r.Tool, r.Failed}
 			t := tallies[k]
 			if t == nil {
 				t = &tally{}
 				tallies[k] = t
 			}
-			t.runs++
-			t.lookups += lookups
-			t.hits += hits
-		})
-		rep.ShadowRuns += n
-		rep.Unmatched += unmatched
+			t.add(&r)
+			if here[k] == nil {
+				here[k] = &sum{}
+				order = append(order, k)
+			}
+			here[k].n++
+			here[k].y += r.Value
+		}
+		for _, k := range order {
+			tallies[k].xs = append(tallies[k].xs, here[k].y/float64(here[k].n))
+		}
 		return nil
 	})
 	if err != nil {
@@ -151,7 +218,7 @@ func Promote(ctx context.Context, src Source, f *flow.Flow, opt Options) (*flow.
 		if t == nil {
 			t = &tally{}
 		}
-		site := judge(s, t, changed, opt)
+		site := judge(s, t, changed, Floor(opt.Threshold, min(perCall, offers(s)), eps), opt)
 		promoted := site.Promoted
 		s.Promoted, s.Reason = &promoted, site.Reason
 		rep.Sites = append(rep.Sites, site)
@@ -162,127 +229,99 @@ func Promote(ctx context.Context, src Source, f *flow.Flow, opt Options) (*flow.
 	return &out, rep, nil
 }
 
+// Floor is the least a session's observation at a site can be, when a run
+// there takes at most n lookups (offers): a decision the rule agrees with
+// weighs at most 1/(1 − ε) more than the one before it, so
+//
+//	x ≥ −t · Σⱼ₌₁ⁿ (1 − ε)^(−j)
+//
+// (−t·n without exploration). The logs' largest run budget and ε stand
+// for the settings every session was served with.
+func Floor(t float64, n int, eps float64) float64 {
+	sum, w := 0.0, 1.0
+	for range max(n, 1) {
+		w /= 1 - eps
+		sum += w
+	}
+	return -t * sum
+}
+
+// offers returns the most lookups a shadow run at site s can be offered:
+// one per lookup, unless one of them fans out (then any number). A shadow
+// run makes no lookup, so none chains another site's.
+func offers(s *flow.Site) int {
+	for _, l := range s.Lookups {
+		for i := range l.Bindings {
+			if l.Bindings[i].FanOut() {
+				return math.MaxInt
+			}
+		}
+	}
+	return len(s.Lookups)
+}
+
+// Bound returns the lower confidence bound of the mean of a site's
+// per-session values xs, in the order the sessions came: the normal bound
+// for one look, or with anytime the confidence sequence's, which needs the
+// values' floor.
+func Bound(xs []float64, floor float64, level float64, anytime bool) float64 {
+	if anytime {
+		return stats.BettingLower(xs, floor, 1-level)
+	}
+	return stats.MeanLower(xs, level)
+}
+
 // judge decides one site.
-func judge(s *flow.Site, t *tally, changed map[string]string, opt Options) Site {
-	out := Site{Tool: s.Tool, Failed: s.Failed, Runs: t.runs, Lookups: t.lookups, Hits: t.hits}
+func judge(s *flow.Site, t *tally, changed map[string]string, floor float64, opt Options) Site {
+	out := Site{Tool: s.Tool, Failed: s.Failed, Runs: t.runs, Sessions: len(t.xs), Lookups: t.lookups, Hits: t.hits, Explored: t.explored,
+		HitRate: Num(math.NaN()), BreakEven: Num(math.NaN()), Value: Num(math.NaN()), Bound: Num(math.NaN()), Floor: Num(math.NaN())}
+	if opt.Anytime {
+		out.Floor = Num(floor)
+	}
 	var why []string
 	for _, l := range s.Lookups {
 		if c, ok := changed[l.Tool]; ok {
 			why = append(why, c)
 		}
 	}
-	if t.lookups > 0 {
-		out.HitRate = float64(t.hits) / float64(t.lookups)
-		out.Lo, out.Hi = stats.Wilson(t.hits, t.lookups, opt.Level)
-		out.Value = out.Lo - opt.Threshold
+	cbar := 1.0
+	if t.wHits > 0 {
+		cbar = t.wCredit / t.wHits
+	}
+	out.BreakEven = Num(opt.Threshold / (cbar + opt.Threshold))
+	if t.wLookups > 0 {
+		out.HitRate = Num(t.wHits / t.wLookups)
+	}
+	if len(t.xs) > 0 {
+		var sum float64
+		for _, x := range t.xs {
+			sum += x
+		}
+		out.Value = Num(sum / float64(len(t.xs)))
+		out.Bound = Num(Bound(t.xs, floor, opt.Level, opt.Anytime))
+	}
+	bound := "lower bound"
+	if opt.Anytime {
+		bound = "anytime lower bound"
 	}
 	switch {
 	case len(why) > 0:
 		out.Reason = "contract changed: " + strings.Join(why, "; ")
 	case t.runs < opt.MinRuns:
 		out.Reason = fmt.Sprintf("too few runs: %d shadow runs, --min-runs %d", t.runs, opt.MinRuns)
-	case t.lookups == 0:
+	case t.lookups == 0 && t.explored == 0:
 		out.Reason = fmt.Sprintf("would not pay: it looked nothing up in %d shadow runs", t.runs)
-	case out.Value <= 0:
-		out.Reason = fmt.Sprintf("would not pay: hit rate %.2f (%.0f%% interval %.2f–%.2f over %d lookups) is not above the threshold %.2f",
-			out.HitRate, 100*opt.Level, out.Lo, out.Hi, t.lookups, opt.Threshold)
+	case t.lookups == 0:
+		out.Reason = fmt.Sprintf("would not pay: the rule looks nothing up here; the %d lookups of its %d shadow runs were explored", t.explored, t.runs)
+	case math.IsNaN(float64(out.Bound)) && opt.Anytime:
+		out.Reason = fmt.Sprintf("no anytime bound: a session's value is below the floor %.3f that this flow's site and the logged budget and ε allow", floor)
+	case math.IsNaN(float64(out.Bound)):
+		out.Reason = fmt.Sprintf("too few sessions: %d session ran the site, a bound needs 2", len(t.xs))
+	case out.Bound <= 0:
+		out.Reason = fmt.Sprintf("would not pay: %.3f saved turns per run, %.0f%% %s %.3f (hit rate %.2f, break-even %.2f, over %d lookups in %d sessions)",
+			float64(out.Value), 100*opt.Level, bound, float64(out.Bound), float64(out.HitRate), float64(out.BreakEven), t.lookups, len(t.xs))
 	default:
 		out.Promoted = true
 	}
 	return out
-}
-
-// score places each shadow run after the agent's call it followed and
-// scores its lookups: hit when the agent made the same call itself after the
-// call's result and before its next write. Runs are placed in order, per
-// server: the proxy runs the flow once after each of the agent's calls that
-// returns, so the k-th run of a server follows one of its calls, in order,
-// whose tool is the run's call. It returns the shadow runs scored and those
-// it could not place.
-func score(f *flow.Flow, ep *episode.Episode, runs []Run, add func(k key, lookups, hits int)) (scored, unmatched int) {
-	kinds := map[string]episode.Kind{}
-	for _, t := range ep.Tools {
-		kinds[t.Name] = t.Kind
-	}
-	for name, t := range f.Tools {
-		if _, ok := kinds[name]; !ok {
-			kinds[name] = t.Kind
-		}
-	}
-	calls := ep.Calls()
-	labels := make([]string, len(calls))
-	for i, c := range calls {
-		if c.By != episode.Proxy {
-			labels[i] = flow.CallLabel(c.Tool, c.Args)
-		}
-	}
-	byServer := map[string][]Run{}
-	var servers []string
-	for _, r := range runs {
-		if _, ok := byServer[r.Server]; !ok {
-			servers = append(servers, r.Server)
-		}
-		byServer[r.Server] = append(byServer[r.Server], r)
-	}
-	for _, server := range servers {
-		rs := byServer[server]
-		j := 0
-		for pos, ev := range ep.Events {
-			if j >= len(rs) {
-				break
-			}
-			if ev.Type != episode.EventResult || ev.Result == nil {
-				continue
-			}
-			ci := ev.Result.CallIndex
-			if ci < 0 || ci >= len(calls) || calls[ci].By == episode.Proxy || len(ep.Servers) > 1 && calls[ci].Server != server {
-				continue
-			}
-			r := rs[j]
-			if !sameTool(r.Record.Call, calls[ci].Tool) {
-				continue
-			}
-			j++
-			if !r.Record.Shadow {
-				continue
-			}
-			scored++
-			lookups, hits := 0, 0
-			for _, d := range r.Decisions {
-				if d.Taken < 0 || d.Taken >= len(d.Offers) {
-					continue
-				}
-				lookups++
-				if later(ep, pos, labels, kinds, d.Offers[d.Taken].Label()) {
-					hits++
-				}
-			}
-			add(key{r.Record.Call, r.Record.Failed}, lookups, hits)
-		}
-		unmatched += len(rs) - j
-	}
-	return scored, unmatched
-}
-
-// sameTool reports whether a run's call (the flow's name) is the episode's
-// call of tool (qualified or not).
-func sameTool(run, tool string) bool {
-	return run == tool || strings.HasSuffix(tool, "::"+run) || strings.HasSuffix(run, "::"+tool)
-}
-
-// later reports whether the agent made the call of label lb after event pos
-// and before its next write.
-func later(ep *episode.Episode, pos int, labels []string, kinds map[string]episode.Kind, lb string) bool {
-	for _, ev := range ep.Events[pos+1:] {
-		if ev.Type != episode.EventCall || ev.Call == nil || ev.Call.By == episode.Proxy {
-			continue
-		}
-		if labels[ev.Call.Index] == lb {
-			return true
-		}
-		if kinds[ev.Call.Tool] == episode.Write {
-			return false
-		}
-	}
-	return false
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/evaluate"
 	"github.com/hoist-mcp/hoist/flow"
 )
 
@@ -36,24 +38,18 @@ func testFlow(t testing.TB) *flow.Flow {
 	return f
 }
 
-type mem []struct {
-	ep   *episode.Episode
-	runs []Run
-}
+// mem is sessions in memory, and adds them.
+type mem = evaluate.Sessions
 
-func (m mem) Runs(_ context.Context, _ episode.Filter, fn func(*episode.Episode, []Run) error) error {
-	for _, x := range m {
-		if err := fn(x.ep, x.runs); err != nil {
-			return err
-		}
-	}
-	return nil
+// asRun is a run as the flow log records it: its decisions and run line.
+func asRun(rec flow.RunRecord, ds []flow.Decision) evaluate.Run {
+	return evaluate.Run{Server: 0, Call: rec.Call, Failed: rec.Failed, MaxLookups: rec.MaxLookups, Decisions: ds}
 }
 
 // session crafts one shadow session: find → "u<i>", then the agent gets
 // "u<i>" when useGet, then item "u<i>" never (so get's lookups are detours).
 // Its runs are what a shadow proxy would log.
-func session(t *testing.T, f *flow.Flow, i int, useGet bool) (*episode.Episode, []Run) {
+func session(t *testing.T, f *flow.Flow, i int, useGet bool) evaluate.Session {
 	t.Helper()
 	ep := &episode.Episode{ID: fmt.Sprint(i), Servers: []episode.Server{{Name: "shop"}}}
 	for name, tl := range f.Tools {
@@ -63,7 +59,7 @@ func session(t *testing.T, f *flow.Flow, i int, useGet bool) (*episode.Episode, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs []Run
+	var runs []evaluate.Run
 	add := func(tool, arg, result string) {
 		idx := len(ep.Calls())
 		c := &episode.Call{Index: idx, Server: "shop", Tool: tool, Args: json.RawMessage(`{"x":"` + arg + `"}`), By: episode.Agent, Turn: idx}
@@ -86,7 +82,7 @@ func session(t *testing.T, f *flow.Flow, i int, useGet bool) (*episode.Episode, 
 				break
 			}
 		}
-		runs = append(runs, Run{Server: "shop", Record: run.End(), Decisions: ds})
+		runs = append(runs, asRun(run.End(), ds))
 	}
 	u := fmt.Sprintf("u%d", i)
 	add("find", "e", u)
@@ -94,18 +90,14 @@ func session(t *testing.T, f *flow.Flow, i int, useGet bool) (*episode.Episode, 
 		add("get", u, "i"+u)
 	}
 	add("zap", u, "ok")
-	return ep, runs
+	return evaluate.Session{Episode: ep, Runs: runs}
 }
 
 func TestPromote(t *testing.T) {
 	f := testFlow(t)
 	var m mem
 	for i := range 20 {
-		ep, runs := session(t, f, i, true)
-		m = append(m, struct {
-			ep   *episode.Episode
-			runs []Run
-		}{ep, runs})
+		m = append(m, session(t, f, i, true))
 	}
 	out, rep, err := Promote(context.Background(), m, f, Options{MinRuns: 10})
 	if err != nil {
@@ -142,10 +134,10 @@ func TestPromote(t *testing.T) {
 
 	// A server that now lists another contract for get: find's lookup of it
 	// has its contract changed.
-	m[0].ep.Tools = append([]episode.Tool(nil), m[0].ep.Tools...)
-	for i := range m[0].ep.Tools {
-		if m[0].ep.Tools[i].Name == "get" {
-			m[0].ep.Tools[i].InputSchema = json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)
+	m[0].Episode.Tools = append([]episode.Tool(nil), m[0].Episode.Tools...)
+	for i := range m[0].Episode.Tools {
+		if m[0].Episode.Tools[i].Name == "get" {
+			m[0].Episode.Tools[i].InputSchema = json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}}}`)
 		}
 	}
 	_, rep, _ = Promote(context.Background(), m, f, Options{MinRuns: 10})
@@ -154,27 +146,28 @@ func TestPromote(t *testing.T) {
 	}
 }
 
-// Half the agents use the lookup: hit rate 0.5, whose lower bound over 20
-// lookups (0.30) is not above 0.3, but over 200 (0.43) is.
+// Three agents in ten use the lookup: a hit rate of 0.3, above the
+// break-even 0.3/(1 + 0.3) = 0.23, so the site pays 0.09 turns a run; over
+// 20 sessions the lower bound of that value is below zero, over 200 it is
+// above.
 func TestPromoteLowerBound(t *testing.T) {
 	f := testFlow(t)
 	build := func(n int) mem {
 		var m mem
 		for i := range n {
-			ep, runs := session(t, f, i, i%2 == 0)
-			m = append(m, struct {
-				ep   *episode.Episode
-				runs []Run
-			}{ep, runs})
+			m = append(m, session(t, f, i, i%10 < 3))
 		}
 		return m
 	}
 	_, rep, _ := Promote(context.Background(), build(20), f, Options{})
-	if s := rep.Sites[0]; s.Promoted || s.HitRate != 0.5 || !strings.HasPrefix(s.Reason, "would not pay") {
+	if s := rep.Sites[0]; s.Promoted || float64(s.HitRate) != 0.3 || !strings.HasPrefix(s.Reason, "would not pay") || !(s.Bound < 0) {
 		t.Errorf("20 sessions: %+v", s)
 	}
 	_, rep, _ = Promote(context.Background(), build(200), f, Options{})
-	if s := rep.Sites[0]; !s.Promoted || s.HitRate != 0.5 {
+	if s := rep.Sites[0]; !s.Promoted || float64(s.HitRate) != 0.3 || math.Abs(float64(s.Value)-0.09) > 1e-9 || !(s.Bound > 0) {
 		t.Errorf("200 sessions: %+v", s)
+	}
+	if s := rep.Sites[0]; math.Abs(float64(s.BreakEven)-0.3/1.3) > 1e-12 {
+		t.Errorf("break-even %v, want 0.3/1.3", s.BreakEven)
 	}
 }

@@ -98,3 +98,16 @@ func ExampleBootstrapVec() {
 	fmt.Printf("mean in [%.1f, %.1f] ∋ 5.2: %v; max ≤ 9: %v\n", lo[0], hi[0], lo[0] < 5.2 && 5.2 < hi[0], hi[1] <= 9)
 	// Output: mean in [3.5, 7.2] ∋ 5.2: true; max ≤ 9: true
 }
+
+func ExampleBettingLower() {
+	// Per-session values of a site: a saved turn, or a detour costing
+	// 0.25. The bound may be read again after every session.
+	x := []float64{1, -0.25, 1, 1, -0.25, 1, -0.25, 1, 1, 1, -0.25, 1, 1, 1, 1, -0.25, 1, 1, 1, 1}
+	fmt.Printf("after 10: %.3f; after 20: %.3f\n", stats.BettingLower(x[:10], -0.25, 0.05), stats.BettingLower(x, -0.25, 0.05))
+	// Output: after 10: 0.086; after 20: 0.294
+}
+
+func ExampleMeanLower() {
+	fmt.Printf("%.3f\n", stats.MeanLower([]float64{1, -0.25, 1, 1, -0.25}, 0.95))
+	// Output: -0.004
+}

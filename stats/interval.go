@@ -78,13 +78,115 @@ func Bootstrap(n, reps int, level float64, stat func(idx []int) float64, rng *ra
 // Sharing resamples costs one draw of n indexes per replicate whatever k
 // is. Neither idx nor out may be kept by stat.
 func BootstrapVec(n, reps int, level float64, k int, stat func(idx []int, out []float64), rng *rand.Rand) (lo, hi []float64) {
-	lo, hi = make([]float64, k), make([]float64, k)
-	for j := range k {
-		lo[j], hi[j] = math.NaN(), math.NaN()
-	}
+	lo, hi = nans(k), nans(k)
 	if n < 1 || reps < 1 || !(level > 0 && level < 1) {
 		return lo, hi
 	}
+	thetas := replicates(n, reps, k, stat, rng)
+	alpha := 1 - level
+	for j, th := range thetas {
+		if len(th) == 0 {
+			continue
+		}
+		lo[j], hi[j] = Quantile(alpha/2, th), Quantile(1-alpha/2, th)
+	}
+	return lo, hi
+}
+
+// BootstrapBCa is [BootstrapVec] with bias-corrected and accelerated
+// percentiles (Efron 1987; Efron & Tibshirani 1993, ch. 14), whose
+// coverage error shrinks as 1/n where the plain percentiles' shrinks as
+// 1/√n: it corrects for a statistic whose distribution is skewed, as an
+// importance-weighted mean is when a few units carry large weights.
+// Beside the resamples it needs the jackknife: jack(i, out) writes the k
+// statistics of every unit but i (it must not keep out). With θ̂ⱼ the
+// statistic of all n units, θ̂ⱼ₍ᵢ₎ the jackknife's and θ̄ⱼ their mean, Φ
+// the standard normal distribution function and z_p its quantile
+// ([NormalQuantile]):
+//
+//	z₀ = Φ⁻¹( (#{θ*ⱼ < θ̂ⱼ} + #{θ*ⱼ = θ̂ⱼ}/2) / B )
+//	a  = Σᵢ (θ̄ⱼ − θ̂ⱼ₍ᵢ₎)³ / ( 6 · (Σᵢ (θ̄ⱼ − θ̂ⱼ₍ᵢ₎)²)^{3/2} )
+//	α₁ = Φ( z₀ + (z₀ + z_{α/2}) / (1 − a(z₀ + z_{α/2})) ),  α₂ the same with z_{1−α/2}
+//	lo[j] = Q(α₁ | θ*ⱼ),  hi[j] = Q(α₂ | θ*ⱼ)
+//
+// With z₀ = a = 0 it is the percentile interval. NaN replicates and
+// jackknife values are dropped, as in Bootstrap; a statistic whose
+// jackknife values are all equal has a = 0.
+func BootstrapBCa(n, reps int, level float64, k int, stat func(idx []int, out []float64), jack func(i int, out []float64), rng *rand.Rand) (lo, hi []float64) {
+	lo, hi = nans(k), nans(k)
+	if n < 1 || reps < 1 || !(level > 0 && level < 1) {
+		return lo, hi
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	point := nans(k)
+	stat(all, point)
+	thetas := replicates(n, reps, k, stat, rng)
+	// The jackknife's mean θ̄, then its sums of (θ̄ − θ₍ᵢ₎)² and ³: two
+	// passes over the units.
+	out := make([]float64, k)
+	each := func(f func(j int, v float64)) {
+		for i := range n {
+			for j := range out {
+				out[j] = math.NaN()
+			}
+			jack(i, out)
+			for j, v := range out {
+				if !math.IsNaN(v) {
+					f(j, v)
+				}
+			}
+		}
+	}
+	mean, cnt := make([]float64, k), make([]float64, k)
+	each(func(j int, v float64) { mean[j] += v; cnt[j]++ })
+	for j := range mean {
+		if cnt[j] > 0 {
+			mean[j] /= cnt[j]
+		}
+	}
+	s2, s3 := make([]float64, k), make([]float64, k)
+	each(func(j int, v float64) {
+		d := mean[j] - v
+		s2[j] += d * d
+		s3[j] += d * d * d
+	})
+	alpha := 1 - level
+	zl, zh := NormalQuantile(alpha/2), NormalQuantile(1-alpha/2)
+	for j, th := range thetas {
+		if len(th) == 0 || math.IsNaN(point[j]) {
+			continue
+		}
+		below := float64(sort.SearchFloat64s(th, point[j]))
+		ties := float64(sort.SearchFloat64s(th, math.Nextafter(point[j], math.Inf(1)))) - below
+		z0 := NormalQuantile((below + ties/2) / float64(len(th)))
+		a := 0.0
+		if s2[j] > 0 {
+			a = s3[j] / (6 * math.Pow(s2[j], 1.5))
+		}
+		adj := func(z float64) float64 {
+			if math.IsInf(z0, 0) {
+				return NormalCDF(z0)
+			}
+			d := 1 - a*(z0+z)
+			if d <= 0 {
+				if z > 0 {
+					return 1
+				}
+				return 0
+			}
+			return NormalCDF(z0 + (z0+z)/d)
+		}
+		lo[j], hi[j] = Quantile(adj(zl), th), Quantile(adj(zh), th)
+	}
+	return lo, hi
+}
+
+// replicates draws reps resamples of n units and returns each statistic's
+// finite values over them, sorted.
+func replicates(n, reps, k int, stat func(idx []int, out []float64), rng *rand.Rand) [][]float64 {
 	idx := make([]int, n)
 	out := make([]float64, k)
 	thetas := make([][]float64, k)
@@ -105,15 +207,18 @@ func BootstrapVec(n, reps int, level float64, k int, stat func(idx []int, out []
 			}
 		}
 	}
-	alpha := 1 - level
-	for j, th := range thetas {
-		if len(th) == 0 {
-			continue
-		}
+	for _, th := range thetas {
 		sort.Float64s(th)
-		lo[j], hi[j] = Quantile(alpha/2, th), Quantile(1-alpha/2, th)
 	}
-	return lo, hi
+	return thetas
+}
+
+func nans(k int) []float64 {
+	x := make([]float64, k)
+	for j := range x {
+		x[j] = math.NaN()
+	}
+	return x
 }
 
 // Wilson returns the Wilson score interval at confidence level for a

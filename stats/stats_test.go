@@ -161,3 +161,122 @@ func TestOPE(t *testing.T) {
 		t.Errorf("EpsilonGreedy other = %v", p)
 	}
 }
+
+func TestMeanLower(t *testing.T) {
+	// mean 2.5, s = √(5/3), z(0.95) = 1.644854: 2.5 − 1.644854·1.290994/2.
+	if got := MeanLower([]float64{1, 2, 3, 4}, 0.95); !near(got, 2.5-1.6448536269514722*math.Sqrt(5.0/3)/2, 1e-9) {
+		t.Errorf("MeanLower = %v", got)
+	}
+	if !math.IsNaN(MeanLower([]float64{1}, 0.95)) {
+		t.Error("MeanLower of one value is not NaN")
+	}
+}
+
+// TestBettingLowerTimeUniform: on sequences whose mean is 0 (a saved turn
+// with probability 0.2, else a detour costing 0.25), the betting bound
+// computed after every value rises above 0 at some point in at most α of
+// the sequences, where the normal bound, looked at as often, does so far
+// more often than α.
+func TestBettingLowerTimeUniform(t *testing.T) {
+	const alpha, sequences, length = 0.05, 300, 60
+	rng := rand.New(rand.NewPCG(3, 4))
+	var betting, normal int
+	x := make([]float64, length)
+	for range sequences {
+		for i := range x {
+			x[i] = -0.25
+			if rng.Float64() < 0.2 {
+				x[i] = 1
+			}
+		}
+		var b, n bool
+		for k := 5; k <= length; k++ {
+			b = b || BettingLower(x[:k], -0.25, alpha) > 0
+			n = n || MeanLower(x[:k], 1-alpha) > 0
+		}
+		if b {
+			betting++
+		}
+		if n {
+			normal++
+		}
+	}
+	t.Logf("betting %d, normal %d of %d", betting, normal, sequences)
+	if rate := float64(betting) / sequences; rate > alpha {
+		t.Errorf("the betting bound rose above the mean in %.3f of the sequences, want at most %v", rate, alpha)
+	}
+	if rate := float64(normal) / sequences; rate <= 2*alpha {
+		t.Errorf("the normal bound, looked at after every value, rose above the mean in only %.3f of the sequences", rate)
+	}
+}
+
+// TestBettingLowerFinds: on sequences whose mean is 0.3 the bound rises
+// above 0, and it never passes the values' largest.
+func TestBettingLowerFinds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := make([]float64, 400)
+	for i := range x {
+		x[i] = -0.25
+		if rng.Float64() < 0.44 {
+			x[i] = 1
+		}
+	}
+	if l := BettingLower(x, -0.25, 0.05); !(l > 0 && l < 0.3) {
+		t.Errorf("bound %v on 400 values of mean 0.3", l)
+	}
+	if l := BettingLower([]float64{1, 1, 1}, 0, 0.05); l > 1 || l < 0 {
+		t.Errorf("bound %v of three 1s", l)
+	}
+	if l := BettingLower([]float64{-1}, 0, 0.05); !math.IsNaN(l) {
+		t.Errorf("a value below the floor gave %v", l)
+	}
+}
+
+// TestBootstrapBCaSkewed: on skewed data (the mean of 25 exponential
+// draws), the BCa interval misses the true mean about as often on each
+// side, where the percentile interval misses mostly below it.
+func TestBootstrapBCaSkewed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const datasets, n = 400, 25
+	x := make([]float64, n)
+	mean := func(idx []int, out []float64) {
+		var s float64
+		for _, i := range idx {
+			s += x[i]
+		}
+		out[0] = s / float64(len(idx))
+	}
+	var bcaLow, bcaHigh, pctLow int
+	for range datasets {
+		var sum float64
+		for i := range x {
+			x[i] = rng.ExpFloat64()
+			sum += x[i]
+		}
+		jack := func(i int, out []float64) { out[0] = (sum - x[i]) / (n - 1) }
+		lo, hi := BootstrapBCa(n, 1000, 0.9, 1, mean, jack, rng)
+		if hi[0] < 1 {
+			bcaLow++
+		}
+		if lo[0] > 1 {
+			bcaHigh++
+		}
+		plo, phi := BootstrapVec(n, 1000, 0.9, 1, mean, rng)
+		_ = plo
+		if phi[0] < 1 {
+			pctLow++
+		}
+	}
+	t.Logf("BCa: %d below, %d above; percentile: %d below, of %d", bcaLow, bcaHigh, pctLow, datasets)
+	if bcaLow >= pctLow || bcaLow > 2*bcaHigh+10 {
+		t.Errorf("BCa missed below %d times and above %d, the percentile interval below %d", bcaLow, bcaHigh, pctLow)
+	}
+}
+
+func TestBootstrapBCaConstant(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lo, hi := BootstrapBCa(4, 100, 0.95, 1, func(_ []int, out []float64) { out[0] = 3 }, func(_ int, out []float64) { out[0] = 3 }, rng)
+	if lo[0] != 3 || hi[0] != 3 {
+		t.Errorf("constant statistic gave [%v, %v]", lo[0], hi[0])
+	}
+}

@@ -40,39 +40,53 @@ func newCmdEvaluate(f *Factory, runF func(context.Context, *evaluateOptions) err
 		Use:   "evaluate --sessions DIR [--rule RULE]... [flags]",
 		Short: "Estimate off-policy what other decision rules would have saved",
 		Long: `hoist evaluate reads the flow logs of sessions recorded with
-hoist-mcp --flow FLOW --flow-explore EPSILON (best with --flow-shadow too)
+hoist-mcp --flow FLOW --flow-explore EPSILON (served, or with --flow-shadow)
 and estimates, without serving them, what other decision rules would have
 earned in the same sessions: other thresholds, the habit decider instead of
 reach, greedy (take the best bound lookup whatever its score), never look
 anything up. Exploration is what makes this possible: each decision logged
-the probability of what it took, so runs where the logging rule happened to
-act as another rule would are weighted up (importance sampling).
+the probability of what it took, so sessions where the logging rule
+happened to act as another rule would are weighted up (importance
+sampling).
 
 Reward. Each decision is scored from what the agent then did. Handing back
 (stop) earns 0. A lookup is a hit when the agent itself made the same call
 (same tool on the same server, arguments equal as JSON) after the call
 whose result the flow ran on and before its next write; a hit earns 1/k,
-where k is the number of calls in the agent's LLM turn of that call, so a
-turn all of whose calls were looked up earns 1: one LLM turn saved. Any
-other lookup is a detour and earns minus --detour-cost (by default the
-serving threshold, 0.3: a detour costs 0.3 of a saved turn). A run is the
-decisions after one agent call; the value of a rule is the expected reward
-of a run under it. An agent that uses looked-up results and skips its own
-call makes hits look like detours, so record with --flow-shadow to measure
-exactly.
+where k is the number of calls the agent made in the LLM turn of that call
+(the proxy's own lookups in it do not count), so a turn all of whose calls
+were looked up earns 1: one LLM turn saved. Any other lookup is a detour
+and earns minus --detour-cost (by default the serving threshold, 0.3: a
+detour costs 0.3 of a saved turn). The value of a rule is the expected
+reward of a session under it, in saved turns per session.
 
-Estimates, for each rule: IPS (the mean of weight × reward over runs, the
-weight of a run the product of its decisions' probability ratios), SNIPS
-(the same divided by the mean weight), DR (doubly robust: a direct-method
-model of each lookup's hit rate, corrected by the weighted residuals), and
-IPS and DR with every weight capped at --clip λ. Each comes with a
---level bootstrap interval over sessions (--reps replicates, --seed). With
-every rule: n (runs), the effective sample size (Σw)²/Σw², the largest
-weight and its share, the share of runs clipped, the least logged
-propensity of the runs it uses, and the decisions that cannot be evaluated:
-the rule would take an action the logging rule could not (for instance
-stop where the logging rule always looks up), or the run could not be
-matched to its call. docs/evaluate.md gives every formula.
+Why the session. A session's runs are not independent: a lookup taken in
+one run is not offered again until a write, the session's lookup cap spans
+its runs, and when the flow is served the agent sees what was looked up
+and may call otherwise. So each decision is weighted by the probability
+ratios of every decision of its session made before its reward was known
+(in shadow, up to itself), and the bootstrap resamples sessions.
+
+Served or shadow. Both are estimated without bias for this reward. In
+shadow the agent never sees a lookup, so a hit is a lookup that would have
+saved the call. Served, an agent that uses a looked-up result and skips
+its own call turns that lookup into a detour, so the reward undercounts
+what serving saves: record with --flow-shadow to measure what a rule
+would save, and served to measure what it does with this agent.
+
+Estimates, for each rule: IPS (the mean over sessions of each decision's
+reward times its weight), SNIPS (the sessions' weighted rewards divided by
+their weights), DR (doubly robust: a direct-method model of each lookup's
+hit rate, corrected by the weighted residuals), and IPS and DR with every
+weight capped at --clip λ. Each comes with a --level bootstrap interval
+over sessions (bias-corrected and accelerated; --reps replicates, --seed).
+With every rule: n (sessions), the effective sample size (Σw)²/Σw² of the
+sessions' weights, the largest weight and its share, the share of sessions
+clipped, the least logged propensity of the sessions it uses, and the
+decisions that cannot be evaluated: the rule would take an action the
+logging rule could not (for instance stop where the logging rule always
+looks up), or a run of the session could not be matched to its call.
+docs/evaluate.md gives every formula.
 
 Rules (--rule, repeatable): never; greedy; DECIDER:THRESHOLD[:EPSILON] with
 DECIDER reach or habit, e.g. reach:0.5, habit:0.3, reach:0.2:0.1. Without
@@ -123,7 +137,7 @@ stderr. --json prints one JSON object, the same on a terminal and in a pipe.
 	fl.StringVar(&opts.Domain, "domain", "", "only sessions of this `DOMAIN`")
 	fl.StringArrayVar(&opts.Rules, "rule", nil, "a `RULE` to estimate (repeatable): never, greedy, or DECIDER:THRESHOLD[:EPSILON]")
 	fl.Float64Var(&opts.DetourCost, "detour-cost", evaluate.DefaultDetourCost, "a detour's `COST`, in saved LLM turns")
-	fl.Float64Var(&opts.Clip, "clip", evaluate.DefaultClip, "cap the clipped estimators' run weights at `LAMBDA` (0: no clipped estimates)")
+	fl.Float64Var(&opts.Clip, "clip", evaluate.DefaultClip, "cap the clipped estimators' weights at `LAMBDA` (0: no clipped estimates)")
 	fl.Float64Var(&opts.Level, "level", evaluate.DefaultLevel, "the intervals' confidence `LEVEL`")
 	fl.IntVar(&opts.Reps, "reps", evaluate.DefaultReps, "bootstrap replicates `B`")
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed of the bootstrap's random source")
@@ -132,26 +146,38 @@ stderr. --json prints one JSON object, the same on a terminal and in a pipe.
 }
 
 // flowSource adapts the store to evaluate.Source: the episodes that have
-// decisions, each run's decisions read from their logged lines.
+// decisions (with all, every episode), each run's decisions read from
+// their logged lines, beside what its run line says. evaluate and promote
+// read the store through it alike.
 type flowSource struct {
 	db     *store.DB
 	filter episode.Filter
+	all    bool
 }
 
 var _ evaluate.Source = (*flowSource)(nil)
 
 func (s *flowSource) Sessions(ctx context.Context, fn func(evaluate.Session) error) error {
-	return s.db.FlowEpisodes(ctx, s.filter, func(ep *episode.Episode, fl *store.Flow) error {
+	read := s.db.FlowEpisodes
+	if s.all {
+		read = s.db.EpisodesWithFlows
+	}
+	return read(ctx, s.filter, func(ep *episode.Episode, fl *store.Flow) error {
 		type key struct{ server, run int }
-		calls := map[key]string{}
-		for _, r := range fl.Runs {
-			calls[key{r.Server, r.Index}] = r.Call
+		lines := map[key]*store.Run{}
+		for i := range fl.Runs {
+			r := &fl.Runs[i]
+			lines[key{r.Server, r.Index}] = r
 		}
 		sess := evaluate.Session{Episode: ep}
 		last := key{-1, -1}
 		for _, d := range fl.Decisions {
 			if k := (key{d.Server, d.Run}); k != last {
-				sess.Runs = append(sess.Runs, evaluate.Run{Server: d.Server, Call: calls[k]})
+				r := evaluate.Run{Server: d.Server}
+				if l := lines[k]; l != nil {
+					r.Call, r.Failed, r.MaxLookups = l.Call, l.Failed, l.MaxLookups
+				}
+				sess.Runs = append(sess.Runs, r)
 				last = k
 			}
 			sess.Runs[len(sess.Runs)-1].Decisions = append(sess.Runs[len(sess.Runs)-1].Decisions, d.FlowDecision)
@@ -209,14 +235,14 @@ func printEvaluateSummary(w io.Writer, rep *evaluate.Report) {
 		fmt.Fprintf(w, " (%d in shadow)", rep.Logged.Shadow)
 	}
 	if rep.Unusable > 0 {
-		fmt.Fprintf(w, "; %d decisions in runs that could not be scored", rep.Unusable)
+		fmt.Fprintf(w, "; %d decisions left out with their sessions, a run of which could not be scored", rep.Unusable)
 	}
 	fmt.Fprintln(w)
 	var rules []string
 	for _, r := range rep.Logged.Rules {
 		rules = append(rules, fmt.Sprintf("%s≥%g ε=%g (%d)", r.Decider, float64(r.Threshold), float64(r.Epsilon), r.Decisions))
 	}
-	fmt.Fprintf(w, "logged under %s: %d lookups, %d hits; value as logged %s %s per run\n",
+	fmt.Fprintf(w, "logged under %s: %d lookups, %d hits; value as logged %s %s per session\n",
 		strings.Join(rules, ", "), rep.Logged.Lookups, rep.Logged.Hits, fmtNum(rep.Logged.Value), fmtCI(rep.Logged.Lo, rep.Logged.Hi))
 	explored := false
 	for _, r := range rep.Logged.Rules {
@@ -226,12 +252,12 @@ func printEvaluateSummary(w io.Writer, rep *evaluate.Report) {
 		fmt.Fprintln(w, "warning: no decision was explored (--flow-explore 0): only rules that act as the logging rule did can be evaluated")
 	}
 	if active := rep.Decisions - rep.Logged.Shadow; active > 0 {
-		fmt.Fprintf(w, "warning: %d decisions were served, not shadowed: an agent that uses the looked-up results skips its own calls, which then count as detours (record with --flow-shadow)\n", active)
+		fmt.Fprintf(w, "note: %d decisions were served, not shadowed: an agent that uses a looked-up result and skips its own call makes that lookup a detour, so these estimates undercount what serving saves (record with --flow-shadow to measure that)\n", active)
 	}
 	if rep.Logged.Mismatch > 0 {
 		fmt.Fprintf(w, "warning: %d logged propensities differ from their rule's (wrong logging?)\n", rep.Logged.Mismatch)
 	}
-	fmt.Fprintf(w, "reward: hit +1/k (k calls in its turn), detour -%g, stop 0; clip λ=%s; %g%% bootstrap over sessions, %d replicates, seed %d\n",
+	fmt.Fprintf(w, "reward: hit +1/k (k of the agent's calls in its turn), detour -%g, stop 0; value per session; clip λ=%s; %g%% BCa bootstrap over sessions, %d replicates, seed %d\n",
 		float64(rep.DetourCost), fmtNum(rep.Clip), 100*float64(rep.Level), rep.Reps, rep.Seed)
 	for _, r := range rep.Results {
 		for _, warn := range r.Warnings {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,6 @@ import (
 	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/promote"
-	"github.com/hoist-mcp/hoist/store"
 )
 
 // promoteOptions are hoist promote's inputs.
@@ -27,6 +27,8 @@ type promoteOptions struct {
 	Domain      string
 	Threshold   float64
 	MinRuns     int
+	Level       float64
+	Anytime     bool
 	OracleCache string
 	JSON        bool
 }
@@ -41,20 +43,38 @@ beside the session logs (ingested into the store with them), scores each
 shadow run's decisions against what the agent then did, and writes a copy of
 the flow that acts only at the sites whose lookups paid.
 
-A lookup a shadow run decided is a hit when the agent made that same call
-itself after the site, before its next write, and a detour otherwise. A
-site is promoted when it had at least --min-runs shadow runs and the lower
-bound of the 95% Wilson interval of its hit rate is above --threshold, the
-ratio of a detour's cost to a saved turn (hoist-mcp's --flow-threshold): the
-value of looking up there is above zero even at its lower bound. Every other
-site is marked "promoted": false with its reason: too few runs; would not
-pay; or contract changed (a tool it looks up is now a write, or its server
-lists another input contract than the flow pinned). hoist-mcp serving the
+A site pays by hoist evaluate's reward: a lookup the agent then made itself,
+after the site and before its next write, saves 1/k of an LLM turn (k the
+agent's calls in that turn); any other lookup is a detour and costs
+--threshold, the ratio of a detour's cost to a saved turn (hoist-mcp's
+--flow-threshold; evaluate's --detour-cost). So a lookup pays when its hit
+rate is above the break-even t/(1/k + t): 0.23 for t = 0.3 and turns of one
+call, 0.375 for turns of two. The rule scored is the one the shadow runs
+were logged under, without its exploration (the flow as it will serve):
+lookups a run took only because it explored (--flow-explore) count for
+nothing, and the rule's own are weighted by their propensities.
+
+A session's runs at a site are one observation (they are not
+independent): the mean value of its runs, in saved turns. A site is
+promoted when it had at least --min-runs shadow runs and the lower
+confidence bound of its value, at --level, is above zero. Every other site
+is marked "promoted": false with its reason: too few runs; would not pay;
+or contract changed (a tool it looks up is now a write, or its server lists
+another input contract than the flow pinned). hoist-mcp serving the
 promoted flow hands back after a call whose site was not promoted, and logs
 the reason with that decision.
 
-The report, per site, goes to standard output: runs, lookups, hits, hit
-rate and its interval, and the decision (--json for scripts).
+The bound is for one look at the data. To run promote again after every
+batch of shadow sessions and act on the first promotion, pass --anytime:
+the bound is then a confidence sequence, which holds at every batch at
+once, so a site that does not pay is promoted with probability at most
+1 − --level however often promote runs. It is wider, and reads the
+sessions in the order they started.
+
+The report, per site, goes to standard output: runs, the rule's lookups
+(and the explored ones left out), hits, hit rate and break-even, value and
+its lower bound, and the decision (--json for scripts). docs/audit.md gives
+every formula.
 
 --oracle-cache is accepted for compatibility with hoist-mcp's flag: this
 version's flows are served with reach or habit, which ask no oracle, so the
@@ -65,7 +85,8 @@ logged decisions are scored as they are and the cache is not read.
 ` + exitHelp,
 		Example: `  hoist-mcp --record ~/.hoist/logs --flow retail.flow.json --flow-shadow -- my-server
   hoist promote --flow retail.flow.json --sessions ~/.hoist/logs --out retail.promoted.flow.json
-  hoist promote --flow retail.flow.json --store episodes.db --min-runs 30 --json -o promoted.json`,
+  hoist promote --flow retail.flow.json --store episodes.db --min-runs 30 --json -o promoted.json
+  hoist promote --flow retail.flow.json --sessions ~/.hoist/logs --anytime --out retail.promoted.flow.json   # after every batch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := opts.storePath(); err != nil {
@@ -83,6 +104,9 @@ logged decisions are scored as they are and the cache is not read.
 			if opts.MinRuns < 1 {
 				return &FlagError{fmt.Errorf("--min-runs %d: want at least 1", opts.MinRuns)}
 			}
+			if !(opts.Level > 0 && opts.Level < 1) {
+				return &FlagError{fmt.Errorf("--level %v: want a confidence level between 0 and 1", opts.Level)}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -94,38 +118,13 @@ logged decisions are scored as they are and the cache is not read.
 	fl.StringVar(&opts.Flow, "flow", "", "the flow `FILE` the shadow runs served")
 	fl.StringVarP(&opts.Out, "out", "o", "", "write the promoted flow to `FILE` (- for standard output, then the report goes to stderr)")
 	fl.StringVar(&opts.Domain, "domain", "", "score only the sessions of this `DOMAIN`")
-	fl.Float64Var(&opts.Threshold, "threshold", flow.DefaultThreshold, "the ratio of a detour's cost to a saved turn, which a site's hit rate must beat")
+	fl.Float64Var(&opts.Threshold, "threshold", flow.DefaultThreshold, "the ratio of a detour's cost to a saved turn")
 	fl.IntVar(&opts.MinRuns, "min-runs", promote.DefaultMinRuns, "the least `N` shadow runs a site needs to be promoted")
+	fl.Float64Var(&opts.Level, "level", promote.DefaultLevel, "the lower bound's confidence `LEVEL`: a site that does not pay is promoted with probability at most 1 − LEVEL")
+	fl.BoolVar(&opts.Anytime, "anytime", false, "bound with a confidence sequence, valid however often promote is run as sessions arrive")
 	fl.StringVar(&opts.OracleCache, "oracle-cache", "", "accepted for compatibility; not read: this version asks no oracle (`DIR`)")
 	fl.BoolVar(&opts.JSON, "json", false, "write the report as JSON")
 	return cmd
-}
-
-// storeRuns reads episodes and their flow logs from the store for promote.
-type storeRuns struct{ db *store.DB }
-
-var _ promote.Source = storeRuns{}
-
-func (s storeRuns) Runs(ctx context.Context, f episode.Filter, fn func(*episode.Episode, []promote.Run) error) error {
-	return s.db.EpisodesWithFlows(ctx, f, func(ep *episode.Episode, fl *store.Flow) error {
-		server := func(i int) string {
-			if i >= 0 && i < len(ep.Servers) {
-				return ep.Servers[i].Name
-			}
-			return ""
-		}
-		type runKey struct{ server, run int }
-		decisions := map[runKey][]flow.Decision{}
-		for _, d := range fl.Decisions {
-			k := runKey{d.Server, d.Run}
-			decisions[k] = append(decisions[k], d.FlowDecision)
-		}
-		runs := make([]promote.Run, 0, len(fl.Runs))
-		for _, r := range fl.Runs {
-			runs = append(runs, promote.Run{Server: server(r.Server), Record: r.FlowRun, Decisions: decisions[runKey{r.Server, r.Index}]})
-		}
-		return fn(ep, runs)
-	})
 }
 
 func runPromote(ctx context.Context, o *promoteOptions) error {
@@ -138,8 +137,9 @@ func runPromote(ctx context.Context, o *promoteOptions) error {
 		return err
 	}
 	defer db.Close()
-	out, rep, err := promote.Promote(ctx, storeRuns{db}, f, promote.Options{
-		Threshold: o.Threshold, MinRuns: o.MinRuns, Filter: episode.Filter{Domain: o.Domain},
+	src := &flowSource{db: db, filter: episode.Filter{Domain: o.Domain}, all: true}
+	out, rep, err := promote.Promote(ctx, src, f, promote.Options{
+		Threshold: o.Threshold, MinRuns: o.MinRuns, Level: o.Level, Anytime: o.Anytime,
 	})
 	if err != nil {
 		return err
@@ -188,23 +188,38 @@ func runPromote(ctx context.Context, o *promoteOptions) error {
 }
 
 func writePromoteText(w io.Writer, r *promote.Report) {
-	fmt.Fprintf(w, "Promotion from %d shadow runs in %d sessions (threshold %.2f, --min-runs %d)\n\n", r.ShadowRuns, r.Episodes, r.Threshold, r.MinRuns)
+	bound := "lower bound"
+	if r.Anytime {
+		bound = "anytime lower bound"
+	}
+	fmt.Fprintf(w, "Promotion from %d shadow runs in %d sessions (detour cost %.2f, --min-runs %d, %g%% %s)\n\n",
+		r.ShadowRuns, r.Episodes, r.Threshold, r.MinRuns, 100*r.Level, bound)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "site\truns\tlookups\thits\thit rate (95%)\tpromoted")
+	fmt.Fprintln(tw, "site\truns\tlookups\thits\thit rate\tbreak-even\tvalue (bound)\tpromoted")
+	num := func(n promote.Num, format string) string {
+		if f := float64(n); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return fmt.Sprintf(format, f)
+		}
+		return "-"
+	}
 	for _, s := range r.Sites {
 		name := s.Tool
 		if s.Failed {
 			name += " (failed)"
 		}
-		rate := "-"
-		if s.Lookups > 0 {
-			rate = fmt.Sprintf("%.2f (%.2f–%.2f)", s.HitRate, s.Lo, s.Hi)
+		lookups := fmt.Sprint(s.Lookups)
+		if s.Explored > 0 {
+			lookups += fmt.Sprintf(" (+%d explored)", s.Explored)
+		}
+		value := "-"
+		if s.Sessions > 0 {
+			value = fmt.Sprintf("%s (%s)", num(s.Value, "%.3f"), num(s.Bound, "%.3f"))
 		}
 		verdict := "yes"
 		if !s.Promoted {
 			verdict = "no: " + s.Reason
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", name, s.Runs, s.Lookups, s.Hits, rate, verdict)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", name, s.Runs, lookups, s.Hits, num(s.HitRate, "%.2f"), num(s.BreakEven, "%.2f"), value, verdict)
 	}
 	tw.Flush()
 }

@@ -42,7 +42,7 @@ var rules = Rules{
 		"flow":     {"episode", "stats", "binding", "jsontext", "mcplog"},
 		"learn":    {"episode", "flow", "stats", "binding", "jsontext", "mcpmsg"},
 		"audit":    {"episode", "flow", "stats", "oracle", "binding"},
-		"promote":  {"episode", "flow", "stats", "oracle", "binding"},
+		"promote":  {"episode", "evaluate", "flow", "stats", "oracle", "binding"}, // evaluate: the reward, one definition of what a lookup earns
 		"evaluate": {"episode", "flow", "stats", "oracle", "binding", "jsontext"},
 		"drift":    {"episode", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 		"guards":   {"mcpmsg"},

@@ -36,8 +36,8 @@ type evalReport struct {
 // learned flow in shadow with exploration, and checks hoist evaluate on
 // them from the built binary: every decision is scored; the logging rule
 // itself (ε included) has weight 1 everywhere, so its IPS is the value as
-// logged and its ESS is n; never is worth 0 and is flagged where the
-// logging rule always looked up.
+// logged and its ESS is n (sessions); never is worth 0 and is flagged where
+// the logging rule always looked up.
 func TestEvaluateExploredShadow(t *testing.T) {
 	logs := t.TempDir()
 	var wg sync.WaitGroup
@@ -105,6 +105,12 @@ func TestEvaluateExploredShadow(t *testing.T) {
 		}
 	}
 	for _, e := range never.Estimates {
+		// SNIPS divides by the sessions' weights, all 0 when every session
+		// has a decision where the logging rule always looked up: then it
+		// is undefined (null), never a number.
+		if e.Estimator == "SNIPS" && e.Value == nil && never.Support == 0 {
+			continue
+		}
 		if e.Value == nil || *e.Value != 0 {
 			t.Errorf("never: %s = %v, want 0", e.Estimator, e.Value)
 		}
