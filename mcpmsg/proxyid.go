@@ -31,6 +31,12 @@ func IsProxyID(id []byte) bool {
 // AppendToolCall appends a tools/call request with id (raw JSON) for tool
 // with args (a JSON object; nil for none), without a line terminator.
 func AppendToolCall(dst []byte, id json.RawMessage, tool string, args json.RawMessage) []byte {
+	return AppendToolCallMeta(dst, id, tool, args, nil)
+}
+
+// AppendToolCallMeta is AppendToolCall with params._meta set to meta (a JSON
+// object; nil for none), as a stateless-era server needs (ModernMeta).
+func AppendToolCallMeta(dst []byte, id json.RawMessage, tool string, args, meta json.RawMessage) []byte {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -40,6 +46,10 @@ func AppendToolCall(dst []byte, id json.RawMessage, tool string, args json.RawMe
 	dst = jsontext.AppendString(dst, tool, jsontext.Plain)
 	dst = append(dst, `,"arguments":`...)
 	dst = append(dst, args...)
+	if len(meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		dst = append(dst, meta...)
+	}
 	return append(dst, "}}"...)
 }
 
