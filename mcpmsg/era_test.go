@@ -111,3 +111,11 @@ func TestAppendErrorObject(t *testing.T) {
 		t.Errorf("AppendErrorObject wrote %s", got)
 	}
 }
+
+func TestAppendCancelled(t *testing.T) {
+	got := AppendCancelled(nil, []byte(`"q-2"`), "stream closed")
+	m := jsonrpc.Classify(got)
+	if m.Kind != jsonrpc.Notification || m.Method != MethodCancelled || string(CancelledID(m.Params)) != `"q-2"` {
+		t.Errorf("AppendCancelled wrote %s", got)
+	}
+}

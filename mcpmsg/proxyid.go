@@ -67,3 +67,15 @@ func AppendError(dst []byte, id json.RawMessage, code int, message string) []byt
 	dst = jsontext.AppendString(dst, message, jsontext.Plain)
 	return append(dst, "}}"...)
 }
+
+// AppendCancelled appends a notifications/cancelled for the request id (raw
+// JSON) with reason, without a line terminator: what the proxy tells a
+// server over stdio when the host of the stateless era closed that
+// request's stream, which is how that era cancels over HTTP.
+func AppendCancelled(dst []byte, id json.RawMessage, reason string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"reason":`...)
+	dst = jsontext.AppendString(dst, reason, jsontext.Plain)
+	return append(dst, "}}"...)
+}

@@ -11,7 +11,8 @@ import (
 
 // modernServer is a stdio server of the stateless era (2026-07-28), for
 // HOIST_FAKE_SERVER=modern. It refuses a request that does not name its
-// version in _meta, as such a server must; server/discover names it
+// version in _meta, as such a server must, unless a host opened a session
+// of the older era with initialize (it serves both); server/discover names it
 // hoist-mcp-demo. tools/call answers with its arguments as text, like the
 // demo's lookup, every result with resultType; arguments with "confirm"
 // are answered input_required until the call comes again with
@@ -36,6 +37,7 @@ func modernServer() int {
 		os.Stdout.Write(append(b, '\n'))
 	}
 	br := bufio.NewReader(os.Stdin)
+	legacy := false
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
@@ -44,14 +46,19 @@ func modernServer() int {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 				Params struct {
-					Name           string                     `json:"name"`
 					Arguments      map[string]json.RawMessage `json:"arguments"`
 					InputResponses json.RawMessage            `json:"inputResponses"`
 					Meta           map[string]json.RawMessage `json:"_meta"`
 				} `json:"params"`
 			}
 			if json.Unmarshal(line, &req) == nil && req.ID != nil && req.Method != "" {
-				answerModern(send, req.ID, req.Method, req.Params.Name, req.Params.Arguments, req.Params.InputResponses != nil, req.Params.Meta)
+				if req.Method == "initialize" {
+					legacy = true
+					send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
+						"serverInfo": map[string]any{"name": "hoist-mcp-demo", "version": "0"}}})
+					continue
+				}
+				answerModern(send, req.ID, req.Method, req.Params.Arguments, req.Params.InputResponses != nil, req.Params.Meta, legacy)
 			}
 		}
 		if err != nil {
@@ -60,12 +67,12 @@ func modernServer() int {
 	}
 }
 
-func answerModern(send func(any), id json.RawMessage, method, name string, args map[string]json.RawMessage, retry bool, meta map[string]json.RawMessage) {
+func answerModern(send func(any), id json.RawMessage, method string, args map[string]json.RawMessage, retry bool, meta map[string]json.RawMessage, legacy bool) {
 	result := func(r map[string]any) { send(map[string]any{"jsonrpc": "2.0", "id": id, "result": r}) }
 	fail := func(code int, msg string) {
 		send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 	}
-	if _, ok := meta["io.modelcontextprotocol/protocolVersion"]; !ok {
+	if _, ok := meta["io.modelcontextprotocol/protocolVersion"]; !ok && !legacy {
 		fail(-32602, "missing _meta io.modelcontextprotocol/protocolVersion")
 		return
 	}
@@ -73,6 +80,8 @@ func answerModern(send func(any), id json.RawMessage, method, name string, args 
 	case "server/discover":
 		result(map[string]any{"resultType": "complete", "supportedVersions": []string{"2026-07-28"}, "capabilities": map[string]any{"tools": map[string]any{}},
 			"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "hoist-mcp-demo", "version": "0"}}})
+	case "tools/list":
+		result(map[string]any{"tools": []any{map[string]any{"name": "lookup", "inputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{"readOnlyHint": true}}}})
 	case "tools/call":
 		if _, ok := args["hang"]; ok {
 			return
