@@ -2,6 +2,7 @@ package mcpmsg
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/hoist-mcp/hoist/jsontext"
 )
@@ -180,4 +181,84 @@ func AppendErrorObject(dst []byte, id, errObj json.RawMessage) []byte {
 	dst = append(dst, `,"error":`...)
 	dst = append(dst, errObj...)
 	return append(dst, '}')
+}
+
+// HeaderParam is a tool argument the stateless era mirrors into an HTTP
+// header of each tools/call over Streamable HTTP, because the tool's
+// inputSchema marks it with x-mcp-header (2026-07-28
+// transports/streamable-http, "Custom Headers from Tool Parameters").
+type HeaderParam struct {
+	// Header is the name's part after Mcp-Param-.
+	Header string
+	// Path is the chain of properties from the schema's root to it.
+	Path []string
+}
+
+// HeaderParams returns the arguments a tool's inputSchema (valid JSON)
+// marks with x-mcp-header, as the transport allows them: reachable from the
+// root through properties alone, named by an HTTP token. A mark anywhere
+// else is not followed.
+func HeaderParams(schema []byte) []HeaderParam {
+	var out []HeaderParam
+	var walk func(obj []byte, path []string)
+	walk = func(obj []byte, path []string) {
+		props, ok := jsontext.Lookup(obj, "properties")
+		if !ok || jsontext.Kind(props) != '{' {
+			return
+		}
+		for k, v := range jsontext.Members(props) {
+			if jsontext.Kind(v) != '{' {
+				continue
+			}
+			p := append(path[:len(path):len(path)], string(k))
+			if h, ok := jsontext.Lookup(v, "x-mcp-header"); ok && jsontext.Kind(h) == '"' {
+				if name := jsontext.Unquote(h); isToken(name) {
+					out = append(out, HeaderParam{Header: name, Path: p})
+				}
+			}
+			walk(v, p)
+		}
+	}
+	if jsontext.Kind(schema) == '{' {
+		walk(schema, nil)
+	}
+	return out
+}
+
+// isToken reports whether s is an HTTP field name (RFC 9110 §5.1: 1*tchar).
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// HeaderValue returns the argument at path in args (a JSON object) as its
+// header's text: a string as it is, an integer's digits, true or false; ok
+// is false when it is absent, null, or of another kind, and then no header
+// is sent.
+func HeaderValue(args []byte, path []string) (string, bool) {
+	v := args
+	for _, name := range path {
+		next, ok := jsontext.Lookup(v, name)
+		if !ok || jsontext.Kind(next) != '{' && name != path[len(path)-1] {
+			return "", false
+		}
+		v = next
+	}
+	switch k := jsontext.Kind(v); {
+	case k == '"':
+		return jsontext.Unquote(v), true
+	case string(v) == "true" || string(v) == "false":
+		return string(v), true
+	case k == '-' || k >= '0' && k <= '9':
+		if strings.ContainsAny(string(v), ".eE") {
+			return "", false // the transport mirrors integers only
+		}
+		return string(v), true
+	}
+	return "", false
 }

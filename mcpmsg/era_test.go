@@ -119,3 +119,35 @@ func TestAppendCancelled(t *testing.T) {
 		t.Errorf("AppendCancelled wrote %s", got)
 	}
 }
+
+func TestHeaderParams(t *testing.T) {
+	schema := []byte(`{"type":"object","properties":{
+		"region":{"type":"string","x-mcp-header":"Region"},
+		"query":{"type":"string"},
+		"opts":{"type":"object","properties":{"tenant":{"type":"integer","x-mcp-header":"Tenant"}}},
+		"list":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string","x-mcp-header":"X"}}}},
+		"bad":{"type":"string","x-mcp-header":"has space"}}}`)
+	got := HeaderParams(schema)
+	want := []HeaderParam{{Header: "Region", Path: []string{"region"}}, {Header: "Tenant", Path: []string{"opts", "tenant"}}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("HeaderParams (-want +got):\n%s", d)
+	}
+	args := []byte(`{"region":"us-west1","opts":{"tenant":42},"flag":true,"f":1.5,"n":null}`)
+	for _, tc := range []struct {
+		path []string
+		want string
+		ok   bool
+	}{
+		{[]string{"region"}, "us-west1", true},
+		{[]string{"opts", "tenant"}, "42", true},
+		{[]string{"flag"}, "true", true},
+		{[]string{"f"}, "", false},
+		{[]string{"n"}, "", false},
+		{[]string{"missing"}, "", false},
+		{[]string{"region", "deeper"}, "", false},
+	} {
+		if v, ok := HeaderValue(args, tc.path); v != tc.want || ok != tc.ok {
+			t.Errorf("HeaderValue(%v) = %q, %v", tc.path, v, ok)
+		}
+	}
+}

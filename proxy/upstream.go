@@ -65,6 +65,9 @@ type upstream struct {
 	getRunning bool
 	// streams are the stateless-era requests in flight, by raw id.
 	streams map[string]*modernRequest
+	// headerParams are the arguments each tool's inputSchema marks with
+	// x-mcp-header, by tool, as the last tools/list answer gave them.
+	headerParams map[string][]mcpmsg.HeaderParam
 
 	inflight sync.WaitGroup
 	getDone  chan struct{}
@@ -95,6 +98,8 @@ func newUpstream(rawURL string, header http.Header, maxFrame int, toHost func(st
 		cancel:   cancel,
 		streams:  map[string]*modernRequest{},
 		getDone:  make(chan struct{}),
+
+		headerParams: map[string][]mcpmsg.HeaderParam{},
 	}
 }
 
@@ -227,8 +232,9 @@ func (u *upstream) isEnded() bool {
 // setHeaders sets the headers of a request carrying m (the zero Message for
 // a GET or DELETE): the --upstream-header values, then those of m's era. A
 // stateless-era request names its version, method and name (2026-07-28
-// transports/streamable-http, "Request Metadata"); any other request goes
-// with the session's id and agreed version.
+// transports/streamable-http, "Request Metadata"), and a tools/call the
+// arguments its tool marks with x-mcp-header, as Mcp-Param-<name>; any
+// other request goes with the session's id and agreed version.
 func (u *upstream) setHeaders(req *http.Request, m jsonrpc.Message, era string) {
 	for k, vs := range u.header {
 		req.Header[k] = vs
@@ -238,6 +244,17 @@ func (u *upstream) setHeaders(req *http.Request, m jsonrpc.Message, era string) 
 		req.Header.Set("Mcp-Method", m.Method)
 		if name, ok := mcpmsg.HeaderName(m.Method, m.Params); ok {
 			req.Header.Set("Mcp-Name", encodeHeaderValue(name))
+			if m.Method == mcpmsg.MethodToolsCall {
+				u.mu.Lock()
+				params := u.headerParams[name]
+				u.mu.Unlock()
+				args := mcpmsg.ReadCall(m.Params).Args
+				for _, p := range params {
+					if v, ok := mcpmsg.HeaderValue(args, p.Path); ok {
+						req.Header.Set("Mcp-Param-"+p.Header, encodeHeaderValue(v))
+					}
+				}
+			}
 		}
 		return
 	}
@@ -370,6 +387,9 @@ func (u *upstream) deliver(data []byte, m jsonrpc.Message) bool {
 	if answered && m.Method == mcpmsg.MethodInitialize {
 		u.learnVersion(line)
 	}
+	if answered && m.Method == mcpmsg.MethodToolsList && got.Result != nil {
+		u.learnHeaderParams(got.Result)
+	}
 	var forID json.RawMessage
 	if m.Kind == jsonrpc.Request {
 		forID = m.ID
@@ -450,6 +470,21 @@ func (u *upstream) resume(ctx context.Context, last string) (io.ReadCloser, erro
 		return nil, fmt.Errorf("HTTP %d, %s", resp.StatusCode, mt)
 	}
 	return resp.Body, nil
+}
+
+// learnHeaderParams keeps the arguments each listed tool marks with
+// x-mcp-header, which every tools/call of it mirrors into a header.
+func (u *upstream) learnHeaderParams(result []byte) {
+	tools, _ := mcpmsg.ReadTools(result)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, t := range tools {
+		if ps := mcpmsg.HeaderParams(t.InputSchema); len(ps) > 0 {
+			u.headerParams[t.Name] = ps
+		} else {
+			delete(u.headerParams, t.Name)
+		}
+	}
 }
 
 // learnVersion takes the negotiated protocol version from the initialize
@@ -601,7 +636,7 @@ const (
 // UTF-8 in base64 between the sentinel's markers, as also a plain value that
 // looks like the sentinel is sent.
 func encodeHeaderValue(s string) string {
-	plain := s != "" && s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t'
+	plain := s == "" || s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t'
 	for i := 0; plain && i < len(s); i++ {
 		plain = s[i] == '\t' || s[i] >= 0x20 && s[i] <= 0x7e
 	}

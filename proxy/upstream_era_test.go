@@ -53,7 +53,8 @@ func event(w http.ResponseWriter, s string) {
 
 // TestUpstreamModern proxies a stdio host of the stateless era (2026-07-28)
 // to a server of that era over --upstream: each request goes with its own
-// version, method and name headers and no session; the server's errors in
+// version, method and name headers and no session, a tools/call with the
+// arguments its tool marks with x-mcp-header; the server's errors in
 // HTTP error bodies reach the host as JSON-RPC errors (their data kept); a
 // cancelled request's stream is closed, the era's way over HTTP, rather than
 // the notification sent; and there is no GET stream and no DELETE.
@@ -74,6 +75,9 @@ func TestUpstreamModern(t *testing.T) {
 		switch {
 		case req.ID == nil:
 			w.WriteHeader(http.StatusAccepted)
+		case req.Method == "tools/list":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","tools":[{"name":"lookup","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}}`, req.ID)
 		case req.Method == "server/discover":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{}}}`, req.ID)
@@ -98,7 +102,9 @@ func TestUpstreamModern(t *testing.T) {
 	if l := p.readLine(); !strings.Contains(l, `"supportedVersions":["2026-07-28"]`) {
 		t.Fatalf("server/discover: %s", l)
 	}
-	p.send(modernCall("2", `{"v":1}`, "") + "\n")
+	p.send(`{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{` + modernMeta + `}}` + "\n")
+	p.readLine()
+	p.send(modernCall("2", `{"region":"東京"}`, "") + "\n")
 	if l := p.readLine(); !strings.Contains(l, `"id":2,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"]}}`) {
 		t.Errorf("an unsupported version: %s", l)
 	}
@@ -145,6 +151,11 @@ func TestUpstreamModern(t *testing.T) {
 		}
 		if want := map[string]string{"tools/call": "lookup"}[m.Method]; h.Get("Mcp-Name") != want {
 			t.Errorf("request %d (%s): Mcp-Name %q, want %q", i, m.Method, h.Get("Mcp-Name"), want)
+		}
+		// The argument its tool marks with x-mcp-header, in base64 as it
+		// is not ASCII.
+		if strings.Contains(s.body, `"region"`) && h.Get("Mcp-Param-Region") != "=?base64?5p2x5Lqs?=" {
+			t.Errorf("request %d: Mcp-Param-Region %q, want the region in base64", i, h.Get("Mcp-Param-Region"))
 		}
 	}
 }
