@@ -25,7 +25,10 @@ import (
 	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
-// Limits of --listen (manual, "Hosts over HTTP").
+// Limits of --listen (manual, "Hosts over HTTP"). ListenProtocol is the
+// session-era revision it serves a host that opens with initialize; a host
+// of the stateless era (2026-07-28, mcpmsg.ProtocolModern) is served by
+// that revision's rules, request by request, beside it.
 const (
 	ListenProtocol    = "2025-11-25"
 	MaxListenSessions = 64
