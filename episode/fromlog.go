@@ -72,6 +72,11 @@ func ReadLog(path string, opt Options) (*Episode, error) {
 //     response to a call is its result: an error for a JSON-RPC error or
 //     isError: true; its text the content's text items joined by newlines
 //     (the error's message for a JSON-RPC error).
+//   - In the stateless era (2026-07-28), a server that needs input answers
+//     a call input_required, and the host sends the call again under a new
+//     id with inputResponses: the two requests are one call (the same tool
+//     and arguments), whose result is the retry's answer. A call the host
+//     never sends again is cancelled at its log's end.
 //   - notifications/cancelled marks a call cancelled; so does the end of
 //     its log without an answer, there, so that it does not hold the other
 //     servers' turns open.
@@ -83,8 +88,9 @@ func ReadLog(path string, opt Options) (*Episode, error) {
 //   - Tools come from tools/list results (the proxy's version, when it
 //     answered the host itself): kind from readOnlyHint (true Read, false
 //     Write, absent Generic), input contract from inputSchema.
-//   - Domain, agent model and host session come from the headers; the agent
-//     model falls back to initialize's clientInfo.name. A
+//   - Domain, agent model and host session come from the headers; the
+//     client's name from initialize's clientInfo.name, or the clientInfo a
+//     stateless-era request carries in its _meta. A
 //     <session>.meta.json beside a log sets task id, trial, reward and agent
 //     model, unless Options.NoMeta.
 func FromLogs(logs []*mcplog.Log, opt Options) (*Episode, error) {
@@ -266,6 +272,13 @@ type idKey struct {
 	id  string
 }
 
+// retryKey names a call that waits for the host to send it again with the
+// input the server asked for.
+type retryKey struct {
+	log  int
+	call string // mcpmsg.CallKey
+}
+
 type line struct {
 	log int
 	abs int64 // unix ms
@@ -287,8 +300,9 @@ type builder struct {
 	steps      []Step
 	calls      []*Call
 	callLog    []int
-	callStep   []int // index in steps of each call's StepCall
-	answerStep []int // index in steps of each call's StepAnswer, or -1
+	callStep   []int    // index in steps of each call's StepCall
+	callKey    []string // each call's tool (by the server's name) and arguments, mcpmsg.CallKey
+	answerStep []int    // index in steps of each call's StepAnswer, or -1
 	// unread are the damaged lines that may have been answers whose call
 	// could not be told from them: a placeholder step each, which becomes
 	// the answer of a call its log leaves unanswered (endLog).
@@ -297,6 +311,10 @@ type builder struct {
 	open     map[idKey][]int // calls awaiting their first response, oldest first (a client may reuse an id)
 	answered map[idKey]int   // agent calls answered by the server, which the proxy may answer again
 	lists    map[idKey]bool
+	// waiting are the agent's calls answered input_required, oldest first,
+	// by log and call (tool and arguments): the host's retry of one is that
+	// call.
+	waiting map[retryKey][]int
 
 	conv   []Message // the conversation so far, for dedupe
 	cursor []int     // per log: index in conv after its last matched line
@@ -328,6 +346,7 @@ func newBuilder(logs []*mcplog.Log, qualify bool) *builder {
 		open:      map[idKey][]int{},
 		answered:  map[idKey]int{},
 		lists:     map[idKey]bool{},
+		waiting:   map[retryKey][]int{},
 		cursor:    make([]int, len(logs)),
 		toolIndex: map[string]int{},
 	}
@@ -363,11 +382,14 @@ func (b *builder) nameServers() error {
 	return nil
 }
 
-// serverInfo returns what the log's initialize result says of the server.
-// MCP does nothing before initialize, so only the log's first lines are
-// looked at.
+// serverInfo returns what the log's initialize result says of the server,
+// or its server/discover result in the stateless era, else the serverInfo
+// the first result that carries one has in its _meta (a stateless-era host
+// need not ask). The server introduces itself first, so only the log's
+// first lines are looked at.
 func serverInfo(l *mcplog.Log) mcpmsg.Initialized {
 	inits := map[string]bool{}
+	var fallback mcpmsg.Initialized
 	for i := range min(len(l.Entries), 100) {
 		e := &l.Entries[i]
 		if e.Message == nil {
@@ -375,16 +397,21 @@ func serverInfo(l *mcplog.Log) mcpmsg.Initialized {
 		}
 		for m := range jsonrpc.Messages(e.Message) {
 			switch {
-			case e.From == mcplog.FromClient && m.Kind == jsonrpc.Request && m.Method == mcpmsg.MethodInitialize:
+			case e.From == mcplog.FromClient && m.Kind == jsonrpc.Request && (m.Method == mcpmsg.MethodInitialize || m.Method == mcpmsg.MethodDiscover):
 				inits[string(m.ID)] = true
-			case e.From == mcplog.FromServer && m.Kind == jsonrpc.Response && inits[string(m.ID)] && m.Result != nil:
-				if in := mcpmsg.ReadInitialized(m.Result); in.ServerInfo != nil {
-					return in
+			case e.From == mcplog.FromServer && m.Kind == jsonrpc.Response && m.Result != nil:
+				if inits[string(m.ID)] {
+					if in := mcpmsg.ReadInitialized(m.Result); in.ServerInfo != nil {
+						return in
+					}
+				}
+				if fallback.ServerInfo == nil {
+					fallback.ServerInfo, fallback.ServerName = mcpmsg.ResultServerInfo(m.Result)
 				}
 			}
 		}
 	}
-	return mcpmsg.Initialized{}
+	return fallback
 }
 
 func (b *builder) run() {
@@ -525,6 +552,9 @@ func (b *builder) message(li int, t int64, from string, m jsonrpc.Message) {
 	case m.Kind == jsonrpc.Request && caller:
 		delete(b.answered, key)
 		delete(b.lists, key)
+		if from == mcplog.FromClient && b.ep.ClientName == "" {
+			b.ep.ClientName = mcpmsg.ReadRequestMeta(m.Params).ClientName
+		}
 		switch m.Method {
 		case mcpmsg.MethodToolsCall:
 			b.call(li, t, from, m.ID, m.Params)
@@ -558,6 +588,21 @@ func (b *builder) message(li int, t int64, from string, m jsonrpc.Message) {
 
 func (b *builder) call(li int, t int64, from string, id, params json.RawMessage) {
 	p := mcpmsg.ReadCall(params) // a call without usable params is still a call
+	if from == mcplog.FromClient && mcpmsg.IsRetry(params) {
+		rk := retryKey{li, mcpmsg.CallKey(p.Name, p.Args)}
+		if q := b.waiting[rk]; len(q) > 0 {
+			// The host sends a call again with the input the server asked
+			// for: the call's answer is this request's.
+			if len(q) == 1 {
+				delete(b.waiting, rk)
+			} else {
+				b.waiting[rk] = q[1:]
+			}
+			k := idKey{li, string(id)}
+			b.open[k] = append(b.open[k], q[0])
+			return
+		}
+	}
 	by := Agent
 	if from == mcplog.FromProxy {
 		by = Proxy
@@ -573,6 +618,7 @@ func (b *builder) call(li int, t int64, from string, id, params json.RawMessage)
 	b.calls = append(b.calls, c)
 	b.callLog = append(b.callLog, li)
 	b.callStep = append(b.callStep, len(b.steps))
+	b.callKey = append(b.callKey, mcpmsg.CallKey(p.Name, p.Args))
 	b.answerStep = append(b.answerStep, -1)
 	k := idKey{li, string(id)}
 	b.open[k] = append(b.open[k], c.Index)
@@ -606,6 +652,15 @@ func (b *builder) response(li int, t int64, from string, key idKey, m jsonrpc.Me
 			b.open[key] = q[1:]
 		}
 		call := b.calls[c]
+		if from == mcplog.FromServer && call.By == Agent && m.Result != nil && mcpmsg.InputRequired(m.Result) {
+			// Not the answer: the server asks for input, and the host
+			// sends the call again with it.
+			if !call.Cancelled {
+				rk := retryKey{li, b.callKey[c]}
+				b.waiting[rk] = append(b.waiting[rk], c)
+			}
+			return
+		}
 		res := resultOf(m)
 		res.CallIndex = c
 		call.Result = res
@@ -693,6 +748,12 @@ func (b *builder) endLog(li int, t int64) {
 			if !b.calls[c].Cancelled {
 				ended = append(ended, c)
 			}
+		}
+	}
+	for k, q := range b.waiting {
+		if k.log == li {
+			delete(b.waiting, k)
+			ended = append(ended, q...) // never sent again: never answered
 		}
 	}
 	sort.Ints(ended)

@@ -4,7 +4,12 @@
 // serverInfo and instructions, the ids of the proxy's own requests
 // (hoist-<n>), and the text item the proxy appends to a result after
 // looking things up for the agent, which FormatLookups writes and
-// ParseLookups reads.
+// ParseLookups reads. It also knows the protocol's eras (era.go): the
+// session era up to 2025-11-25, and the stateless era from 2026-07-28,
+// whose requests name their version in _meta, whose results carry a
+// resultType, and whose server asks for input by answering
+// input_required, after which the client sends the request again with
+// inputResponses.
 //
 // The proxy, the episode builder, hoist-procedure, redact and learn all
 // read messages through it, so they cannot disagree on what a line means.

@@ -7,16 +7,21 @@ import (
 )
 
 // Initialized is what the server says of itself in its answer to
-// initialize.
+// initialize, or to server/discover in the stateless era.
 type Initialized struct {
-	ProtocolVersion string
-	// ServerInfo is serverInfo, raw; ServerName its name.
+	// ProtocolVersion is the version initialize agreed on; "" for
+	// server/discover, which names the versions the server speaks in
+	// SupportedVersions instead.
+	ProtocolVersion   string
+	SupportedVersions []string
+	// ServerInfo is serverInfo, raw; ServerName its name. server/discover
+	// carries it in its result's _meta.
 	ServerInfo   json.RawMessage
 	ServerName   string
 	Instructions string
 }
 
-// ReadInitialized reads an initialize result.
+// ReadInitialized reads an initialize result or a server/discover result.
 func ReadInitialized(result []byte) Initialized {
 	var in Initialized
 	read(result, member{"protocolVersion", &in.ProtocolVersion}, member{"instructions", &in.Instructions},
@@ -25,7 +30,18 @@ func ReadInitialized(result []byte) Initialized {
 				in.ServerInfo = json.RawMessage(v)
 				read(v, member{"name", &in.ServerName})
 			}
+		}},
+		member{"supportedVersions", func(v []byte) {
+			in.SupportedVersions = in.SupportedVersions[:0]
+			for el := range jsontext.Elements(v) {
+				if s := str(el); s != "" {
+					in.SupportedVersions = append(in.SupportedVersions, s)
+				}
+			}
 		}})
+	if in.ServerInfo == nil {
+		in.ServerInfo, in.ServerName = ResultServerInfo(result)
+	}
 	return in
 }
 

@@ -31,6 +31,12 @@ func IsProxyID(id []byte) bool {
 // AppendToolCall appends a tools/call request with id (raw JSON) for tool
 // with args (a JSON object; nil for none), without a line terminator.
 func AppendToolCall(dst []byte, id json.RawMessage, tool string, args json.RawMessage) []byte {
+	return AppendToolCallMeta(dst, id, tool, args, nil)
+}
+
+// AppendToolCallMeta is AppendToolCall with params._meta set to meta (a JSON
+// object; nil for none), as a stateless-era server needs (ModernMeta).
+func AppendToolCallMeta(dst []byte, id json.RawMessage, tool string, args, meta json.RawMessage) []byte {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -40,6 +46,10 @@ func AppendToolCall(dst []byte, id json.RawMessage, tool string, args json.RawMe
 	dst = jsontext.AppendString(dst, tool, jsontext.Plain)
 	dst = append(dst, `,"arguments":`...)
 	dst = append(dst, args...)
+	if len(meta) > 0 {
+		dst = append(dst, `,"_meta":`...)
+		dst = append(dst, meta...)
+	}
 	return append(dst, "}}"...)
 }
 
@@ -55,5 +65,17 @@ func AppendError(dst []byte, id json.RawMessage, code int, message string) []byt
 	dst = strconv.AppendInt(dst, int64(code), 10)
 	dst = append(dst, `,"message":`...)
 	dst = jsontext.AppendString(dst, message, jsontext.Plain)
+	return append(dst, "}}"...)
+}
+
+// AppendCancelled appends a notifications/cancelled for the request id (raw
+// JSON) with reason, without a line terminator: what the proxy tells a
+// server over stdio when the host of the stateless era closed that
+// request's stream, which is how that era cancels over HTTP.
+func AppendCancelled(dst []byte, id json.RawMessage, reason string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"reason":`...)
+	dst = jsontext.AppendString(dst, reason, jsontext.Plain)
 	return append(dst, "}}"...)
 }

@@ -149,8 +149,9 @@ type ResultKind uint8
 // The kinds of result.
 const (
 	OtherResult ResultKind = iota
-	// ServerResult describes the server itself: initialize's result, or a
-	// list of its tools, resources or prompts.
+	// ServerResult describes the server itself: initialize's or
+	// server/discover's result, or a list of its tools, resources or
+	// prompts.
 	ServerResult
 )
 
@@ -158,7 +159,7 @@ const (
 func KindOfResult(result []byte) ResultKind {
 	for k := range jsontext.Members(result) {
 		switch string(k) {
-		case "tools", "protocolVersion", "resources", "prompts":
+		case "tools", "protocolVersion", "supportedVersions", "resources", "prompts":
 			return ServerResult
 		}
 	}

@@ -86,7 +86,13 @@ type active struct {
 	fs      *flow.Session // nil until the server's name is known
 	off     bool          // the flow serves nothing in this session
 	gone    bool          // the server's output has ended
+	version string        // the stateless era's version the host's requests name, "" in the session era
 	calls   map[string]int
+	// keys are the agent's calls (mcpmsg.CallKey) by index, and waiting
+	// those answered input_required, by key: the host's retry of one
+	// (stateless era) is that call again.
+	keys    map[int]string
+	waiting map[string]int
 	lists   map[string]bool
 	inits   map[string]bool
 	run     *running
@@ -99,9 +105,11 @@ type active struct {
 
 // hostEvent is a request the host sent, seen before it is forwarded.
 type hostEvent struct {
-	method string
-	id     string
-	call   mcpmsg.Call
+	method  string
+	id      string
+	call    mcpmsg.Call
+	version string // its _meta's version, in the stateless era
+	retry   bool   // a call sent again with the input the server asked for
 }
 
 // serverEvent is a response the server sent, waiting for the owner's
@@ -146,6 +154,8 @@ func newActive(o FlowOptions, server string, say func(string, ...any)) *active {
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		calls:    map[string]int{},
+		keys:     map[int]string{},
+		waiting:  map[string]int{},
 		lists:    map[string]bool{},
 		inits:    map[string]bool{},
 		pending:  map[string]lookupCall{},
@@ -163,8 +173,9 @@ func (a *active) start() {
 	go a.loop()
 }
 
-// fromHost learns what the host asks (line without terminator): initialize,
-// tools/list and the agent's tools/call. It does not wait for the owner.
+// fromHost learns what the host asks (line without terminator): initialize
+// or server/discover, tools/list and the agent's tools/call. It does not
+// wait for the owner.
 func (a *active) fromHost(line []byte) {
 	m := jsonrpc.Classify(line)
 	if m.Kind != jsonrpc.Request {
@@ -172,13 +183,15 @@ func (a *active) fromHost(line []byte) {
 	}
 	ev := hostEvent{method: m.Method, id: string(m.ID)}
 	switch m.Method {
-	case mcpmsg.MethodInitialize, mcpmsg.MethodToolsList:
+	case mcpmsg.MethodInitialize, mcpmsg.MethodDiscover, mcpmsg.MethodToolsList:
 	case mcpmsg.MethodToolsCall:
 		ev.call = mcpmsg.ReadCall(m.Params)
 		ev.call.Args = bytes.Clone(ev.call.Args) // line is the pump's
+		ev.retry = mcpmsg.IsRetry(m.Params)
 	default:
 		return
 	}
+	ev.version = mcpmsg.ReadRequestMeta(m.Params).ProtocolVersion
 	select {
 	case a.events <- ev:
 	case <-a.done:
@@ -323,15 +336,29 @@ func (a *active) startSession(serverName string) {
 }
 
 func (a *active) onHost(ev hostEvent) {
+	if mcpmsg.IsModern(ev.version) {
+		a.version = ev.version // the proxy's own lookups must name it too
+	}
 	switch ev.method {
-	case mcpmsg.MethodInitialize:
+	case mcpmsg.MethodInitialize, mcpmsg.MethodDiscover:
 		a.inits[ev.id] = true
 	case mcpmsg.MethodToolsList:
 		a.lists[ev.id] = true
 	case mcpmsg.MethodToolsCall:
-		if a.fs != nil {
-			a.calls[ev.id] = a.fs.Call(ev.call.Name, ev.call.Args)
+		if a.fs == nil {
+			return
 		}
+		key := mcpmsg.CallKey(ev.call.Name, ev.call.Args)
+		if idx, ok := a.waiting[key]; ok && ev.retry {
+			// The same call, sent again with the input the server asked
+			// for: one call, whose answer is this request's.
+			delete(a.waiting, key)
+			a.calls[ev.id] = idx
+			return
+		}
+		idx := a.fs.Call(ev.call.Name, ev.call.Args)
+		a.calls[ev.id] = idx
+		a.keys[idx] = key
 	}
 }
 
@@ -357,11 +384,25 @@ func (a *active) onServer(ev serverEvent) (taken bool) {
 		}
 		return false
 	}
+	if a.fs == nil && !a.off && m.Result != nil {
+		// A stateless-era host need not ask the server who it is; each of
+		// its results may say.
+		if _, name := mcpmsg.ResultServerInfo(m.Result); name != "" {
+			a.startSession(name)
+		}
+	}
 	idx, ok := a.calls[id]
 	if !ok {
 		return false
 	}
 	delete(a.calls, id)
+	if m.Result != nil && mcpmsg.InputRequired(m.Result) {
+		// Not the call's answer: the server asks the host for input, and
+		// the host sends the call again with it.
+		a.waiting[a.keys[idx]] = idx
+		return false
+	}
+	delete(a.keys, idx)
 	res := mcpmsg.ResultOf(m)
 	a.fs.Result(idx, res.Text(), res.IsError)
 	if a.run != nil {
@@ -396,7 +437,11 @@ func (a *active) lookup(d flow.Decision) {
 	a.n++
 	id := mcpmsg.ProxyID(a.n)
 	a.pending[string(id)] = lookupCall{tool: tool, args: o.Args}
-	req := mcpmsg.AppendToolCall(nil, id, tool, o.Args)
+	var meta []byte
+	if mcpmsg.IsModern(a.version) {
+		meta = mcpmsg.ModernMeta(a.version) // a stateless-era server refuses a request that does not name its version
+	}
+	req := mcpmsg.AppendToolCallMeta(nil, id, tool, o.Args, meta)
 	if a.rec != nil {
 		a.rec.Record(mcplog.FromProxy, bytes.Clone(req))
 	}
@@ -428,8 +473,13 @@ func (a *active) onAnswer(id string, m jsonrpc.Message) {
 		return
 	}
 	res := mcpmsg.ResultOf(m)
-	a.run.r.Answer(res.Text(), res.IsError)
-	a.run.found = append(a.run.found, mcpmsg.Lookup{Tool: lc.tool, Args: lc.args, Text: res.Text()})
+	if m.Result != nil && mcpmsg.InputRequired(m.Result) {
+		// The server wants input the proxy cannot give: nothing found.
+		a.run.r.Answer("", true)
+	} else {
+		a.run.r.Answer(res.Text(), res.IsError)
+		a.run.found = append(a.run.found, mcpmsg.Lookup{Tool: lc.tool, Args: lc.args, Text: res.Text()})
+	}
 	a.readContext()
 	d := a.run.r.Next()
 	a.logJSON(d)

@@ -118,6 +118,8 @@ func fakeServer(mode string) int {
 			sleepForever()
 		}
 		return 0
+	case "modern":
+		return modernServer()
 	case "ignore-term":
 		// Keeps running after stdin closes and ignores SIGTERM.
 		signal.Ignore(syscall.SIGTERM)

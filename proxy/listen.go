@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,15 +14,21 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
-// Limits of --listen (manual, "Hosts over HTTP").
+// Limits of --listen (manual, "Hosts over HTTP"). ListenProtocol is the
+// session-era revision it serves a host that opens with initialize; a host
+// of the stateless era (2026-07-28, mcpmsg.ProtocolModern) is served by
+// that revision's rules, request by request, beside it.
 const (
 	ListenProtocol    = "2025-11-25"
 	MaxListenSessions = 64
@@ -84,14 +91,16 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 		return ExitProxy
 	}
 	l := &listener{
-		opts:     o,
-		lo:       lo,
-		d:        d,
-		st:       st,
-		addr:     ln.Addr().String(),
-		sessions: map[string]*lsession{},
-		start:    o.Now(),
-		hurry:    make(chan struct{}),
+		opts:      o,
+		lo:        lo,
+		d:         d,
+		st:        st,
+		addr:      ln.Addr().String(),
+		sessions:  map[string]*lsession{},
+		stateless: map[string]*lsession{},
+		opening:   map[string]*opening{},
+		start:     o.Now(),
+		hurry:     make(chan struct{}),
 	}
 	url, every := hostURL(host, l.addr)
 	fmt.Fprintln(st.Out, url)
@@ -103,7 +112,21 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 	if lo.Ready != nil {
 		lo.Ready(url)
 	}
-	srv := &http.Server{Handler: l, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{
+		Handler:           l,
+		ReadHeaderTimeout: 30 * time.Second,
+		// A stateless-era host without a Hoist-Session header is one hoist
+		// session per connection: each request learns its connection, and
+		// the connection's closing ends its session.
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c.RemoteAddr().String())
+		},
+		ConnState: func(c net.Conn, cs http.ConnState) {
+			if cs == http.StateClosed || cs == http.StateHijacked {
+				l.connClosed(c.RemoteAddr().String())
+			}
+		},
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	janitorDone := make(chan struct{})
@@ -176,8 +199,13 @@ type listener struct {
 	hurry chan struct{}
 
 	mu       sync.Mutex
-	sessions map[string]*lsession // by Mcp-Session-Id, once started
-	n        int                  // sessions started
+	sessions map[string]*lsession // by Mcp-Session-Id (a random one for the stateless era), once started
+	// stateless are the sessions of stateless-era hosts, by statelessKey,
+	// once started; opening those being started, so that two requests of
+	// one host arriving together start one.
+	stateless map[string]*lsession
+	opening   map[string]*opening
+	n         int // sessions started
 	// slots counts the sessions that hold one of the MaxListenSessions:
 	// from the moment initialize reserves it, before the server starts,
 	// until the session has ended and its server has exited. live has one
@@ -283,6 +311,138 @@ func writeJSONError(w http.ResponseWriter, status int, msg string) {
 	w.Write(append(errorResponse(nil, -32000, msg), '\n'))
 }
 
+// connKey is the request context's key of the connection a request came
+// on (its remote address), which keys a stateless-era session whose host
+// does not name one.
+type connKey struct{}
+
+// opening is a stateless-era session being started; done is closed once it
+// has started, or failed to.
+type opening struct {
+	done   chan struct{}
+	s      *lsession
+	status int
+	err    error
+}
+
+// statelessKey returns the key of the hoist session a stateless-era request
+// belongs to (manual, "Hosts over HTTP"): the Hoist-Session header when the
+// host sends one, else the connection the request came on. That era has no
+// session of the protocol's own, yet a hoist session (its server, its log,
+// its flow's run) needs one.
+func statelessKey(r *http.Request) (key string, byConn bool) {
+	if hs := r.Header.Get("Hoist-Session"); hs != "" {
+		return "hoist-session " + hs, false
+	}
+	addr, _ := r.Context().Value(connKey{}).(string)
+	return "connection " + addr, true
+}
+
+// statelessSession returns the hoist session of a stateless-era request,
+// starting it on the host's first request.
+func (l *listener) statelessSession(r *http.Request) (*lsession, int, error) {
+	key, byConn := statelessKey(r)
+	l.mu.Lock()
+	if s, ok := l.stateless[key]; ok {
+		l.mu.Unlock()
+		return s, 0, nil
+	}
+	if p, ok := l.opening[key]; ok {
+		l.mu.Unlock()
+		<-p.done
+		return p.s, p.status, p.err
+	}
+	p := &opening{done: make(chan struct{})}
+	l.opening[key] = p
+	l.mu.Unlock()
+	p.s, p.status, p.err = l.newSession(r, key)
+	l.mu.Lock()
+	delete(l.opening, key)
+	l.mu.Unlock()
+	close(p.done)
+	if p.err == nil && byConn && r.Context().Err() != nil {
+		// Its connection closed while it started: no request can reach it.
+		go l.end(p.s, "the host closed its connection")
+	}
+	return p.s, p.status, p.err
+}
+
+// connClosed ends the session a stateless-era host's connection keyed.
+func (l *listener) connClosed(addr string) {
+	l.mu.Lock()
+	s := l.stateless["connection "+addr]
+	l.mu.Unlock()
+	if s != nil {
+		go l.end(s, "the host closed its connection")
+	}
+}
+
+// modernChecks checks the headers a stateless-era request must carry
+// (2026-07-28 transports/streamable-http, "Server Validation"): its version
+// in MCP-Protocol-Version, equal to the one in its _meta; its method in
+// Mcp-Method; and for tools/call, resources/read and prompts/get the name or
+// URI in Mcp-Name (base64 between the sentinel's markers, when so sent).
+// It returns 0 to go on, or the HTTP status and the JSON-RPC error to
+// refuse with.
+func modernChecks(r *http.Request, m jsonrpc.Message) (status, code int, msg string) {
+	hv := r.Header.Get("Mcp-Protocol-Version")
+	bv := mcpmsg.ReadRequestMeta(m.Params).ProtocolVersion
+	switch {
+	case hv == "":
+		return http.StatusBadRequest, mcpmsg.CodeHeaderMismatch, "the MCP-Protocol-Version header is required for a request naming " + mcpmsg.MetaProtocolVersion
+	case bv == "":
+		return http.StatusBadRequest, mcpmsg.CodeInvalidParams, "missing _meta member " + mcpmsg.MetaProtocolVersion
+	case hv != bv:
+		return http.StatusBadRequest, mcpmsg.CodeHeaderMismatch, fmt.Sprintf("header mismatch: MCP-Protocol-Version %q, %s %q", hv, mcpmsg.MetaProtocolVersion, bv)
+	}
+	switch hm := r.Header.Get("Mcp-Method"); {
+	case hm == "":
+		return http.StatusBadRequest, mcpmsg.CodeHeaderMismatch, "the Mcp-Method header is required"
+	case hm != m.Method:
+		return http.StatusBadRequest, mcpmsg.CodeHeaderMismatch, fmt.Sprintf("header mismatch: Mcp-Method %q, method %q", hm, m.Method)
+	}
+	if name, ok := mcpmsg.HeaderName(m.Method, m.Params); ok {
+		raw := r.Header.Get("Mcp-Name")
+		hn, valid := decodeHeaderValue(raw)
+		switch {
+		case raw == "":
+			return http.StatusBadRequest, mcpmsg.CodeHeaderMismatch, "the Mcp-Name header is required for " + m.Method
+		case !valid:
+			return http.StatusBadRequest, mcpmsg.CodeHeaderMismatch, "the Mcp-Name header is not valid base64 of UTF-8"
+		case hn != name:
+			return http.StatusBadRequest, mcpmsg.CodeHeaderMismatch, fmt.Sprintf("header mismatch: Mcp-Name %q, body %q", hn, name)
+		}
+	}
+	return 0, 0, ""
+}
+
+// modernStatus returns the HTTP status a stateless-era answer goes with: a
+// method the server does not have is 404, bad params, a missing capability
+// and an unsupported version are 400 (2026-07-28 transports/streamable-http,
+// "Protocol Version Header"; basic/index, "_meta"), anything else 200.
+func modernStatus(line []byte) int {
+	m := jsonrpc.Classify(line)
+	if m.Error == nil {
+		return http.StatusOK
+	}
+	code, _ := jsontext.Lookup(m.Error, "code")
+	switch string(code) {
+	case strconv.Itoa(mcpmsg.CodeMethodNotFound):
+		return http.StatusNotFound
+	case strconv.Itoa(mcpmsg.CodeInvalidParams), strconv.Itoa(mcpmsg.CodeMissingRequiredClientCapability),
+		strconv.Itoa(mcpmsg.CodeUnsupportedProtocolVersion), strconv.Itoa(mcpmsg.CodeHeaderMismatch):
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// writeRPCError answers with an HTTP status and a JSON-RPC error to id.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(mcpmsg.AppendError(nil, id, code, msg), '\n'))
+}
+
 func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 		writeJSONError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
@@ -305,20 +465,50 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
+	modern := false
 	var s *lsession
-	if sid == "" {
-		if m.Kind != jsonrpc.Request || m.Method != "initialize" {
-			writeJSONError(w, http.StatusBadRequest, "missing Mcp-Session-Id: start a session with initialize")
+	switch {
+	case sid != "":
+		if s = l.session(sid); s == nil || s.key != "" {
+			writeJSONError(w, http.StatusNotFound, "session not found: it ended; start another with initialize")
 			return
 		}
+	case m.Kind == jsonrpc.Request && m.Method == mcpmsg.MethodInitialize:
 		var status int
-		s, status, err = l.newSession(r)
+		s, status, err = l.newSession(r, "")
 		if err != nil {
 			writeJSONError(w, status, err.Error())
 			return
 		}
-	} else if s = l.session(sid); s == nil {
-		writeJSONError(w, http.StatusNotFound, "session not found: it ended; start another with initialize")
+	case m.Kind == jsonrpc.Request && (mcpmsg.IsModern(r.Header.Get("Mcp-Protocol-Version")) || mcpmsg.IsModern(mcpmsg.ReadRequestMeta(m.Params).ProtocolVersion)):
+		// The stateless era: no session to demand; the request says its
+		// version, and its headers must say the same.
+		if status, code, msg := modernChecks(r, m); status != 0 {
+			writeRPCError(w, status, m.ID, code, msg)
+			return
+		}
+		var status int
+		s, status, err = l.statelessSession(r)
+		if err != nil {
+			writeRPCError(w, status, m.ID, -32000, "hoist-mcp: "+err.Error())
+			return
+		}
+		modern = true
+	case m.Kind == jsonrpc.Notification && mcpmsg.IsModern(r.Header.Get("Mcp-Protocol-Version")):
+		// The stateless era defines no notification over HTTP; one that
+		// comes anyway goes to its host's session, if it has one.
+		key, _ := statelessKey(r)
+		l.mu.Lock()
+		s = l.stateless[key]
+		l.mu.Unlock()
+		if s != nil {
+			s.touch()
+			s.fromHost(line)
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	default:
+		writeJSONError(w, http.StatusBadRequest, "missing Mcp-Session-Id: start a session with initialize, or send a request of the stateless era (2026-07-28) naming its version in _meta")
 		return
 	}
 	s.touch()
@@ -327,13 +517,17 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	wt, err := s.wait(m.ID, acceptsSSE(r))
+	wt, err := s.wait(m.ID, acceptsSSE(r), mcpmsg.ReadRequestMeta(m.Params).ProgressToken)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	defer s.unwait(m.ID, wt)
 	s.fromHost(line)
+	if modern {
+		l.answerModern(w, r, s, m, wt)
+		return
+	}
 	w.Header().Set("Mcp-Session-Id", s.id)
 	if wt.sse {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -354,17 +548,59 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-s.done:
-			msg := errorResponse(m.ID, -32000, "hoist-mcp: the session ended before the MCP server answered")
-			if wt.sse {
-				writeEvent(w, msg)
-			} else {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusOK)
-				w.Write(msg)
-			}
+			writeEnded(w, m.ID, wt.sse)
 			return
 		case <-r.Context().Done():
 			return // a dropped stream is not a cancellation
+		}
+	}
+}
+
+// writeEnded answers request id when its session ended before the server
+// did: as an event on the stream already open, else as one JSON body.
+func writeEnded(w http.ResponseWriter, id json.RawMessage, streaming bool) {
+	msg := errorResponse(id, -32000, "hoist-mcp: the session ended before the MCP server answered")
+	if streaming {
+		writeEvent(w, msg)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(msg)
+}
+
+// answerModern answers a stateless-era request: its response alone as one
+// JSON body, with the HTTP status its error calls for, when nothing came
+// before it; else an event stream of what the server sent for it, then the
+// response. Closing the stream before the response cancels the request, as
+// that era has it: the server is told, and a late answer is dropped.
+func (l *listener) answerModern(w http.ResponseWriter, r *http.Request, s *lsession, m jsonrpc.Message, wt *waiter) {
+	streaming := false
+	for {
+		select {
+		case msg := <-wt.ch:
+			if msg.final && !streaming {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(modernStatus(msg.line))
+				w.Write(msg.line)
+				return
+			}
+			if !streaming {
+				streaming = true
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Cache-Control", "no-cache, no-transform")
+				w.Header().Set("X-Accel-Buffering", "no")
+				w.WriteHeader(http.StatusOK)
+			}
+			if err := writeEvent(w, msg.line); err != nil || msg.final {
+				return
+			}
+		case <-s.done:
+			writeEnded(w, m.ID, streaming)
+			return
+		case <-r.Context().Done():
+			s.cancel(m.ID)
+			return
 		}
 	}
 }
@@ -434,9 +670,10 @@ func (l *listener) session(id string) *lsession {
 	return l.sessions[id]
 }
 
-// newSession starts a session for an initialize request: its id, its log
-// and its server.
-func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
+// newSession starts a session for an initialize request, or for the first
+// request of a stateless-era host (key is its statelessKey; "" for
+// initialize): its id, its log and its server.
+func (l *listener) newSession(r *http.Request, key string) (*lsession, int, error) {
 	// The slot is taken before anything starts, so that a burst of
 	// initialize requests cannot start more servers than the cap.
 	l.mu.Lock()
@@ -466,6 +703,7 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 	start := o.Now()
 	s := &lsession{
 		l:       l,
+		key:     key,
 		id:      hex.EncodeToString(raw[:]),
 		name:    fmt.Sprintf("%s-%d", mcplog.SessionID(start, os.Getpid()), n),
 		waiters: map[string]*waiter{},
@@ -562,6 +800,9 @@ func (l *listener) newSession(r *http.Request) (*lsession, int, error) {
 		return nil, http.StatusBadGateway, errors.New("the MCP server exited as the session started")
 	}
 	l.sessions[s.id] = s
+	if key != "" {
+		l.stateless[key] = s
+	}
 	l.mu.Unlock()
 	if s.rec != nil {
 		l.d.say("session %s: recording to %s", s.id[:8], s.rec.Path())
@@ -589,6 +830,9 @@ func (l *listener) end(s *lsession, why string) {
 		return
 	}
 	delete(l.sessions, s.id)
+	if s.key != "" && l.stateless[s.key] == s {
+		delete(l.stateless, s.key)
+	}
 	l.mu.Unlock()
 	s.shutdown(why)
 	l.release()

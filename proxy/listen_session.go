@@ -2,13 +2,16 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
 	"time"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // streamBuffer is how many messages the GET stream, and waiterBuffer a
@@ -19,11 +22,14 @@ const (
 	waiterBuffer = 64
 )
 
-// lsession is one MCP session of --listen: its own server, log and routing
-// of what the server sends to the host's open streams.
+// lsession is one hoist session of --listen: its own server, log and routing
+// of what the server sends to the host's open streams. A session-era host's
+// is its MCP session; a stateless-era host's is keyed by its Hoist-Session
+// header or its connection (key), since that era has no session.
 type lsession struct {
 	l    *listener
-	id   string // Mcp-Session-Id
+	id   string // Mcp-Session-Id; for the stateless era a name never sent
+	key  string // statelessKey; "" for a session opened with initialize
 	name string // <start>-<pid>-<n>, names the log
 	rec  *mcplog.Writer
 	// context reads the session's --context file.
@@ -58,6 +64,9 @@ type lsession struct {
 type waiter struct {
 	ch  chan outMsg
 	sse bool
+	// token is the request's progressToken, raw: the server's progress
+	// notifications naming it are the request's.
+	token string
 }
 
 type outMsg struct {
@@ -96,9 +105,9 @@ func (s *lsession) startBackend() error {
 		a.start()
 	}
 	if o.Upstream != "" {
-		s.up = newUpstream(o.Upstream, o.UpstreamHeader, o.MaxFrameBytes, func(from string, line []byte) {
+		s.up = newUpstream(o.Upstream, o.UpstreamHeader, o.MaxFrameBytes, func(from string, line []byte, forID json.RawMessage) {
 			s.record(from, line)
-			s.route(line)
+			s.route(line, forID)
 		}, s.l.d.say)
 		return nil
 	}
@@ -121,7 +130,7 @@ func (s *lsession) startBackend() error {
 				continue
 			}
 			s.record(mcplog.FromServer, body)
-			s.route(body)
+			s.route(body, nil)
 		}
 		// The server closed its stdout: it exited, or is about to.
 		go s.l.end(s, "the MCP server exited")
@@ -162,10 +171,27 @@ func (s *lsession) toServer(line []byte) {
 	s.child.stdin.Write(line)
 }
 
+// cancel tells the server that the host closed the stream of its
+// stateless-era request id (raw), which is how that era cancels a request
+// over HTTP: a server over stdio gets a notifications/cancelled, which the
+// log keeps as the proxy's; an --upstream request's own stream is closed.
+func (s *lsession) cancel(id json.RawMessage) {
+	line := mcpmsg.AppendCancelled(nil, id, "the host closed the request's stream")
+	s.record(mcplog.FromProxy, line)
+	if s.up != nil {
+		s.up.cancelStream(id)
+		return
+	}
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	s.child.stdin.Write(append(line, '\n'))
+}
+
 var errDuplicateID = errors.New("a request with this id is already waiting for its response in this session")
 
-// wait registers a request waiting for its response.
-func (s *lsession) wait(id []byte, sse bool) (*waiter, error) {
+// wait registers a request waiting for its response; token is its
+// progressToken (raw), nil when it has none.
+func (s *lsession) wait(id []byte, sse bool, token json.RawMessage) (*waiter, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := string(id)
@@ -178,7 +204,7 @@ func (s *lsession) wait(id []byte, sse bool) (*waiter, error) {
 	if sse {
 		size = waiterBuffer
 	}
-	w := &waiter{ch: make(chan outMsg, size), sse: sse}
+	w := &waiter{ch: make(chan outMsg, size), sse: sse, token: string(token)}
 	s.waiters[key] = w
 	s.open++
 	return w, nil
@@ -218,20 +244,28 @@ func (s *lsession) closeStream(ch chan []byte) {
 	s.last = time.Now()
 }
 
-// route passes a server message to the host: a response to the request
-// waiting for it; anything else to the GET stream when one is open, else to
-// a waiting request's event stream, else to the queue (manual, "Streams").
-func (s *lsession) route(line []byte) {
+// route passes a server message to the host (manual, "Streams"): a
+// response to the request waiting for it; a message of a waiting request's
+// to that request's event stream (forID names the request whose stream
+// carried it from an --upstream server; a progress notification names its
+// request's token, a subscription's notification the subscriptions/listen
+// request); anything else to the GET stream when one is open, else to a
+// waiting request's event stream, else to the queue.
+func (s *lsession) route(line []byte, forID json.RawMessage) {
 	// A flow takes the answers to its own lookups, and holds the agent's
 	// while it runs.
 	if s.active != nil && s.active.fromServer(append(bytes.Clone(line), '\n')) {
 		return
 	}
-	s.deliver(line)
+	s.deliverFor(line, forID)
 }
 
 // deliver passes a server message on to the host's streams.
-func (s *lsession) deliver(line []byte) {
+func (s *lsession) deliver(line []byte) { s.deliverFor(line, nil) }
+
+// deliverFor passes a server message on to the host's streams; forID is
+// the request whose stream it came on, nil when unknown.
+func (s *lsession) deliverFor(line []byte, forID json.RawMessage) {
 	m := jsonrpc.Classify(line)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -241,6 +275,10 @@ func (s *lsession) deliver(line []byte) {
 			w.ch <- outMsg{line: line, final: true} // room is kept for it
 		}
 		return // an answer nobody waits for any more
+	}
+	if w := s.related(m, forID); w != nil && len(w.ch) < cap(w.ch)-1 {
+		w.ch <- outMsg{line: line}
+		return
 	}
 	if s.stream != nil {
 		select {
@@ -262,6 +300,43 @@ func (s *lsession) deliver(line []byte) {
 		return
 	}
 	s.queue = append(s.queue, line)
+}
+
+// related returns the waiting request with an event stream a server
+// message belongs to, or nil: the request whose stream carried it, else the
+// one whose progressToken a progress notification names, else the
+// subscriptions/listen request a notification's _meta names.
+func (s *lsession) related(m jsonrpc.Message, forID json.RawMessage) *waiter {
+	pick := func(w *waiter, ok bool) *waiter {
+		if ok && w.sse {
+			return w
+		}
+		return nil
+	}
+	if forID != nil {
+		w, ok := s.waiters[string(forID)]
+		return pick(w, ok)
+	}
+	if m.Kind != jsonrpc.Notification {
+		return nil
+	}
+	if m.Method == mcpmsg.MethodProgress {
+		if tok, ok := jsontext.Lookup(m.Params, "progressToken"); ok {
+			for _, w := range s.waiters {
+				if w.token == string(tok) {
+					return pick(w, true)
+				}
+			}
+		}
+		return nil
+	}
+	if meta, ok := jsontext.Lookup(m.Params, "_meta"); ok {
+		if sub, ok := jsontext.Lookup(meta, mcpmsg.MetaSubscriptionID); ok {
+			w, ok := s.waiters[string(sub)]
+			return pick(w, ok)
+		}
+	}
+	return nil
 }
 
 // shutdown ends the session once; see listener.end.

@@ -7,19 +7,23 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // event is one server-sent event (WHATWG rules, as docs/mcp-wire.md §4.2
 // summarizes them).
 type event struct {
-	Name  string // "" means "message"
-	ID    string
-	Data  []byte
-	Retry string
+	Name string // "" means "message"
+	Data []byte
 }
 
-// sseReader reads events from a text/event-stream body.
+// sseReader reads events from a text/event-stream body. Like a browser's
+// EventSource it keeps what a client resumes a stream with: the id of the
+// last event dispatched (an event without data too, such as the priming
+// event a 2025-11-25 server opens a stream with) and the reconnection time
+// the server last gave.
 type sseReader struct {
 	br  *bufio.Reader
 	max int
@@ -27,7 +31,20 @@ type sseReader struct {
 	// skipLF says the last line ended in CR, so an LF next is its end too.
 	pending []byte
 	skipLF  bool
+	// idBuf is the id field last read; lastID takes it at each dispatch.
+	idBuf, lastID string
+	// retry is the last retry field; retrySet says one came.
+	retry    time.Duration
+	retrySet bool
 }
+
+// LastEventID returns the id a stream cut short resumes from (the
+// Last-Event-ID header), "" when no event named one.
+func (s *sseReader) LastEventID() string { return s.lastID }
+
+// Retry returns how long the server asked a client to wait before it
+// reconnects, and whether it said.
+func (s *sseReader) Retry() (time.Duration, bool) { return s.retry, s.retrySet }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
 	return &sseReader{br: bufio.NewReaderSize(r, 8<<10), max: max}
@@ -37,7 +54,8 @@ func newSSEReader(r io.Reader, max int) *sseReader {
 var errEventTooLarge = errors.New("event larger than --max-frame-bytes")
 
 // next returns the next event with data, or io.EOF at the end of the
-// stream. Events without data (comments, priming events) are skipped.
+// stream. Events without data (comments, priming events) are not returned;
+// their id and retry fields still count.
 func (s *sseReader) next() (event, error) {
 	var ev event
 	var data bytes.Buffer
@@ -46,12 +64,14 @@ func (s *sseReader) next() (event, error) {
 		line, err := s.readLine()
 		if err != nil {
 			if err == io.EOF && hasData {
+				s.lastID = s.idBuf
 				ev.Data = data.Bytes()
 				return ev, nil
 			}
 			return event{}, err
 		}
 		if len(line) == 0 { // dispatch
+			s.lastID = s.idBuf
 			if hasData && data.Len() > 0 {
 				ev.Data = data.Bytes()
 				return ev, nil
@@ -78,9 +98,13 @@ func (s *sseReader) next() (event, error) {
 				return event{}, errEventTooLarge
 			}
 		case "id":
-			ev.ID = value
+			if !strings.ContainsRune(value, 0) {
+				s.idBuf = value
+			}
 		case "retry":
-			ev.Retry = value
+			if ms, err := strconv.ParseUint(value, 10, 31); err == nil && value != "" && value[0] != '+' {
+				s.retry, s.retrySet = time.Duration(ms)*time.Millisecond, true
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -29,7 +30,9 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 		}
 	}
 	a := s.active
-	toHost := func(from string, line []byte) {
+	// Over stdio every message is the host's to read, whichever stream it
+	// came on.
+	toHost := func(from string, line []byte, _ json.RawMessage) {
 		buf := make([]byte, len(line)+1)
 		copy(buf, line)
 		buf[len(line)] = '\n'

@@ -10,7 +10,14 @@ import (
 	"github.com/hoist-mcp/hoist/internal/testbin"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+// TestMain runs the tests, or, with HOIST_E2E_PEER set, lets the test
+// binary stand in for a go-sdk server (runPeer).
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(peerEnv); mode != "" {
+		os.Exit(runPeer(mode))
+	}
+	os.Exit(testbin.Main(m))
+}
 
 // peerBin returns the path of an npm peer's program in node_modules/.bin.
 func peerBin(t testing.TB, nodeModules, name string) string {

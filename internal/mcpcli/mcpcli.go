@@ -59,7 +59,8 @@ instead of starting a command: each host line is POSTed and the answers
 sends the value of environment variable VAR, never logged. --listen ADDR
 serves hosts by URL (it prints http://ADDR/mcp, with the loopback address
 for 0.0.0.0 or [::]): each MCP session gets its own server and log,
-<start>-<pid>-<n>.jsonl. Without --listen-token-file
+<start>-<pid>-<n>.jsonl; a host of revision 2026-07-28, which has no
+session, gets one by its Hoist-Session header, else by connection. Without --listen-token-file
 only loopback addresses are served and foreign Host and Origin headers are
 refused; with it every request needs Authorization: Bearer <token>.
 
