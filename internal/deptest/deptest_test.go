@@ -68,7 +68,7 @@ var rules = Rules{
 		// Plumbing.
 		"internal/atomicfile": {},
 		"internal/buildinfo":  {},
-		"internal/demo":       {},
+		"internal/demo":       {"jsontext"},
 		"internal/iostreams":  {},
 		"internal/testbin":    {}, // imports testing: only tests may import it
 		"internal/deptest":    {},
