@@ -19,7 +19,7 @@
 // over its database (--db FILE, by default the copy in testdata/tau2/db/),
 // with τ²-bench's semantics and answers, each session starting from the
 // database as loaded, so a recorded τ²-bench agent's calls get the answers
-// they got.
+// they got; hoist-procedure replay plays such agents back.
 //
 // Run hoist-mcp-demo --help for its flags; hoist-mcp-demo --completion bash
 // (or zsh, fish, powershell) prints a shell completion script.

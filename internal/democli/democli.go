@@ -66,7 +66,7 @@ reads, the writes that change orders, users and gift card balances, and
 τ²-bench's errors as error results. Tools are listed with the descriptions,
 input schemas and readOnlyHint of τ²-bench's recorded sessions. Answers are
 written as τ²-bench writes them, every field of a record, so a recorded
-agent's reads come back byte for byte. Each session
+agent's reads come back byte for byte (hoist-procedure replay). Each session
 starts from the database as loaded, and writes change only that session's
 copy, never the file; calls run one at a time, in the order they came.
 
@@ -90,7 +90,11 @@ const example = `  # One request through the recording proxy:
   hoist-mcp --upstream http://127.0.0.1:8932/mcp
 
   # A scripted customer against the shop:
-  hoist-procedure --param email=c7@example.com testdata/procedures/retail/cancel-order.jsonl -- hoist-mcp-demo --world retail`
+  hoist-procedure --param email=c7@example.com testdata/procedures/retail/cancel-order.jsonl -- hoist-mcp-demo --world retail
+
+  # A recorded τ²-bench agent replayed against τ²-bench's retail database:
+  hoist-procedure replay testdata/tau2/logs/retail/gpt-4.1/20250801T161636.780Z-42820.jsonl \
+      -- hoist-mcp-demo --world tau2-retail`
 
 // factory is what newCmd takes from the process.
 type factory struct {
