@@ -84,7 +84,7 @@ var rules = Rules{
 		"internal/benchcmd/ingestbench": {"mcplog"},
 		"internal/benchcmd/proxybench":  {"mcplog"},
 		"internal/benchcmd/redactbench": {"redact"},
-		"internal/benchcmd/replaybench": {"internal/cli"},
+		"internal/benchcmd/replaybench": {"audit", "internal/cli"},
 	},
 	Modules: []Module{
 		{"github.com/mattn/go-sqlite3", []string{"store"}, "the store is the one place that talks SQL"},

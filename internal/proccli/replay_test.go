@@ -2,16 +2,22 @@ package proccli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hoist-mcp/hoist/audit"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/internal/testbin"
 	"github.com/hoist-mcp/hoist/mcpmsg"
 	"github.com/hoist-mcp/hoist/procedure"
@@ -218,6 +224,32 @@ func TestReplayBadRecording(t *testing.T) {
 			code, stdout, stderr := run(append(append([]string{"replay"}, tc.args...), "--", "srv")...)
 			if code != 2 || !strings.HasPrefix(stderr, "hoist-procedure: "+tc.want) || stdout != "" {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, stdout, stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewCmdReplay(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want replayOptions
+	}{
+		{"a log", []string{"--context", "c.jsonl", "--time-scale", "0.1", "--json", "a.jsonl", "--timeout", "3s", "--", "srv", "--json"},
+			replayOptions{Log: "a.jsonl", Command: []string{"srv", "--json"}, Context: "c.jsonl", TimeScale: 0.1, Timeout: 3 * time.Second, StopGrace: DefaultStopGrace, JSON: true}},
+		{"a results file, defaults", []string{"--tau2", "r.json", "--sim", "89af", "--", "srv"},
+			replayOptions{Tau2: "r.json", Sim: "89af", Command: []string{"srv"}, TimeScale: 1, Timeout: procedure.DefaultCallTimeout, StopGrace: DefaultStopGrace}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *replayOptions
+			cmd := newCmdReplay(&factory{IO: iostreams.Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}},
+				func(_ context.Context, o *replayOptions) error { got = o; return nil })
+			cmd.SetArgs(tc.args)
+			if _, err := cmd.ExecuteC(); err != nil || got == nil {
+				t.Fatalf("err %v", err)
+			}
+			if diff := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(replayOptions{}, "IO")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
