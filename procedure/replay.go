@@ -100,6 +100,9 @@ func NewRecording(name string, ep *episode.Episode) *Recording {
 			}
 			st := &rec.Steps[k]
 			rc := RecordedCall{Tool: c.Tool, Args: c.Args}
+			if len(rc.Args) == 0 {
+				rc.Args = json.RawMessage("{}") // a call recorded without arguments is sent with none
+			}
 			if c.Result != nil {
 				rc.Answered, rc.Text, rc.IsError = true, c.Result.Text, c.Result.IsError
 			}
