@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/hoist-mcp/hoist/internal/buildinfo.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build demo try test peers lint bench clean
+.PHONY: all build demo try test peers lint bench bench-replay clean
 
 all: build
 
@@ -12,7 +12,8 @@ build:
 	go build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
 
 # The main job on embedded defaults: record scripted sessions against the
-# retail world, ingest, learn a flow, show it, serve it.
+# retail world, ingest, learn a flow, show it, serve it; then replay a
+# recorded τ²-bench agent live through a flow.
 demo: build
 	scripts/demo.sh
 
@@ -35,6 +36,13 @@ lint:
 
 bench: build
 	scripts/bench.sh
+
+# A flow measured live: τ²-bench's retail logs (../shared/data/tau2) replayed
+# through hoist-mcp --flow against τ²-bench's retail world, beside hoist
+# audit's offline figures and a replay with no proxy. REPLAY_FLAGS adds
+# flags, such as -time-scale 1 for the recorded think times.
+bench-replay: build
+	go run ./internal/benchcmd/replaybench $(REPLAY_FLAGS)
 
 clean:
 	rm -rf bin

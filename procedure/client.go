@@ -144,11 +144,24 @@ func (c *Client) notify(method string) error {
 // send writes a request and returns the channel its response arrives on
 // (closed when the server's stdout ends first).
 func (c *Client) send(method string, params any) (<-chan response, error) {
+	line, ch, err := c.request1(method, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.write(line); err != nil {
+		return nil, fmt.Errorf("%s: the server stopped reading its stdin: %w", method, err)
+	}
+	return ch, nil
+}
+
+// request1 numbers a request and returns its line and the channel its
+// response will arrive on.
+func (c *Client) request1(method string, params any) ([]byte, <-chan response, error) {
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w", method, err)
+		return nil, nil, fmt.Errorf("%s: %w", method, err)
 	}
 	id := c.nextID
 	c.nextID++
@@ -161,12 +174,9 @@ func (c *Client) send(method string, params any) (<-chan response, error) {
 	}
 	b, err := json.Marshal(msg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := c.write(b); err != nil {
-		return nil, fmt.Errorf("%s: the server stopped reading its stdin: %w", method, err)
-	}
-	return ch, nil
+	return b, ch, nil
 }
 
 // await waits for a response.
@@ -234,8 +244,12 @@ func (c *Client) Initialize(ctx context.Context, timeout time.Duration) (ServerI
 // Tool is a tool the server lists.
 type Tool struct {
 	Name string
-	// ReadOnly is the tool's readOnlyHint.
+	// ReadOnly is the tool's readOnlyHint; Hinted whether it gives one (a
+	// tool without, such as a calculator, is neither a read nor a write).
 	ReadOnly bool
+	Hinted   bool
+	// InputSchema is the tool's listed input schema, raw.
+	InputSchema json.RawMessage
 }
 
 // ListTools lists the server's tools, following nextCursor.
@@ -253,8 +267,8 @@ func (c *Client) ListTools(ctx context.Context, timeout time.Duration) ([]Tool, 
 		}
 		listed, next := mcpmsg.ReadTools(raw)
 		for _, t := range listed {
-			ro, _ := t.ReadOnly()
-			tools = append(tools, Tool{Name: t.Name, ReadOnly: ro})
+			ro, hinted := t.ReadOnly()
+			tools = append(tools, Tool{Name: t.Name, ReadOnly: ro, Hinted: hinted, InputSchema: bytes.Clone(t.InputSchema)})
 		}
 		if next == "" {
 			return tools, nil
@@ -277,15 +291,50 @@ func (c *Client) CallTool(tool string, args json.RawMessage) (func(ctx context.C
 	if err != nil {
 		return nil, err
 	}
+	return c.waitResult(tool, ch), nil
+}
+
+// waitResult returns the wait for a tools/call's result on ch.
+func (c *Client) waitResult(tool string, ch <-chan response) func(context.Context, time.Duration) (CallResult, error) {
 	return func(ctx context.Context, timeout time.Duration) (CallResult, error) {
 		raw, err := c.await(ctx, "tools/call "+tool, ch, timeout)
 		if err != nil {
 			return CallResult{}, err
 		}
 		r := mcpmsg.ReadResult(raw)
-		res := CallResult{Texts: r.Texts, IsError: r.IsError}
-		return res, nil
-	}, nil
+		return CallResult{Texts: r.Texts, IsError: r.IsError}, nil
+	}
+}
+
+// ToolCall is one call of CallTools.
+type ToolCall struct {
+	Tool string
+	Args json.RawMessage
+}
+
+// CallTools sends several tools/calls in one write, as a host sends the
+// parallel calls of one LLM turn, and returns a wait for each: a proxy in
+// front of the server then reads them together, and knows every call of
+// the turn as asked before the first answer comes back (hoist-mcp manual,
+// "Calls still on their way").
+func (c *Client) CallTools(calls []ToolCall) ([]func(ctx context.Context, timeout time.Duration) (CallResult, error), error) {
+	var buf []byte
+	waits := make([]func(context.Context, time.Duration) (CallResult, error), len(calls))
+	for i, tc := range calls {
+		line, ch, err := c.request1("tools/call", map[string]any{"name": tc.Tool, "arguments": tc.Args})
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(buf, line...), '\n')
+		waits[i] = c.waitResult(tc.Tool, ch)
+	}
+	c.wmu.Lock()
+	_, err := c.in.Write(buf)
+	c.wmu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("tools/call: the server stopped reading its stdin: %w", err)
+	}
+	return waits, nil
 }
 
 // Close ends the session the way MCP's stdio transport says: it closes the

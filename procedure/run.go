@@ -128,20 +128,9 @@ func Run(ctx context.Context, s Session, p *Procedure, opts Options) (*Report, e
 	if rep.Params == nil {
 		rep.Params = map[string]string{}
 	}
-	timeout := opts.CallTimeout
-	if timeout <= 0 {
-		timeout = DefaultCallTimeout
-	}
-	sleep := opts.Sleep
-	if sleep == nil {
-		sleep = sleepCtx
-	}
-	info, err := s.Initialize(ctx, timeout)
-	if err != nil {
-		return rep, err
-	}
+	timeout, sleep := defaults(opts.CallTimeout, opts.Sleep)
+	info, tools, err := begin(ctx, s, timeout)
 	rep.Server = info
-	tools, err := s.ListTools(ctx, timeout)
 	if err != nil {
 		return rep, err
 	}
@@ -220,18 +209,9 @@ func Run(ctx context.Context, s Session, p *Procedure, opts Options) (*Report, e
 					return fail(err)
 				}
 				cr := &sr.Calls[k]
-				var texts []string
-				for _, t := range res.Texts {
-					if ls, ok := mcpmsg.ParseLookups(t); ok {
-						fresh = append(fresh, ls...)
-						for _, l := range ls {
-							cr.Lookups = append(cr.Lookups, LookupReport{Tool: l.Tool, Arguments: l.Args})
-						}
-						continue
-					}
-					texts = append(texts, t)
-				}
-				cr.Text = strings.Join(texts, "\n")
+				text, ls := res.split()
+				fresh = append(fresh, ls...)
+				cr.Text, cr.Lookups = text, lookupReports(ls)
 				cr.IsError = res.IsError
 				if res.IsError {
 					rep.ToolErrors++
@@ -262,6 +242,50 @@ func Run(ctx context.Context, s Session, p *Procedure, opts Options) (*Report, e
 		rep.Steps = append(rep.Steps, sr)
 	}
 	return rep, nil
+}
+
+// split parts a result: the call's own text (its text items joined by
+// newlines), and the lookups the proxy appended.
+func (r CallResult) split() (string, []mcpmsg.Lookup) {
+	var texts []string
+	var lookups []mcpmsg.Lookup
+	for _, t := range r.Texts {
+		if ls, ok := mcpmsg.ParseLookups(t); ok {
+			lookups = append(lookups, ls...)
+			continue
+		}
+		texts = append(texts, t)
+	}
+	return strings.Join(texts, "\n"), lookups
+}
+
+func lookupReports(ls []mcpmsg.Lookup) []LookupReport {
+	var out []LookupReport
+	for _, l := range ls {
+		out = append(out, LookupReport{Tool: l.Tool, Arguments: l.Args})
+	}
+	return out
+}
+
+// defaults returns the wait for each answer and the sleep a run uses.
+func defaults(timeout time.Duration, sleep func(context.Context, time.Duration) error) (time.Duration, func(context.Context, time.Duration) error) {
+	if timeout <= 0 {
+		timeout = DefaultCallTimeout
+	}
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	return timeout, sleep
+}
+
+// begin starts a session as every run does: initialize, then tools/list.
+func begin(ctx context.Context, s Session, timeout time.Duration) (ServerInfo, []Tool, error) {
+	info, err := s.Initialize(ctx, timeout)
+	if err != nil {
+		return info, nil, err
+	}
+	tools, err := s.ListTools(ctx, timeout)
+	return info, tools, err
 }
 
 // bindCall binds a call's arguments: one JSON object per call to make
@@ -359,11 +383,14 @@ func (r *Report) WriteText(w io.Writer) error {
 }
 
 // WriteJSON writes the report as one indented JSON document.
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
+
+// writeJSON writes v as one indented JSON document, <, > and & as they are.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 func plural(n int) string {

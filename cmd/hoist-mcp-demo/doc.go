@@ -15,6 +15,12 @@
 // cancelled until the process exits. hoist-procedure runs scripted
 // customers against it.
 //
+// --world tau2-retail serves τ²-bench's own retail domain: its sixteen tools
+// over its database (--db FILE, by default the copy in testdata/tau2/db/),
+// with τ²-bench's semantics and answers, each session starting from the
+// database as loaded, so a recorded τ²-bench agent's calls get the answers
+// they got; hoist-procedure replay plays such agents back.
+//
 // Run hoist-mcp-demo --help for its flags; hoist-mcp-demo --completion bash
 // (or zsh, fish, powershell) prints a shell completion script.
 package main

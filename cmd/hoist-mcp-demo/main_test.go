@@ -164,7 +164,7 @@ func TestWorldFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"--world"}, "hoist-mcp-demo: flag needs an argument: --world\n"},
-		{[]string{"--world", "shop"}, `hoist-mcp-demo: --world "shop": want echo or retail` + "\n"},
+		{[]string{"--world", "shop"}, `hoist-mcp-demo: --world "shop": want echo, retail or tau2-retail` + "\n"},
 	} {
 		cmd := exec.Command(testbin.Build(t, "hoist-mcp-demo"), tc.args...)
 		cmd.Env = testbin.Env()

@@ -18,6 +18,16 @@
 // result taken from the lookup, and a step whose calls were all answered so
 // is reported as a skipped LLM turn.
 //
+// hoist-procedure replay [flags] LOG -- SERVER_COMMAND plays back the agent
+// of a recorded session instead (--tau2 FILE --sim ID: a simulation of a
+// τ²-bench results file): its LLM turns in order, each turn's calls with
+// their recorded arguments, the recorded time between them (--time-scale),
+// and the conversation, written to --context FILE as it happened. A call a
+// flow's lookup already answered since the last write is skipped, and a
+// turn whose every call was; the report counts the turns and calls made and
+// skipped, the lookups and those used, and the reads whose live result is
+// the recorded one.
+//
 // The report lists each step and call, then the LLM turns made and skipped;
 // --json writes it as JSON. Exit status: 0 when every step ran, 1 when the
 // run failed, 2 for a usage error or a bad procedure file (one line naming

@@ -116,6 +116,7 @@ Run 'hoist <command> --help' for a command's manual, and
 	)
 	add("measure",
 		newCmdAudit(f, nil),
+		newCmdReplay(f, nil),
 		newCmdEvaluate(f, nil),
 		newCmdDrift(f, nil),
 	)

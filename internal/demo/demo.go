@@ -1,11 +1,15 @@
 // Package demo is hoist-mcp-demo: a tiny MCP server over stdio or
 // Streamable HTTP for trying the proxy (hoist-mcp manual, "Try it"). It
-// serves one of two worlds. The echo world (the default) stores nothing: its
-// two tools answer with their arguments, lookup annotated read-only and update
-// annotated as not read-only; "fail": true makes either return an error
-// result, and "delay_ms": n makes it wait n milliseconds first. The retail
-// world (NewRetail) is a tiny shop with four of τ²-bench retail's tools and
-// canned data. Calls are served concurrently, so delayed calls overlap.
+// serves one of three worlds. The echo world (the default) stores nothing:
+// its two tools answer with their arguments, lookup annotated read-only and
+// update annotated as not read-only; "fail": true makes either return an
+// error result, and "delay_ms": n makes it wait n milliseconds first. The
+// retail world (NewRetail) is a tiny shop with four of τ²-bench retail's
+// tools and canned data. The τ²-bench retail world (NewTau2Retail) is
+// τ²-bench's own retail domain, all sixteen tools over its database, for
+// replaying recorded agents against the environment they met (issue 16).
+// Calls are served concurrently, so delayed calls overlap, except in the
+// τ²-bench world, which runs them in order as τ²-bench does.
 package demo
 
 import (
@@ -98,7 +102,8 @@ type request struct {
 }
 
 // Serve reads requests from in until it ends, answering on out, then waits
-// for calls still running. Lines that are not JSON are answered with a parse
+// for calls still running. Calls run concurrently, except in a Sequential
+// world, which answers each before it reads the next line. Lines that are not JSON are answered with a parse
 // error; notifications and responses need no answer.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	var mu sync.Mutex // serializes writes
@@ -108,11 +113,15 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		out.Write(append(b, '\n'))
 	}
 	var wg sync.WaitGroup
+	sq, ok := s.world().(Sequential)
+	inOrder := ok && sq.Sequential()
 	br := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			if call := s.Handle(line, send); call != nil {
+			if call := s.Handle(line, send); call != nil && inOrder {
+				call(ctx) // answered before the next line is read
+			} else if call != nil {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()

@@ -34,6 +34,7 @@ type HTTP struct {
 
 type httpSession struct {
 	version string
+	server  *Server // the session's own world, for a SessionWorld
 	mu      sync.Mutex
 	stream  chan []byte // the GET stream, nil when none
 }
@@ -139,7 +140,10 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, id string, s *httpSe
 		rand.Read(raw[:])
 		id = hex.EncodeToString(raw[:])
 		params, _ := json.Marshal(map[string]string{"protocolVersion": msg.Params.ProtocolVersion})
-		s = &httpSession{version: Negotiate(params)}
+		s = &httpSession{version: Negotiate(params), server: h.Server}
+		if sw, ok := h.Server.world().(SessionWorld); ok {
+			s.server = &Server{Version: h.Server.Version, World: sw.NewSession()}
+		}
 		h.mu.Lock()
 		if h.sessions == nil {
 			h.sessions = map[string]*httpSession{}
@@ -154,7 +158,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, id string, s *httpSe
 	}
 	if msg.Method != "tools/call" {
 		var answer []byte
-		h.Server.Handle(body, func(b []byte) { answer = b })
+		s.server.Handle(body, func(b []byte) { answer = b })
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(answer)
 		return
@@ -194,7 +198,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, id string, s *httpSe
 		}
 		s.mu.Unlock()
 	}
-	if run := h.Server.Handle(body, event); run != nil {
+	if run := s.server.Handle(body, event); run != nil {
 		run(r.Context())
 	}
 }

@@ -6,7 +6,10 @@ package democli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -23,10 +26,15 @@ const (
 )
 
 // Worlds are what --world may name.
-var Worlds = []string{"echo", "retail"}
+var Worlds = []string{"echo", "retail", "tau2-retail"}
+
+// DefaultDB is --db's default: the copy of τ²-bench's retail database that
+// hoist ships in testdata/, looked for from the working directory, then
+// from the checkout the program was built into (bin/../testdata).
+const DefaultDB = "testdata/tau2/db/retail.json"
 
 const long = `hoist-mcp-demo is a tiny MCP server for trying hoist-mcp and for hoist's
-own tests. It serves one of two worlds.
+own tests. It serves one of three worlds.
 
 The echo world (the default) has two tools that answer with their
 arguments and store nothing:
@@ -51,13 +59,25 @@ orders #WNa and #WNb are pending.
 Answers are τ²-bench's: JSON text, errors as error results ("Error: User
 not found"). A cancelled order stays cancelled until the process exits.
 
+--world tau2-retail serves τ²-bench's own retail domain: all sixteen of its
+tools over its database (--db FILE, τ²-bench's db/retail.json; by default
+the copy in hoist's testdata/tau2/db/), with τ²-bench's semantics: the
+reads, the writes that change orders, users and gift card balances, and
+τ²-bench's errors as error results. Tools are listed with the descriptions,
+input schemas and readOnlyHint of τ²-bench's recorded sessions. Answers are
+written as τ²-bench writes them, every field of a record, so a recorded
+agent's reads come back byte for byte (hoist-procedure replay). Each session
+starts from the database as loaded, and writes change only that session's
+copy, never the file; calls run one at a time, in the order they came.
+
 It speaks MCP on stdin and stdout by default. --http ADDR serves
 Streamable HTTP at http://ADDR/mcp instead (ADDR 127.0.0.1:0 picks a free
 port; the URL is printed on stdout), insisting on the session id and the
 protocol version as a strict server does.
 
 Exit status: 0 when the input ends (stdio) or on SIGINT/SIGTERM (--http);
-1 when serving fails; 2 for a usage error.
+1 when serving fails; 2 for a usage error or a --db file that is not
+τ²-bench's retail database (one line naming file:line and field).
 
 Shell completion: hoist-mcp-demo --completion bash|zsh|fish|powershell
 prints a completion script.`
@@ -70,7 +90,11 @@ const example = `  # One request through the recording proxy:
   hoist-mcp --upstream http://127.0.0.1:8932/mcp
 
   # A scripted customer against the shop:
-  hoist-procedure --param email=c7@example.com testdata/procedures/retail/cancel-order.jsonl -- hoist-mcp-demo --world retail`
+  hoist-procedure --param email=c7@example.com testdata/procedures/retail/cancel-order.jsonl -- hoist-mcp-demo --world retail
+
+  # A recorded τ²-bench agent replayed against τ²-bench's retail database:
+  hoist-procedure replay testdata/tau2/logs/retail/gpt-4.1/20250801T161636.780Z-42820.jsonl \
+      -- hoist-mcp-demo --world tau2-retail`
 
 // factory is what newCmd takes from the process.
 type factory struct {
@@ -82,6 +106,7 @@ type options struct {
 	IO    iostreams.Streams
 	World string
 	HTTP  string // "": stdio
+	DB    string // --db, "" for DefaultDB
 
 	completion string
 	version    bool
@@ -107,7 +132,7 @@ func execute(ctx context.Context, cmd *cobra.Command, args []string) (*cobra.Com
 func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Command {
 	opts := &options{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:           "hoist-mcp-demo [--world echo|retail] [--http ADDR]",
+		Use:           "hoist-mcp-demo [--world echo|retail|tau2-retail] [--db FILE] [--http ADDR]",
 		Short:         "A tiny MCP server for trying hoist-mcp",
 		Long:          long,
 		Example:       example,
@@ -126,10 +151,14 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 			case opts.version:
 				_, err := fmt.Fprintf(f.IO.Out, "hoist-mcp-demo %s\n", buildinfo.Version())
 				return err
-			case opts.World != "echo" && opts.World != "retail":
-				return cmdutil.FlagErrorf("--world %q: want echo or retail", opts.World)
+			case opts.World != "echo" && opts.World != "retail" && opts.World != "tau2-retail":
+				return cmdutil.FlagErrorf("--world %q: want echo, retail or tau2-retail", opts.World)
 			case cmd.Flags().Changed("http") && opts.HTTP == "":
 				return cmdutil.FlagErrorf("--http: want an address, such as 127.0.0.1:8932")
+			case cmd.Flags().Changed("db") && opts.World != "tau2-retail":
+				return cmdutil.FlagErrorf("--db: only --world tau2-retail reads a database")
+			case cmd.Flags().Changed("db") && opts.DB == "":
+				return cmdutil.FlagErrorf("--db: want a file, τ²-bench's db/retail.json")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -142,7 +171,8 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	cmd.SetErr(f.IO.Err)
 	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
 	fl := cmd.Flags()
-	fl.StringVar(&opts.World, "world", "echo", "the `WORLD` to serve: echo (lookup and update) or retail (a tiny shop)")
+	fl.StringVar(&opts.World, "world", "echo", "the `WORLD` to serve: echo (lookup and update), retail (a tiny shop) or tau2-retail (τ²-bench's retail domain)")
+	fl.StringVar(&opts.DB, "db", "", "τ²-bench's retail database `FILE` for --world tau2-retail (default "+DefaultDB+")")
 	fl.StringVar(&opts.HTTP, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (127.0.0.1:0 picks a port)")
 	_ = cmd.RegisterFlagCompletionFunc("world", cobra.FixedCompletions(Worlds, cobra.ShellCompDirectiveNoFileComp))
 	cmdutil.AddCompletionFlag(cmd, &opts.completion)
@@ -154,8 +184,19 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 // runDemo serves the world until the input ends or ctx is done.
 func runDemo(ctx context.Context, o *options) error {
 	s := &demo.Server{Version: buildinfo.Version()}
-	if o.World == "retail" {
+	switch o.World {
+	case "retail":
 		s.World = demo.NewRetail(demo.DefaultRetailUsers)
+	case "tau2-retail":
+		path, err := findDB(o.DB)
+		if err != nil {
+			return &cmdutil.ExitError{Code: ExitUsage, Err: err}
+		}
+		db, err := demo.LoadTau2DB(path)
+		if err != nil {
+			return &cmdutil.ExitError{Code: ExitUsage, Err: err}
+		}
+		s.World = demo.NewTau2Retail(db)
 	}
 	if o.HTTP != "" {
 		return demo.ListenAndServe(ctx, o.HTTP, &demo.HTTP{Server: s}, func(url string) {
@@ -164,4 +205,24 @@ func runDemo(ctx context.Context, o *options) error {
 		})
 	}
 	return s.Serve(ctx, o.IO.In, o.IO.Out)
+}
+
+// findDB returns the database to load: --db as given, else DefaultDB from
+// the working directory, else from the checkout of the running program
+// (bin/hoist-mcp-demo → testdata/), so that a proxy or a test that starts
+// the demo elsewhere still finds it.
+func findDB(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if _, err := os.Stat(DefaultDB); err == nil {
+		return DefaultDB, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "..", filepath.FromSlash(DefaultDB))
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("--db: no " + DefaultDB + " in the working directory nor beside the program's checkout; name τ²-bench's retail database with --db FILE")
 }

@@ -14,11 +14,14 @@ func TestNewCmd(t *testing.T) {
 		name        string
 		args        []string
 		world, http string
+		db          string
 	}{
-		{"defaults", nil, "echo", ""},
-		{"--world", []string{"--world", "retail"}, "retail", ""},
-		{"--http", []string{"--http", "127.0.0.1:0"}, "echo", "127.0.0.1:0"},
-		{"both, with =", []string{"--http=127.0.0.1:8932", "--world=retail"}, "retail", "127.0.0.1:8932"},
+		{"defaults", nil, "echo", "", ""},
+		{"--world", []string{"--world", "retail"}, "retail", "", ""},
+		{"--http", []string{"--http", "127.0.0.1:0"}, "echo", "127.0.0.1:0", ""},
+		{"both, with =", []string{"--http=127.0.0.1:8932", "--world=retail"}, "retail", "127.0.0.1:8932", ""},
+		{"tau2-retail", []string{"--world", "tau2-retail"}, "tau2-retail", "", ""},
+		{"--db", []string{"--world", "tau2-retail", "--db", "retail.json"}, "tau2-retail", "", "retail.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got *options
@@ -27,8 +30,8 @@ func TestNewCmd(t *testing.T) {
 			if _, err := execute(context.Background(), cmd, tc.args); err != nil || got == nil {
 				t.Fatalf("err %v", err)
 			}
-			if got.World != tc.world || got.HTTP != tc.http {
-				t.Errorf("world %q, http %q; want %q and %q", got.World, got.HTTP, tc.world, tc.http)
+			if got.World != tc.world || got.HTTP != tc.http || got.DB != tc.db {
+				t.Errorf("world %q, http %q, db %q; want %q, %q and %q", got.World, got.HTTP, got.DB, tc.world, tc.http, tc.db)
 			}
 		})
 	}
@@ -47,7 +50,9 @@ func TestFlagErrors(t *testing.T) {
 		want string // after "hoist-mcp-demo: "
 	}{
 		{"no world", []string{"--world"}, "flag needs an argument: --world"},
-		{"unknown world", []string{"--world", "shop"}, `--world "shop": want echo or retail`},
+		{"unknown world", []string{"--world", "shop"}, `--world "shop": want echo, retail or tau2-retail`},
+		{"--db of another world", []string{"--world", "retail", "--db", "x.json"}, "--db: only --world tau2-retail reads a database"},
+		{"empty --db", []string{"--world", "tau2-retail", "--db="}, "--db: want a file, τ²-bench's db/retail.json"},
 		{"no address", []string{"--http"}, "flag needs an argument: --http"},
 		{"empty address", []string{"--http="}, "--http: want an address, such as 127.0.0.1:8932"},
 		{"an argument", []string{"retail"}, `unexpected argument "retail": hoist-mcp-demo takes only flags`},
@@ -66,7 +71,7 @@ func TestFlagErrors(t *testing.T) {
 func TestHelpAndCompletion(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-help"}, {"-h"}} {
 		code, stdout, stderr := run(args...)
-		if code != 0 || stderr != "" || !strings.Contains(stdout, "Usage:\n  hoist-mcp-demo [--world echo|retail] [--http ADDR]") ||
+		if code != 0 || stderr != "" || !strings.Contains(stdout, "Usage:\n  hoist-mcp-demo [--world echo|retail|tau2-retail] [--db FILE] [--http ADDR]") ||
 			!strings.Contains(stdout, "find_user_id_by_email") || !strings.Contains(stdout, "--world WORLD") {
 			t.Errorf("%q: exit %d, stderr %q, stdout:\n%s", args, code, stderr, stdout)
 		}
@@ -83,7 +88,7 @@ func TestHelpAndCompletion(t *testing.T) {
 		}
 	}
 	code, stdout, _ := run("__complete", "--world", "")
-	if code != 0 || !strings.Contains(stdout, "echo\nretail\n") {
+	if code != 0 || !strings.Contains(stdout, "echo\nretail\ntau2-retail\n") {
 		t.Errorf("__complete --world '': exit %d, stdout %q", code, stdout)
 	}
 }

@@ -50,14 +50,14 @@ var rules = Rules{
 
 		// The proxy and the scripted client.
 		"proxy":     {"episode", "flow", "jsonrpc", "mcplog", "guards", "oracle", "jsontext", "mcpmsg"}, // episode: the tool types flow.Session.Listed takes
-		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding"},
+		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding", "episode"},
 
 		// Command lines; internal/cli is every toolkit package but never
 		// the proxy, internal/mcpcli the proxy but no toolkit.
-		"internal/cli": {"audit", "drift", "episode", "evaluate", "export", "flow", "ingest", "learn", "promote", "redact", "store",
+		"internal/cli": {"audit", "drift", "episode", "evaluate", "export", "flow", "ingest", "learn", "procedure", "promote", "redact", "store",
 			"internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/mcpcli":     {"flow", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
-		"internal/proccli":    {"procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
+		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams"},
 		"internal/cmdutil":    {},
 		"cmd/hoist":           {"internal/cli", "internal/iostreams"},
@@ -68,7 +68,7 @@ var rules = Rules{
 		// Plumbing.
 		"internal/atomicfile": {},
 		"internal/buildinfo":  {},
-		"internal/demo":       {},
+		"internal/demo":       {"jsontext"},
 		"internal/iostreams":  {},
 		"internal/testbin":    {}, // imports testing: only tests may import it
 		"internal/deptest":    {},
@@ -84,6 +84,7 @@ var rules = Rules{
 		"internal/benchcmd/ingestbench": {"mcplog"},
 		"internal/benchcmd/proxybench":  {"mcplog"},
 		"internal/benchcmd/redactbench": {"redact"},
+		"internal/benchcmd/replaybench": {"audit", "internal/cli"},
 	},
 	Modules: []Module{
 		{"github.com/mattn/go-sqlite3", []string{"store"}, "the store is the one place that talks SQL"},

@@ -50,6 +50,11 @@ The file format is in docs/procedure.md: a header line
 per step, such as {"tool": "get_user_details", "args": {"user_id":
 "$last[find_user_id_by_email]"}}.
 
+hoist-procedure replay LOG -- SERVER_COMMAND plays back the agent of a
+recorded session instead: its LLM turns, their recorded calls and times, and
+its conversation, skipping what a flow's lookups answered (hoist-procedure
+replay --help).
+
 Flags may come before or after FILE; everything after -- is the server's.
 The single-dash spellings of the flags (-think 0, -json) still work.
 
@@ -162,6 +167,8 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	cmd.SetOut(f.IO.Out)
 	cmd.SetErr(f.IO.Err)
 	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
+	cmd.AddCommand(newCmdReplay(f, nil))
+	cmd.CompletionOptions.DisableDefaultCmd = true // --completion is the program's
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.params, "param", nil, "set parameter `NAME=VALUE` of the procedure (repeatable)")
 	opts.Think = -1
