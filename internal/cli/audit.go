@@ -22,18 +22,13 @@ import (
 type auditOptions struct {
 	IO iostreams.Streams
 	storeOptions
-	Flow       string
-	Domain     string
-	Threshold  float64
-	Decider    string
-	PerCall    int
-	PerSession int
-	JSON       bool
-	HTML       string
-	Resamples  int
-	Seed       uint64
-
-	decider flow.Decider
+	Flow   string
+	Domain string
+	ruleOptions
+	JSON      bool
+	HTML      string
+	Resamples int
+	Seed      uint64
 }
 
 func newCmdAudit(f *Factory, runF func(context.Context, *auditOptions) error) *cobra.Command {
@@ -74,20 +69,12 @@ of turns saved and detours per site (inline SVG, nothing to fetch).
 			if opts.Flow == "" {
 				return &FlagError{fmt.Errorf("--flow: name the flow to audit")}
 			}
-			if opts.Threshold < 0 || opts.Threshold > 1 {
-				return &FlagError{fmt.Errorf("--threshold %v: want 0 to 1", opts.Threshold)}
-			}
-			if opts.PerCall < 0 || opts.PerSession < 0 {
-				return &FlagError{fmt.Errorf("--per-call and --per-session: want 0 or more")}
+			if err := opts.ruleOptions.check(); err != nil {
+				return err
 			}
 			if opts.Resamples < 1 {
 				return &FlagError{fmt.Errorf("--resamples %d: want at least 1", opts.Resamples)}
 			}
-			d, err := flow.ParseDecider(opts.Decider)
-			if err != nil {
-				return &FlagError{fmt.Errorf("--decider: %w", err)}
-			}
-			opts.decider = d
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -98,10 +85,7 @@ of turns saved and detours per site (inline SVG, nothing to fetch).
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Flow, "flow", "", "the flow `FILE` to audit (from hoist learn, compile or promote)")
 	fl.StringVar(&opts.Domain, "domain", "", "audit only the sessions of this `DOMAIN`")
-	fl.Float64Var(&opts.Threshold, "threshold", flow.DefaultThreshold, "hoist-mcp's --flow-threshold")
-	fl.StringVar(&opts.Decider, "decider", "reach", "hoist-mcp's --flow-decider: reach or habit")
-	fl.IntVar(&opts.PerCall, "per-call", flow.DefaultCaps.PerCall, "hoist-mcp's --flow-per-call")
-	fl.IntVar(&opts.PerSession, "per-session", flow.DefaultCaps.PerSession, "hoist-mcp's --flow-per-session")
+	addRuleFlags(fl, &opts.ruleOptions, true)
 	fl.BoolVar(&opts.JSON, "json", false, "write the report as JSON")
 	fl.StringVar(&opts.HTML, "html", "", "also write the report as an HTML page with a chart to `FILE`")
 	fl.IntVar(&opts.Resamples, "resamples", audit.DefaultResamples, "bootstrap resamples of each interval")
@@ -120,8 +104,8 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	}
 	defer db.Close()
 	opt := audit.Options{
-		Rule:      flow.Rule{Decider: o.decider, Threshold: o.Threshold},
-		Caps:      flow.Caps{PerCall: o.PerCall, PerSession: o.PerSession, Questions: flow.DefaultCaps.Questions},
+		Rule:      o.rule(),
+		Caps:      o.caps(),
 		Filter:    episode.Filter{Domain: o.Domain},
 		Resamples: o.Resamples,
 		Seed:      o.Seed,

@@ -40,7 +40,7 @@ func parseCmd[T any](t *testing.T, newCmd func(*Factory, func(context.Context, *
 // optionsCmp compares options structs: every field, the unexported ones that
 // hold parsed values included, but not the streams.
 var optionsCmp = []cmp.Option{
-	cmp.AllowUnexported(learnOptions{}, ingestOptions{}, auditOptions{}, evaluateOptions{}, initOptions{}),
+	cmp.AllowUnexported(learnOptions{}, ingestOptions{}, auditOptions{}, ruleOptions{}, evaluateOptions{}, initOptions{}),
 	cmpopts.IgnoreFields(learnOptions{}, "IO"),
 	cmpopts.IgnoreFields(ingestOptions{}, "IO"),
 	cmpopts.IgnoreFields(auditOptions{}, "IO"),
@@ -102,11 +102,11 @@ func TestNewCmdAudit(t *testing.T) {
 	}{
 		{"every flag", []string{"--flow", "f.json", "--sessions", "logs", "--domain", "retail", "--threshold", "0.5", "--decider", "habit",
 			"--per-call", "2", "--per-session", "9", "--json", "--html", "audit.html", "--resamples", "50", "--seed", "7"},
-			auditOptions{storeOptions: storeOptions{Sessions: "logs"}, Flow: "f.json", Domain: "retail", Threshold: 0.5, Decider: "habit",
-				PerCall: 2, PerSession: 9, JSON: true, HTML: "audit.html", Resamples: 50, Seed: 7, decider: flow.Habit}},
+			auditOptions{storeOptions: storeOptions{Sessions: "logs"}, Flow: "f.json", Domain: "retail", ruleOptions: ruleOptions{Threshold: 0.5, Decider: "habit", PerCall: 2, PerSession: 9, decider: flow.Habit},
+				JSON: true, HTML: "audit.html", Resamples: 50, Seed: 7}},
 		{"defaults: the proxy's", []string{"--flow", "f.json", "--store", "e.db"},
-			auditOptions{storeOptions: storeOptions{Store: "e.db"}, Flow: "f.json", Threshold: flow.DefaultThreshold, Decider: "reach",
-				PerCall: flow.DefaultCaps.PerCall, PerSession: flow.DefaultCaps.PerSession, Resamples: audit.DefaultResamples, Seed: 1, decider: flow.Reach}},
+			auditOptions{storeOptions: storeOptions{Store: "e.db"}, Flow: "f.json", ruleOptions: ruleOptions{Threshold: flow.DefaultThreshold, Decider: "reach", PerCall: flow.DefaultCaps.PerCall, PerSession: flow.DefaultCaps.PerSession, decider: flow.Reach},
+				Resamples: audit.DefaultResamples, Seed: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := parseCmd(t, newCmdAudit, tc.args...)

@@ -15,15 +15,12 @@ import (
 
 // flowShowOptions are hoist flow-show's inputs.
 type flowShowOptions struct {
-	IO        iostreams.Streams
-	File      string
-	Format    string
-	Threshold float64
-	Decider   string
-	TaskID    string
-	All       bool
-
-	decider flow.Decider
+	IO     iostreams.Streams
+	File   string
+	Format string
+	ruleOptions
+	TaskID string
+	All    bool
 }
 
 func newCmdFlowShow(f *Factory, runF func(context.Context, *flowShowOptions) error) *cobra.Command {
@@ -58,14 +55,9 @@ dot a Graphviz graph of sites and lookups (dot -Tsvg).`,
 			default:
 				return &FlagError{fmt.Errorf("--format %q: want text, markdown, json or dot", opts.Format)}
 			}
-			if opts.Threshold < 0 || opts.Threshold > 1 {
-				return &FlagError{fmt.Errorf("--threshold %v: want 0 to 1", opts.Threshold)}
+			if err := opts.ruleOptions.check(); err != nil {
+				return err
 			}
-			d, err := flow.ParseDecider(opts.Decider)
-			if err != nil {
-				return &FlagError{fmt.Errorf("--decider: %w", err)}
-			}
-			opts.decider = d
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -74,8 +66,7 @@ dot a Graphviz graph of sites and lookups (dot -Tsvg).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Format, "format", "text", "output `FORMAT`: text, markdown, json or dot")
-	fl.Float64Var(&opts.Threshold, "threshold", flow.DefaultThreshold, "the least P(tool) × P(binding) a lookup needs, as hoist-mcp --flow-threshold")
-	fl.StringVar(&opts.Decider, "decider", "reach", "where P(tool) comes from: reach or habit")
+	addRuleFlags(fl, &opts.ruleOptions, false)
 	fl.StringVar(&opts.TaskID, "task-id", "", "show what this task is served (its own fold's counts left out)")
 	fl.BoolVar(&opts.All, "all", false, "also list sites with no lookup")
 	return cmd
@@ -90,7 +81,7 @@ func runFlowShow(_ context.Context, o *flowShowOptions) error {
 	if o.TaskID != "" {
 		fold = flow.FoldOf(o.TaskID, f.Folds)
 	}
-	rev := f.Review(flow.Rule{Decider: o.decider, Threshold: o.Threshold}, fold)
+	rev := f.Review(o.rule(), fold)
 	w := o.IO.Out
 	switch o.Format {
 	case "json":

@@ -32,23 +32,18 @@ import (
 type replayOptions struct {
 	IO iostreams.Streams
 	storeOptions
-	Tau2       []string
-	Tools      string
-	Flow       string
-	Domain     string
-	World      []string
-	Proxy      string
-	Out        string
-	Parallel   int
-	TimeScale  float64
-	Threshold  float64
-	Decider    string
-	PerCall    int
-	PerSession int
-	Timeout    time.Duration
-	JSON       bool
-
-	decider flow.Decider
+	Tau2      []string
+	Tools     string
+	Flow      string
+	Domain    string
+	World     []string
+	Proxy     string
+	Out       string
+	Parallel  int
+	TimeScale float64
+	ruleOptions
+	Timeout time.Duration
+	JSON    bool
 }
 
 // DefaultReplayParallel is how many episodes hoist replay plays at once:
@@ -125,10 +120,6 @@ input was bad.`,
 				return &FlagError{fmt.Errorf("--parallel %d: want at least 1", opts.Parallel)}
 			case opts.TimeScale < 0:
 				return &FlagError{fmt.Errorf("--time-scale %v: want 0 or more", opts.TimeScale)}
-			case opts.Threshold < 0 || opts.Threshold > 1:
-				return &FlagError{fmt.Errorf("--threshold %v: want 0 to 1", opts.Threshold)}
-			case opts.PerCall < 0 || opts.PerSession < 0:
-				return &FlagError{errors.New("--per-call and --per-session: want 0 or more")}
 			case opts.Timeout <= 0:
 				return &FlagError{errors.New("--timeout: must be more than 0")}
 			}
@@ -137,11 +128,9 @@ input was bad.`,
 					return err
 				}
 			}
-			d, err := flow.ParseDecider(opts.Decider)
-			if err != nil {
-				return &FlagError{fmt.Errorf("--decider: %w", err)}
+			if err := opts.ruleOptions.check(); err != nil {
+				return err
 			}
-			opts.decider = d
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -158,10 +147,7 @@ input was bad.`,
 	fl.StringVar(&opts.Out, "out", "", "keep what the proxies recorded in `DIR`/live, and each conversation in DIR/context")
 	fl.IntVar(&opts.Parallel, "parallel", DefaultReplayParallel, "replay at most `N` episodes at once")
 	fl.Float64Var(&opts.TimeScale, "time-scale", 1, "wait `F` times the recorded time between turns (0: no waiting)")
-	fl.Float64Var(&opts.Threshold, "threshold", flow.DefaultThreshold, "hoist-mcp's --flow-threshold")
-	fl.StringVar(&opts.Decider, "decider", "reach", "hoist-mcp's --flow-decider: reach or habit")
-	fl.IntVar(&opts.PerCall, "per-call", flow.DefaultCaps.PerCall, "hoist-mcp's --flow-per-call")
-	fl.IntVar(&opts.PerSession, "per-session", flow.DefaultCaps.PerSession, "hoist-mcp's --flow-per-session")
+	addRuleFlags(fl, &opts.ruleOptions, true)
 	fl.DurationVar(&opts.Timeout, "timeout", procedure.DefaultCallTimeout, "wait at most `TIME` for each answer")
 	fl.BoolVar(&opts.JSON, "json", false, "write the report as JSON")
 	return cmd
@@ -258,8 +244,8 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 		}
 	}
 	aopt := audit.Options{
-		Rule: flow.Rule{Decider: o.decider, Threshold: o.Threshold},
-		Caps: flow.Caps{PerCall: o.PerCall, PerSession: o.PerSession, Questions: flow.DefaultCaps.Questions},
+		Rule: o.rule(),
+		Caps: o.caps(),
 	}
 	start := time.Now()
 	results := make([]ReplayEpisode, len(eps))

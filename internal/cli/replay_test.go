@@ -25,16 +25,15 @@ func TestNewCmdReplay(t *testing.T) {
 			"--parallel", "3", "--time-scale", "0.25", "--threshold", "0.5", "--decider", "habit", "--per-call", "2", "--per-session", "9",
 			"--timeout", "5s", "--json", "--", "hoist-mcp-demo", "--world", "tau2-retail"},
 			replayOptions{storeOptions: storeOptions{Sessions: "logs"}, Flow: "f.json", Domain: "retail", Proxy: "bin/hoist-mcp", Out: "out",
-				Parallel: 3, TimeScale: 0.25, Threshold: 0.5, Decider: "habit", PerCall: 2, PerSession: 9, Timeout: 5 * time.Second, JSON: true,
-				World: []string{"hoist-mcp-demo", "--world", "tau2-retail"}, decider: flow.Habit}},
+				Parallel: 3, TimeScale: 0.25, ruleOptions: ruleOptions{Threshold: 0.5, Decider: "habit", PerCall: 2, PerSession: 9, decider: flow.Habit}, Timeout: 5 * time.Second, JSON: true,
+				World: []string{"hoist-mcp-demo", "--world", "tau2-retail"}}},
 		{"defaults: the proxy's and as recorded", []string{"--flow", "f.json", "--tau2", "a.json,b.json", "--tools", "kinds.json", "--", "world"},
 			replayOptions{Tau2: []string{"a.json", "b.json"}, Tools: "kinds.json", Flow: "f.json", Parallel: DefaultReplayParallel, TimeScale: 1,
-				Threshold: flow.DefaultThreshold, Decider: "reach", PerCall: flow.DefaultCaps.PerCall, PerSession: flow.DefaultCaps.PerSession,
-				Timeout: procedure.DefaultCallTimeout, World: []string{"world"}, decider: flow.Reach}},
+				ruleOptions: ruleOptions{Threshold: flow.DefaultThreshold, Decider: "reach", PerCall: flow.DefaultCaps.PerCall, PerSession: flow.DefaultCaps.PerSession, decider: flow.Reach}, Timeout: procedure.DefaultCallTimeout, World: []string{"world"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := parseCmd(t, newCmdReplay, tc.args...)
-			if diff := cmp.Diff(tc.want, *got, cmp.AllowUnexported(replayOptions{}), cmpopts.IgnoreFields(replayOptions{}, "IO")); diff != "" {
+			if diff := cmp.Diff(tc.want, *got, cmp.AllowUnexported(replayOptions{}, ruleOptions{}), cmpopts.IgnoreFields(replayOptions{}, "IO")); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

@@ -18,8 +18,8 @@ const CompletionFlagHelp = "print the completion script for `SHELL` (bash, zsh, 
 // SHELL flag. hoist has `hoist completion SHELL`, but hoist-mcp,
 // hoist-procedure and hoist-mcp-demo take positional arguments (a server
 // command, a procedure file) that a "completion" subcommand would collide
-// with; a flag cannot. The command's RunE calls WriteCompletion when the
-// flag is set, before anything else.
+// with; a flag cannot. Program.AddFlags adds it and Program.Answered
+// answers it, before the command checks anything else.
 func AddCompletionFlag(cmd *cobra.Command, shell *string) {
 	cmd.Flags().StringVar(shell, "completion", "", CompletionFlagHelp)
 	_ = cmd.RegisterFlagCompletionFunc("completion", cobra.FixedCompletions(Shells, cobra.ShellCompDirectiveNoFileComp))

@@ -108,36 +108,26 @@ type options struct {
 	HTTP  string // "": stdio
 	DB    string // --db, "" for DefaultDB
 
-	completion string
-	version    bool
+	prog *cmdutil.Program
 }
 
 // Main runs hoist-mcp-demo with args (without the program name) and returns
-// the exit code.
+// the exit code. -help, which the hand-written parser once took, is
+// respelled --help.
 func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 	cmd := newCmd(&factory{IO: st}, nil)
-	ran, err := execute(ctx, cmd, args)
-	return cmdutil.Exit(st.Err, "hoist-mcp-demo", ran, err, ExitFailed)
-}
-
-// execute runs cmd with args; -help, which the hand-written parser once
-// took, is respelled --help.
-func execute(ctx context.Context, cmd *cobra.Command, args []string) (*cobra.Command, error) {
-	cmd.SetArgs(cmdutil.SingleDashLongFlags(cmd, args))
-	return cmd.ExecuteContextC(ctx)
+	return cmdutil.Execute(ctx, cmd, cmdutil.SingleDashLongFlags(cmd, args), st.Err, "hoist-mcp-demo", ExitFailed)
 }
 
 // newCmd returns hoist-mcp-demo's command. It checks the flags; runF, when
 // not nil, is called with the options instead of runDemo (for tests).
 func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Command {
-	opts := &options{IO: f.IO}
+	opts := &options{IO: f.IO, prog: &cmdutil.Program{Name: "hoist-mcp-demo", Out: f.IO.Out}}
 	cmd := &cobra.Command{
-		Use:           "hoist-mcp-demo [--world echo|retail|tau2-retail] [--db FILE] [--http ADDR]",
-		Short:         "A tiny MCP server for trying hoist-mcp",
-		Long:          long,
-		Example:       example,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:     "hoist-mcp-demo [--world echo|retail|tau2-retail] [--db FILE] [--http ADDR]",
+		Short:   "A tiny MCP server for trying hoist-mcp",
+		Long:    long,
+		Example: example,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return cmdutil.FlagErrorf("unexpected argument %q: hoist-mcp-demo takes only flags", args[0])
@@ -145,12 +135,10 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case opts.completion != "":
-				return cmdutil.WriteCompletion(cmd, opts.completion, f.IO.Out)
-			case opts.version:
-				_, err := fmt.Fprintf(f.IO.Out, "hoist-mcp-demo %s\n", buildinfo.Version())
+			if done, err := opts.prog.Answered(cmd); done {
 				return err
+			}
+			switch {
 			case opts.World != "echo" && opts.World != "retail" && opts.World != "tau2-retail":
 				return cmdutil.FlagErrorf("--world %q: want echo, retail or tau2-retail", opts.World)
 			case cmd.Flags().Changed("http") && opts.HTTP == "":
@@ -166,17 +154,13 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 			return runDemo(cmd.Context(), opts)
 		},
 	}
-	cmd.SetIn(f.IO.In)
-	cmd.SetOut(f.IO.Out)
-	cmd.SetErr(f.IO.Err)
-	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
+	cmdutil.Frame(cmd, f.IO.In, f.IO.Out, f.IO.Err)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.World, "world", "echo", "the `WORLD` to serve: echo (lookup and update), retail (a tiny shop) or tau2-retail (τ²-bench's retail domain)")
 	fl.StringVar(&opts.DB, "db", "", "τ²-bench's retail database `FILE` for --world tau2-retail (default "+DefaultDB+")")
 	fl.StringVar(&opts.HTTP, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (127.0.0.1:0 picks a port)")
 	_ = cmd.RegisterFlagCompletionFunc("world", cobra.FixedCompletions(Worlds, cobra.ShellCompDirectiveNoFileComp))
-	cmdutil.AddCompletionFlag(cmd, &opts.completion)
-	fl.BoolVar(&opts.version, "version", false, "print the version and exit")
+	opts.prog.AddFlags(cmd)
 	fl.SortFlags = false
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hoist-mcp/hoist/internal/cmdutil"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 )
 
@@ -27,7 +28,8 @@ func TestNewCmd(t *testing.T) {
 			var got *options
 			cmd := newCmd(&factory{IO: iostreams.Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}},
 				func(_ context.Context, o *options) error { got = o; return nil })
-			if _, err := execute(context.Background(), cmd, tc.args); err != nil || got == nil {
+			cmd.SetArgs(cmdutil.SingleDashLongFlags(cmd, tc.args))
+			if err := cmd.Execute(); err != nil || got == nil {
 				t.Fatalf("err %v", err)
 			}
 			if got.World != tc.world || got.HTTP != tc.http || got.DB != tc.db {

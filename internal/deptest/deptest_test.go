@@ -59,7 +59,7 @@ var rules = Rules{
 		"internal/mcpcli":     {"flow", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams"},
-		"internal/cmdutil":    {},
+		"internal/cmdutil":    {"internal/buildinfo"},
 		"cmd/hoist":           {"internal/cli", "internal/iostreams"},
 		"cmd/hoist-mcp":       {"internal/mcpcli", "internal/iostreams"},
 		"cmd/hoist-procedure": {"internal/proccli", "internal/iostreams"},

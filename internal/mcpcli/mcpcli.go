@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hoist-mcp/hoist/flow"
-	"github.com/hoist-mcp/hoist/internal/buildinfo"
 	"github.com/hoist-mcp/hoist/internal/cmdutil"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/mcplog"
@@ -149,8 +148,7 @@ type options struct {
 	idleMinutes     float64
 	record          string
 	upstreamHeaders []string
-	completion      string
-	version         bool
+	prog            *cmdutil.Program
 }
 
 // Main runs hoist-mcp with args (without the program name) and returns the
@@ -160,30 +158,24 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 	if cmdutil.IsCompletionRequest(args) {
 		cmd.SetOut(st.Out) // the shell reads the answer; no wire then
 	}
-	cmd.SetArgs(args)
-	ran, err := cmd.ExecuteContextC(ctx)
-	return cmdutil.Exit(st.Err, "hoist-mcp", ran, err, proxy.ExitProxy)
+	return cmdutil.Execute(ctx, cmd, args, st.Err, "hoist-mcp", proxy.ExitProxy)
 }
 
 // newCmd returns hoist-mcp's command. It checks the flags; runF, when not
 // nil, is called with the options instead of runProxy (for tests).
 func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Command {
-	opts := &options{IO: f.IO}
+	opts := &options{IO: f.IO, prog: &cmdutil.Program{Name: "hoist-mcp", Out: f.IO.Out}}
 	cmd := &cobra.Command{
-		Use:           "hoist-mcp [flags] [--listen ADDR] (-- SERVER_COMMAND [ARGS...] | --upstream URL)",
-		Short:         "A recording MCP proxy",
-		Long:          long,
-		Example:       example,
-		Args:          cobra.ArbitraryArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:     "hoist-mcp [flags] [--listen ADDR] (-- SERVER_COMMAND [ARGS...] | --upstream URL)",
+		Short:   "A recording MCP proxy",
+		Long:    long,
+		Example: example,
+		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case opts.completion != "":
-				return cmdutil.WriteCompletion(cmd, opts.completion, f.IO.Out)
-			case opts.version:
-				_, err := fmt.Fprintf(f.IO.Out, "hoist-mcp %s\n", buildinfo.Version())
+			if done, err := opts.prog.Answered(cmd); done {
 				return err
+			}
+			switch {
 			case len(args) == 0 && opts.Proxy.Upstream == "":
 				return &cmdutil.ExitError{Code: cmdutil.ExitUsage, Err: noCommand{}}
 			case len(args) > 0 && opts.Proxy.Upstream != "":
@@ -201,10 +193,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 			return runProxy(cmd.Context(), opts)
 		},
 	}
-	cmd.SetIn(f.IO.In)
-	cmd.SetOut(f.IO.Err) // help and usage never go to stdout, which is the wire
-	cmd.SetErr(f.IO.Err)
-	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
+	cmdutil.Frame(cmd, f.IO.In, f.IO.Err, f.IO.Err) // help and usage never go to stdout, which is the wire
 	fl := cmd.Flags()
 	fl.SetInterspersed(false) // everything from the server command on is the server's
 	fl.StringVar(&opts.record, "record", "", "write a session log per session to `DIR` (created 0700; ~ expanded)")
@@ -234,8 +223,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.BoolVar(&opts.Proxy.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
 	fl.IntVar(&opts.Proxy.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
 	fl.DurationVar(&opts.Proxy.StopGrace, "stop-grace", proxy.DefaultStopGrace, "how long (`DURATION`) to wait for the server after closing its stdin, and again after SIGTERM, before SIGKILL")
-	cmdutil.AddCompletionFlag(cmd, &opts.completion)
-	fl.BoolVar(&opts.version, "version", false, "print the version and exit")
+	opts.prog.AddFlags(cmd)
 	fl.SortFlags = false
 	return cmd
 }

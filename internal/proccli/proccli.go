@@ -8,13 +8,12 @@ package proccli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/hoist-mcp/hoist/internal/buildinfo"
 	"github.com/hoist-mcp/hoist/internal/cmdutil"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/procedure"
@@ -90,50 +89,34 @@ type options struct {
 	StopGrace time.Duration
 	JSON      bool
 
-	params     []string
-	completion string
-	version    bool
+	params []string
+	prog   *cmdutil.Program
 }
 
 // Main runs hoist-procedure with args (without the program name) and
-// returns the exit code.
+// returns the exit code; the old single-dash flags are respelled.
 func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 	cmd := newCmd(&factory{IO: st}, nil)
-	ran, err := execute(ctx, cmd, args)
-	return cmdutil.Exit(st.Err, "hoist-procedure", ran, err, ExitFailed)
-}
-
-// execute runs cmd with args, the old single-dash flags respelled.
-func execute(ctx context.Context, cmd *cobra.Command, args []string) (*cobra.Command, error) {
-	cmd.SetArgs(cmdutil.SingleDashLongFlags(cmd, args))
-	return cmd.ExecuteContextC(ctx)
+	return cmdutil.Execute(ctx, cmd, cmdutil.SingleDashLongFlags(cmd, args), st.Err, "hoist-procedure", ExitFailed)
 }
 
 // newCmd returns hoist-procedure's command. It checks the flags and
 // arguments; runF, when not nil, is called with the options instead of
 // runProcedure (for tests).
 func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Command {
-	opts := &options{IO: f.IO}
+	opts := &options{IO: f.IO, prog: &cmdutil.Program{Name: "hoist-procedure", Out: f.IO.Out}}
 	cmd := &cobra.Command{
-		Use:           "hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]",
-		Short:         "Run a scripted agent against an MCP server",
-		Long:          long,
-		Example:       example,
-		Args:          cobra.ArbitraryArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:     "hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]",
+		Short:   "Run a scripted agent against an MCP server",
+		Long:    long,
+		Example: example,
+		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case opts.completion != "":
-				return cmdutil.WriteCompletion(cmd, opts.completion, f.IO.Out)
-			case opts.version:
-				_, err := fmt.Fprintf(f.IO.Out, "hoist-procedure %s\n", buildinfo.Version())
+			if done, err := opts.prog.Answered(cmd); done {
 				return err
 			}
-			positional := args
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				positional, opts.Command = args[:dash], args[dash:]
-			}
+			var positional []string
+			positional, opts.Command = cmdutil.SplitAtDash(cmd, args)
 			switch {
 			case len(positional) == 0:
 				return cmdutil.FlagErrorf("no procedure file: hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]")
@@ -151,11 +134,8 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 				}
 				opts.Params[name] = value
 			}
-			if opts.Timeout <= 0 {
-				return cmdutil.FlagErrorf("--timeout: must be more than 0")
-			}
-			if opts.StopGrace <= 0 {
-				return cmdutil.FlagErrorf("--stop-grace: must be more than 0")
+			if err := checkWaits(opts.Timeout, opts.StopGrace); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -163,23 +143,36 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 			return runProcedure(cmd.Context(), opts)
 		},
 	}
-	cmd.SetIn(f.IO.In)
-	cmd.SetOut(f.IO.Out)
-	cmd.SetErr(f.IO.Err)
-	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
+	cmdutil.Frame(cmd, f.IO.In, f.IO.Out, f.IO.Err)
 	cmd.AddCommand(newCmdReplay(f, nil))
 	cmd.CompletionOptions.DisableDefaultCmd = true // --completion is the program's
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.params, "param", nil, "set parameter `NAME=VALUE` of the procedure (repeatable)")
 	opts.Think = -1
 	fl.Var(thinkFlag{&opts.Think}, "think", "think `TIME` before each LLM turn after the first, overriding the file's (default: the file's, else 600ms)")
-	fl.DurationVar(&opts.Timeout, "timeout", procedure.DefaultCallTimeout, "wait at most `TIME` for each answer")
-	fl.DurationVar(&opts.StopGrace, "stop-grace", DefaultStopGrace, "after closing the server's stdin, wait `TIME` before SIGTERM, and again before SIGKILL")
+	addWaitFlags(fl, &opts.Timeout, &opts.StopGrace)
 	fl.BoolVar(&opts.JSON, "json", false, "report as JSON")
-	cmdutil.AddCompletionFlag(cmd, &opts.completion)
-	fl.BoolVar(&opts.version, "version", false, "print the version and exit")
+	opts.prog.AddFlags(cmd)
 	fl.SortFlags = false
 	return cmd
+}
+
+// addWaitFlags adds --timeout and --stop-grace, the waits of a run
+// against a server, to fl.
+func addWaitFlags(fl *pflag.FlagSet, timeout, stopGrace *time.Duration) {
+	fl.DurationVar(timeout, "timeout", procedure.DefaultCallTimeout, "wait at most `TIME` for each answer")
+	fl.DurationVar(stopGrace, "stop-grace", DefaultStopGrace, "after closing the server's stdin, wait `TIME` before SIGTERM, and again before SIGKILL")
+}
+
+// checkWaits checks the values of addWaitFlags' flags.
+func checkWaits(timeout, stopGrace time.Duration) error {
+	switch {
+	case timeout <= 0:
+		return cmdutil.FlagErrorf("--timeout: must be more than 0")
+	case stopGrace <= 0:
+		return cmdutil.FlagErrorf("--stop-grace: must be more than 0")
+	}
+	return nil
 }
 
 // runProcedure runs the procedure and writes the report. A bad file or

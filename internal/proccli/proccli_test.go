@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/hoist-mcp/hoist/internal/cmdutil"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/procedure"
 )
@@ -47,7 +48,8 @@ func TestNewCmd(t *testing.T) {
 			var got *options
 			cmd := newCmd(&factory{IO: iostreams.Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}},
 				func(_ context.Context, o *options) error { got = o; return nil })
-			if _, err := execute(context.Background(), cmd, tc.args); err != nil || got == nil {
+			cmd.SetArgs(cmdutil.SingleDashLongFlags(cmd, tc.args))
+			if err := cmd.Execute(); err != nil || got == nil {
 				t.Fatalf("err %v", err)
 			}
 			if diff := cmp.Diff(tc.want, *got, cmpopts.IgnoreUnexported(options{}), cmpopts.IgnoreFields(options{}, "IO")); diff != "" {

@@ -80,18 +80,14 @@ type replayOptions struct {
 func newCmdReplay(f *factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
 	opts := &replayOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:           "replay [flags] (LOG | --tau2 FILE --sim ID) -- SERVER_COMMAND [ARGS...]",
-		Short:         "Play back a recorded agent against an MCP server",
-		Long:          replayLong,
-		Example:       replayExample,
-		Args:          cobra.ArbitraryArgs,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:     "replay [flags] (LOG | --tau2 FILE --sim ID) -- SERVER_COMMAND [ARGS...]",
+		Short:   "Play back a recorded agent against an MCP server",
+		Long:    replayLong,
+		Example: replayExample,
+		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			positional := args
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				positional, opts.Command = args[:dash], args[dash:]
-			}
+			var positional []string
+			positional, opts.Command = cmdutil.SplitAtDash(cmd, args)
 			switch {
 			case opts.Tau2 == "" && len(positional) == 0:
 				return cmdutil.FlagErrorf("no recording: name a session LOG, or --tau2 FILE --sim ID")
@@ -107,10 +103,9 @@ func newCmdReplay(f *factory, runF func(context.Context, *replayOptions) error) 
 				return cmdutil.FlagErrorf("no server command: put it after --, such as -- hoist-mcp-demo --world tau2-retail")
 			case opts.TimeScale < 0:
 				return cmdutil.FlagErrorf("--time-scale %v: want 0 or more", opts.TimeScale)
-			case opts.Timeout <= 0:
-				return cmdutil.FlagErrorf("--timeout: must be more than 0")
-			case opts.StopGrace <= 0:
-				return cmdutil.FlagErrorf("--stop-grace: must be more than 0")
+			}
+			if err := checkWaits(opts.Timeout, opts.StopGrace); err != nil {
+				return err
 			}
 			if len(positional) == 1 {
 				opts.Log = positional[0]
@@ -121,14 +116,13 @@ func newCmdReplay(f *factory, runF func(context.Context, *replayOptions) error) 
 			return runReplay(cmd.Context(), opts)
 		},
 	}
-	cmd.SetFlagErrorFunc(cmdutil.FlagErrorFunc)
+	cmdutil.Frame(cmd, f.IO.In, f.IO.Out, f.IO.Err)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Tau2, "tau2", "", "replay a simulation of the τ²-bench results `FILE` instead of a session log")
 	fl.StringVar(&opts.Sim, "sim", "", "the simulation `ID` of --tau2 (or a prefix that names one)")
 	fl.StringVar(&opts.Context, "context", "", "write the conversation to `FILE` as it happens (created new), for hoist-mcp --context")
 	fl.Float64Var(&opts.TimeScale, "time-scale", 1, "wait `F` times the recorded time between turns and messages (0: no waiting)")
-	fl.DurationVar(&opts.Timeout, "timeout", procedure.DefaultCallTimeout, "wait at most `TIME` for each answer")
-	fl.DurationVar(&opts.StopGrace, "stop-grace", DefaultStopGrace, "after closing the server's stdin, wait `TIME` before SIGTERM, and again before SIGKILL")
+	addWaitFlags(fl, &opts.Timeout, &opts.StopGrace)
 	fl.BoolVar(&opts.JSON, "json", false, "report as JSON")
 	fl.SortFlags = false
 	return cmd
