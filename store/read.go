@@ -403,13 +403,22 @@ func (db *DB) EpisodesIn(ctx context.Context, p Partition, fn func(*episode.Epis
 		[]any{p.Domain, day.UnixMilli(), day.AddDate(0, 0, 1).UnixMilli()}, true, fn)
 }
 
-// HasFlows reports whether the store holds any flow-log line.
-func (db *DB) HasFlows(ctx context.Context) (bool, error) {
-	var n int
+// FlowRows returns how many decisions and runs the store's flow logs hold,
+// by table name: what the export needs of Counts, without reading every
+// episode's document.
+func (db *DB) FlowRows(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
 	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
-		return tx.GetContext(ctx, &n, "SELECT EXISTS (SELECT 1 FROM episodes WHERE n_runs > 0 OR n_decisions > 0)")
+		for _, t := range []string{"decisions", "runs"} {
+			var n int64
+			if err := tx.GetContext(ctx, &n, "SELECT count(*) FROM "+t); err != nil {
+				return err
+			}
+			out[t] = n
+		}
+		return nil
 	})
-	return n > 0, err
+	return out, err
 }
 
 // Counts returns the number of rows of each table and view the episodes
