@@ -407,27 +407,21 @@ func (db *DB) EpisodesIn(ctx context.Context, p Partition, fn func(*episode.Epis
 // by table name: what the export needs of Counts, without reading every
 // episode's document.
 func (db *DB) FlowRows(ctx context.Context) (map[string]int64, error) {
-	out := map[string]int64{}
-	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
-		for _, t := range []string{"decisions", "runs"} {
-			var n int64
-			if err := tx.GetContext(ctx, &n, "SELECT count(*) FROM "+t); err != nil {
-				return err
-			}
-			out[t] = n
-		}
-		return nil
-	})
-	return out, err
+	return db.count(ctx, "decisions", "runs")
 }
 
 // Counts returns the number of rows of each table and view the episodes
 // are kept in, for checks. It reads every document, so it is slow on a
 // large store.
 func (db *DB) Counts(ctx context.Context) (map[string]int64, error) {
+	return db.count(ctx, "episodes", "servers", "tools", "messages", "calls", "turns", "wire_lines", "log_files", "decisions", "runs", "flow_files", "tool_lists")
+}
+
+// count returns the number of rows of each table, in one read transaction.
+func (db *DB) count(ctx context.Context, tables ...string) (map[string]int64, error) {
 	out := map[string]int64{}
 	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
-		for _, t := range []string{"episodes", "servers", "tools", "messages", "calls", "turns", "wire_lines", "log_files", "decisions", "runs", "flow_files", "tool_lists"} {
+		for _, t := range tables {
 			var n int64
 			if err := tx.GetContext(ctx, &n, "SELECT count(*) FROM "+t); err != nil {
 				return err
