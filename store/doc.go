@@ -47,58 +47,101 @@ func appendRaw(dst []byte, raw []byte) []byte {
 	return jsontext.AppendString(dst, string(raw), jsontext.Plain)
 }
 
-func appendStr(dst []byte, s string) []byte { return jsontext.AppendString(dst, s, jsontext.Plain) }
+// docWriter appends the arrays of a document, a comma before every value
+// but the first of its array.
+type docWriter struct {
+	b    []byte
+	more bool // the array open holds a value already
+}
 
-func appendInt(dst []byte, n int64) []byte { return strconv.AppendInt(dst, n, 10) }
+func (w *docWriter) sep() {
+	if w.more {
+		w.b = append(w.b, ',')
+	}
+	w.more = true
+}
 
-func appendBool(dst []byte, b bool) []byte { return strconv.AppendBool(dst, b) }
+// open begins an array, as the next value of the one open.
+func (w *docWriter) open() {
+	w.sep()
+	w.b = append(w.b, '[')
+	w.more = false
+}
+
+func (w *docWriter) close() {
+	w.b = append(w.b, ']')
+	w.more = true
+}
+
+// member begins the document's member name, an array, after the others.
+func (w *docWriter) member(name string) {
+	if len(w.b) == 0 || w.b[len(w.b)-1] != '{' {
+		w.b = append(w.b, ',')
+	}
+	w.b = jsontext.AppendString(w.b, name, jsontext.Plain)
+	w.b = append(w.b, ':')
+	w.more = false
+	w.open()
+}
+
+func (w *docWriter) str(s string) {
+	w.sep()
+	w.b = jsontext.AppendString(w.b, s, jsontext.Plain)
+}
+
+func (w *docWriter) int(n int64) {
+	w.sep()
+	w.b = strconv.AppendInt(w.b, n, 10)
+}
+
+func (w *docWriter) bool(v bool) {
+	w.sep()
+	w.b = strconv.AppendBool(w.b, v)
+}
+
+func (w *docWriter) raw(r []byte) {
+	w.sep()
+	w.b = appendRaw(w.b, r)
+}
+
+func (w *docWriter) null() {
+	w.sep()
+	w.b = append(w.b, "null"...)
+}
 
 // appendDoc appends the document of ep: everything of it but the tools
 // (appendTools) and the episode's own columns.
 func appendDoc(dst []byte, ep *episode.Episode) []byte {
-	dst = append(dst, `{"servers":[`...)
-	for i, sv := range ep.Servers {
-		if i > 0 {
-			dst = append(dst, ',')
+	w := docWriter{b: append(dst, '{')}
+	w.member("servers")
+	for _, sv := range ep.Servers {
+		w.open()
+		w.str(sv.Name)
+		w.str(sv.Session)
+		w.str(sv.Path)
+		w.open()
+		for _, a := range sv.Command {
+			w.str(a)
 		}
-		dst = append(dst, '[')
-		dst = appendStr(dst, sv.Name)
-		dst = append(dst, ',')
-		dst = appendStr(dst, sv.Session)
-		dst = append(dst, ',')
-		dst = appendStr(dst, sv.Path)
-		dst = append(dst, ",["...)
-		for j, a := range sv.Command {
-			if j > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendStr(dst, a)
-		}
-		dst = append(dst, "],"...)
-		dst = appendRaw(dst, sv.Info)
-		dst = append(dst, ']')
+		w.close()
+		w.raw(sv.Info)
+		w.close()
 	}
-	dst = append(dst, `],"messages":[`...)
-	n := 0
+	w.close()
+	w.member("messages")
 	for i := range ep.Events {
 		ev := &ep.Events[i]
 		if ev.Type != episode.EventMessage || ev.Message == nil {
 			continue
 		}
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		n++
-		dst = append(dst, '[')
-		dst = appendInt(dst, int64(i))
-		dst = append(dst, ',')
-		dst = appendInt(dst, ev.TMS)
-		dst = append(dst, ',')
-		dst = appendStr(dst, ev.Message.Role)
-		dst = append(dst, ',')
-		dst = appendStr(dst, ev.Message.Text)
-		dst = append(dst, ']')
+		w.open()
+		w.int(int64(i))
+		w.int(ev.TMS)
+		w.str(ev.Message.Role)
+		w.str(ev.Message.Text)
+		w.close()
 	}
+	w.close()
 	// A result is written with its call, at its own place in the order: the
 	// first result event of each call.
 	type at struct{ seq, tms int64 }
@@ -113,130 +156,102 @@ func appendDoc(dst []byte, ep *episode.Episode) []byte {
 			}
 		}
 	}
-	dst = append(dst, `],"calls":[`...)
-	n = 0
+	w.member("calls")
 	for i := range ep.Events {
 		ev := &ep.Events[i]
 		if ev.Type != episode.EventCall || ev.Call == nil {
 			continue
 		}
 		c := ev.Call
-		if n > 0 {
-			dst = append(dst, ',')
-		}
-		n++
 		kind := episode.Generic
 		if t := ep.Tool(c.Tool); t != nil {
 			kind = kindOr(t.Kind)
 		}
-		dst = append(dst, '[')
-		dst = appendInt(dst, int64(i))
-		dst = append(dst, ',')
-		dst = appendInt(dst, ev.TMS)
-		dst = append(dst, ',')
-		dst = appendStr(dst, c.ID)
-		dst = append(dst, ',')
-		dst = appendStr(dst, c.Server)
-		dst = append(dst, ',')
-		dst = appendStr(dst, c.Tool)
-		dst = append(dst, ',')
-		dst = appendStr(dst, string(kind))
-		dst = append(dst, ',')
-		dst = appendRaw(dst, c.Args)
-		dst = append(dst, ',')
-		dst = appendStr(dst, string(c.By))
-		dst = append(dst, ',')
-		dst = appendInt(dst, int64(c.Turn))
-		dst = append(dst, ',')
-		dst = appendBool(dst, c.Cancelled)
-		dst = append(dst, ',')
-		dst = appendBool(dst, c.Unreadable)
-		dst = append(dst, ',')
+		w.open()
+		w.int(int64(i))
+		w.int(ev.TMS)
+		w.str(c.ID)
+		w.str(c.Server)
+		w.str(c.Tool)
+		w.str(string(kind))
+		w.raw(c.Args)
+		w.str(string(c.By))
+		w.int(int64(c.Turn))
+		w.bool(c.Cancelled)
+		w.bool(c.Unreadable)
 		if r := c.Result; r != nil {
 			if a, ok := results[c.Index]; ok {
-				dst = appendInt(dst, a.seq)
-				dst = append(dst, ',')
-				dst = appendInt(dst, a.tms)
+				w.int(a.seq)
+				w.int(a.tms)
 			} else {
-				dst = append(dst, "null,null"...)
+				w.null()
+				w.null()
 			}
-			dst = append(dst, ',')
-			dst = appendStr(dst, r.Text)
-			dst = append(dst, ',')
-			dst = appendBool(dst, r.IsError)
-			dst = append(dst, ',')
-			dst = appendRaw(dst, r.Raw)
+			w.str(r.Text)
+			w.bool(r.IsError)
+			w.raw(r.Raw)
 		} else {
-			dst = append(dst, "null,null,null,false,null"...)
+			w.null()
+			w.null()
+			w.null()
+			w.bool(false)
+			w.null()
 		}
-		dst = append(dst, ']')
+		w.close()
 	}
-	dst = append(dst, `],"turns":[`...)
-	for i, t := range ep.Turns {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, '[')
-		dst = appendInt(dst, t.StartMS)
-		dst = append(dst, ',')
-		dst = appendInt(dst, t.EndMS)
-		dst = append(dst, ',')
-		dst = appendInt(dst, int64(len(t.Calls)))
-		dst = append(dst, ']')
+	w.close()
+	w.member("turns")
+	for _, t := range ep.Turns {
+		w.open()
+		w.int(t.StartMS)
+		w.int(t.EndMS)
+		w.int(int64(len(t.Calls)))
+		w.close()
 	}
-	return append(dst, "]}"...)
+	w.close()
+	return append(w.b, '}')
 }
 
 // appendTools appends the document of a tool list, which tool_lists keeps
 // once however many episodes listed it.
 func appendTools(dst []byte, tools []episode.Tool) []byte {
-	dst = append(dst, '[')
-	for i, t := range tools {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, '[')
-		dst = appendStr(dst, t.Name)
-		dst = append(dst, ',')
-		dst = appendStr(dst, t.Server)
-		dst = append(dst, ',')
-		dst = appendStr(dst, string(kindOr(t.Kind)))
-		dst = append(dst, ',')
-		dst = appendRaw(dst, t.InputSchema)
-		dst = append(dst, ',')
-		dst = appendRaw(dst, t.Annotations)
-		dst = append(dst, ']')
+	w := docWriter{b: dst}
+	w.open()
+	for _, t := range tools {
+		w.open()
+		w.str(t.Name)
+		w.str(t.Server)
+		w.str(string(kindOr(t.Kind)))
+		w.raw(t.InputSchema)
+		w.raw(t.Annotations)
+		w.close()
 	}
-	return append(dst, ']')
+	w.close()
+	return w.b
 }
 
 // appendWire appends the wire lines an episode does not model, in the
 // order given.
 func appendWire(dst []byte, lines []WireLine) []byte {
-	dst = append(dst, '[')
-	for i, l := range lines {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, '[')
-		dst = appendInt(dst, int64(l.Server))
-		dst = append(dst, ',')
-		dst = appendInt(dst, int64(l.Line))
-		dst = append(dst, ',')
-		dst = appendInt(dst, l.TMS)
-		dst = append(dst, ',')
-		dst = appendStr(dst, l.From)
-		dst = append(dst, ',')
+	w := docWriter{b: dst}
+	w.open()
+	for _, l := range lines {
+		w.open()
+		w.int(int64(l.Server))
+		w.int(int64(l.Line))
+		w.int(l.TMS)
+		w.str(l.From)
 		if l.Message != nil {
-			dst = appendRaw(dst, l.Message)
-			dst = append(dst, ",null"...)
+			w.raw(l.Message)
+			w.null()
 		} else {
-			dst = append(dst, "null,"...)
-			dst = appendStr(dst, l.Raw)
+			w.null()
+			w.str(l.Raw)
 		}
-		dst = append(dst, ']')
+		w.close()
 	}
-	return append(dst, ']')
+	w.close()
+	return w.b
 }
 
 // errDoc is wrapped by every error reading a document that is not what
