@@ -25,10 +25,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/internal/atomicfile"
@@ -264,26 +264,30 @@ func writePartition(ctx context.Context, db *store.DB, root string, p store.Part
 		s  store.Session
 		fl *store.Flow
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(files))
 	queues := make([]chan item, len(files))
 	for i, o := range files {
 		queues[i] = make(chan item, 32)
-		g.Go(func() error {
-			defer func() {
-				for range queues[i] { // after an error, let the reader go on to its end
-				}
-			}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for it := range queues[i] {
+				if errs[i] != nil {
+					continue // after an error, let the reader go on to its end
+				}
 				if err := o.d.rows(it.ep, it.s, it.fl, func(row []any) error {
 					o.rows++
 					rows.Add(1)
 					return o.w.Append(row)
 				}); err != nil {
-					return fmt.Errorf("exporting session %s: %w", it.ep.ID, err)
+					errs[i] = fmt.Errorf("exporting session %s: %w", it.ep.ID, err)
+					cancel()
 				}
 			}
-			return nil
-		})
+		}()
 	}
 	err = db.EpisodesIn(gctx, p, func(ep *episode.Episode, s store.Session, fl *store.Flow) error {
 		for _, q := range queues {
@@ -299,7 +303,8 @@ func writePartition(ctx context.Context, db *store.DB, root string, p store.Part
 	for _, q := range queues {
 		close(q)
 	}
-	if werr := g.Wait(); werr != nil {
+	wg.Wait()
+	if werr := errors.Join(errs...); werr != nil {
 		return werr
 	}
 	return err
