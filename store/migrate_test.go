@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -139,6 +140,24 @@ func TestSchema3StoreUpgradesWithEveryEpisode(t *testing.T) {
 		putSchema3(t, old, ep, lines[ep.ID])
 	}
 	old.Close()
+
+	// Read without migrating, the old store is not half read: every read
+	// of episodes asks for the upgrade, and the file stays as it was.
+	before := snap(t, oldPath)
+	ro, err := OpenReadOnly(ctx, oldPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oe *OlderSchemaError
+	if _, err := ro.Sessions(ctx, episode.Filter{}); !errors.As(err, &oe) || oe.Store != 3 {
+		t.Errorf("Sessions of a schema-3 store read as it is: %v, want an OlderSchemaError", err)
+	}
+	if err := ro.Episodes(ctx, episode.Filter{}, func(*episode.Episode) error { return nil }); !errors.As(err, &oe) {
+		t.Errorf("Episodes of a schema-3 store read as it is: %v, want an OlderSchemaError", err)
+	}
+	ro.Close()
+	checkSame(t, oldPath, before, "reading a schema-3 store")
+
 	upgraded, err := Open(ctx, oldPath)
 	if err != nil {
 		t.Fatal(err)
