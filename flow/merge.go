@@ -139,6 +139,9 @@ func Merge(fs ...*Flow) (*Flow, error) {
 	out.Learned.Digest = DigestPrefix + hex.EncodeToString(digest[:])
 	out.Sites = make([]Site, 0, len(sites))
 	for _, s := range sites {
+		// A tool one flow saw write is a write: it is never looked up,
+		// whatever another flow learned of it, as learn decides.
+		s.Lookups = slices.DeleteFunc(s.Lookups, func(l Lookup) bool { return out.Tools[l.Tool].Kind != episode.Read })
 		for i := range s.Lookups {
 			slices.SortStableFunc(s.Lookups[i].Bindings, compareBound)
 		}

@@ -196,6 +196,46 @@ func TestMergeWithDefaultsUndercountsOnly(t *testing.T) {
 	}
 }
 
+// A tool one shard saw write is a write in the merge, and no site looks it
+// up, though another shard learned lookups of it.
+func TestMergeOfAToolSeenWriting(t *testing.T) {
+	eps := shopEpisodes(40)
+	opt := learn.Options{Domain: "shop", MinSupport: 1, Workers: 1}
+	reads := learnFlow(t, eps[:20], opt)
+	found := false
+	for _, s := range reads.Sites {
+		for _, l := range s.Lookups {
+			found = found || l.Tool == "get_item"
+		}
+	}
+	if !found {
+		t.Fatal("no lookup of get_item to merge")
+	}
+	var writes []*episode.Episode
+	for _, ep := range eps[20:] {
+		for i := range ep.Tools {
+			if ep.Tools[i].Name == "get_item" {
+				ep.Tools[i].Kind = episode.Write
+			}
+		}
+		writes = append(writes, ep)
+	}
+	m, err := flow.Merge(reads, learnFlow(t, writes, opt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Tools["get_item"].Kind != episode.Write {
+		t.Errorf("get_item is %s in the merge", m.Tools["get_item"].Kind)
+	}
+	for _, s := range m.Sites {
+		for _, l := range s.Lookups {
+			if l.Tool == "get_item" {
+				t.Errorf("after %s the merge looks up get_item", s.Tool)
+			}
+		}
+	}
+}
+
 func TestMergeRefuses(t *testing.T) {
 	eps := shopEpisodes(80)
 	base := learnFlow(t, eps[:10], learn.Options{Domain: "shop", Workers: 1})
