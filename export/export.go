@@ -25,6 +25,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -130,9 +132,9 @@ func write(ctx context.Context, db *store.DB, tmp string, opts Options, res *Res
 	if err != nil {
 		return err
 	}
-	counts, err := db.Counts(ctx)
+	counts, err := db.FlowRows(ctx)
 	if err != nil {
-		return fmt.Errorf("exporting: counting the store's rows: %w", err)
+		return fmt.Errorf("exporting: counting the flow logs' rows: %w", err)
 	}
 	var active []*dataset
 	for _, d := range datasets {
@@ -144,13 +146,13 @@ func write(ctx context.Context, db *store.DB, tmp string, opts Options, res *Res
 	}
 	res.Partitions = len(parts)
 	mem := memory.NewGoAllocator()
-	var sessions, rows int64
+	var sessions int64
+	var rows atomic.Int64 // added to by every dataset's goroutine
 	for _, p := range parts {
-		if err := writePartition(ctx, db, tmp, p, active, opts.Format, db.SchemaVersion(), mem, res, func(n int64) {
+		if err := writePartition(ctx, db, tmp, p, active, opts.Format, db.SchemaVersion(), mem, res, &rows, func() {
 			sessions++
-			rows += n
 			if opts.Progress != nil {
-				opts.Progress(sessions, rows)
+				opts.Progress(sessions, rows.Load())
 			}
 		}); err != nil {
 			return err
@@ -199,7 +201,7 @@ func hiveEscapeAll(s string) string {
 }
 
 func writePartition(ctx context.Context, db *store.DB, root string, p store.Partition, active []*dataset, format Format, schemaVersion int,
-	mem memory.Allocator, res *Result, progress func(rows int64)) (err error) {
+	mem memory.Allocator, res *Result, rows *atomic.Int64, progress func()) (err error) {
 	type open struct {
 		d    *dataset
 		f    *os.File
@@ -252,20 +254,60 @@ func writePartition(ctx context.Context, db *store.DB, root string, p store.Part
 			return fmt.Errorf("writing %s: %w", f.Name(), err)
 		}
 	}
-	return db.EpisodesIn(ctx, p, func(ep *episode.Episode, s store.Session, fl *store.Flow) error {
-		var n int64
-		for _, o := range files {
-			if err := o.d.rows(ep, s, fl, func(row []any) error {
-				o.rows++
-				n++
-				return o.w.Append(row)
-			}); err != nil {
-				return fmt.Errorf("exporting session %s: %w", ep.ID, err)
+	// Each dataset's file is written on a goroutine of its own, while the
+	// store reads on: an export is as fast as its largest dataset (calls),
+	// not the sum of reading and every dataset. Each goroutine gets every
+	// episode, read-only, through a short queue, which bounds how many
+	// episodes are in memory.
+	type item struct {
+		ep *episode.Episode
+		s  store.Session
+		fl *store.Flow
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(files))
+	queues := make([]chan item, len(files))
+	for i, o := range files {
+		queues[i] = make(chan item, 32)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range queues[i] {
+				if errs[i] != nil {
+					continue // after an error, let the reader go on to its end
+				}
+				if err := o.d.rows(it.ep, it.s, it.fl, func(row []any) error {
+					o.rows++
+					rows.Add(1)
+					return o.w.Append(row)
+				}); err != nil {
+					errs[i] = fmt.Errorf("exporting session %s: %w", it.ep.ID, err)
+					cancel()
+				}
+			}
+		}()
+	}
+	err = db.EpisodesIn(gctx, p, func(ep *episode.Episode, s store.Session, fl *store.Flow) error {
+		for _, q := range queues {
+			select {
+			case q <- item{ep, s, fl}:
+			case <-gctx.Done():
+				return gctx.Err()
 			}
 		}
-		progress(n)
-		return ctx.Err()
+		progress()
+		return gctx.Err()
 	})
+	for _, q := range queues {
+		close(q)
+	}
+	wg.Wait()
+	if werr := errors.Join(errs...); werr != nil {
+		return werr
+	}
+	return err
 }
 
 // checkReplaceable refuses an --out that exists and is neither empty nor an

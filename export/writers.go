@@ -147,16 +147,31 @@ func appendValue(b array.Builder, c column, v any) error {
 	return nil
 }
 
+// freeText are the string columns of text that seldom repeats.
+var freeText = map[string]bool{"result_text": true, "content": true}
+
 // newParquetWriter writes Parquet with zstd pages; each batch of rows is one
 // row group.
 func newParquetWriter(f *os.File, d *dataset, schemaVersion int, mem memory.Allocator) (tableWriter, error) {
 	schema := arrowSchema(d, schemaVersion)
-	props := parquet.NewWriterProperties(
+	opts := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
+		// zstd's fastest level: the default level took a fifth of an
+		// export's time for files a few percent smaller.
+		parquet.WithCompressionLevel(1),
 		parquet.WithAllocator(mem),
 		parquet.WithCreatedBy("hoist"),
 		parquet.WithMaxRowGroupLength(batchRows),
-	)
+	}
+	// A dictionary pays for names that repeat (tools, servers, sessions),
+	// not for JSON and free text, which hardly repeat: building their
+	// dictionary, then falling back to plain pages, took another fifth.
+	for _, c := range d.Columns {
+		if c.Type == tJSON || freeText[c.Name] {
+			opts = append(opts, parquet.WithDictionaryFor(c.Name, false))
+		}
+	}
+	props := parquet.NewWriterProperties(opts...)
 	// The file is synced and closed by its owner: hide its Close from the
 	// Parquet writer, which would close it.
 	fw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{f}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))

@@ -53,8 +53,8 @@ type Provenance struct {
 	Tasks int `json:"tasks"`
 	// Sources are the episodes' sources ("mcp", "tau2"), sorted.
 	Sources []string `json:"sources"`
-	// Digest is "sha256:" and the hex digest of the episodes' ids, calls,
-	// arguments and results, in the order learned.
+	// Digest is "sha256:" and the sum of the episodes' digests (of their
+	// ids, calls, arguments and results; AddDigest), whatever their order.
 	Digest string `json:"digest"`
 	// Date is the latest episode's start (UTC, RFC 3339), "" when unknown:
 	// a flow carries no wall-clock time, so the same input gives the same

@@ -100,6 +100,15 @@ func (s Stats) Problems() bool {
 	return s.Malformed > 0 || s.Failed > 0 || s.NotLogs > 0 || s.OrphanFlows > 0
 }
 
+// A batch of host sessions is written in one transaction once it holds
+// this many encoded bytes or sessions. Larger batches save little more,
+// and a batch holds the store's write lock while it is written, which
+// another ingest waits for.
+const (
+	batchBytes = 8 << 20
+	batchUnits = 512
+)
+
 // exportMarker is the file hoist export leaves in the directory it writes
 // (export.marker; ingest may not import export).
 const exportMarker = ".hoist-export"
@@ -398,9 +407,11 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	// Workers read and parse host sessions in parallel; one writer stores
-	// them, since SQLite has one writer anyway. The channel bounds how many
-	// parsed sessions wait in memory.
+	// Workers read, parse and encode host sessions in parallel; one writer
+	// stores them, since SQLite has one writer anyway, in batches of whole
+	// sessions (store.PutAll): a transaction each would cost more than a
+	// short session's rows. The channel bounds how many parsed sessions
+	// wait in memory, and a batch how many bytes.
 	type parsed struct {
 		unit  *store.Unit
 		res   unitResult
@@ -427,6 +438,15 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 				if err != nil {
 					return err
 				}
+				if unit != nil {
+					// Encoded, the unit waits for its batch without the
+					// log's lines, which its events and lines point into.
+					unit.Encode()
+					unit.Lines = nil
+					for _, ep := range unit.Episodes {
+						ep.Servers, ep.Tools, ep.Events, ep.Turns = nil, nil, nil, nil
+					}
+				}
 				newFiles := 0
 				for _, c := range u.logs {
 					if c.changed {
@@ -445,36 +465,66 @@ func ingestDir(ctx context.Context, db *store.DB, dir string, cands []*candidate
 	})
 	go func() { readers.Wait(); close(ready) }()
 	g.Go(func() error {
+		var batch []parsed
+		size := 0
+		flush := func() error {
+			var us []*store.Unit
+			for _, pu := range batch {
+				if pu.unit != nil {
+					us = append(us, pu.unit)
+				}
+			}
+			var wrote []bool
+			if len(us) > 0 {
+				var err error
+				if wrote, err = db.PutAll(gctx, us); err != nil {
+					return fmt.Errorf("storing the sessions of %s and %d more: %w", us[0].Files[0].Path, len(us)-1, err)
+				}
+			}
+			for _, pu := range batch {
+				res := pu.res
+				if pu.unit != nil {
+					if wrote[0] {
+						res.sessions += len(pu.unit.Episodes)
+					}
+					wrote = wrote[1:]
+				}
+				for _, w := range res.warnings {
+					warn(w)
+				}
+				st.Read += res.read
+				st.Sessions += res.sessions
+				st.Malformed += res.malformed
+				st.Torn += res.torn
+				st.FlowLogs += res.flowLogs
+				st.Decisions += res.decisions
+				st.Runs += res.runs
+				st.Failed += res.failed
+				st.Lines += res.lines
+				st.Bytes += res.bytes
+				p.add(pu.files, res.lines, res.bytes)
+			}
+			batch, size = batch[:0], 0
+			return nil
+		}
 		for pu := range ready {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			res := pu.res
+			batch = append(batch, pu)
 			if pu.unit != nil {
-				wrote, err := db.Put(gctx, *pu.unit)
-				if err != nil {
-					return fmt.Errorf("storing the session of %s: %w", pu.unit.Files[0].Path, err)
-				}
-				if wrote {
-					res.sessions += len(pu.unit.Episodes)
+				size += pu.unit.Size()
+			}
+			if size >= batchBytes || len(batch) >= batchUnits {
+				if err := flush(); err != nil {
+					return err
 				}
 			}
-			for _, w := range res.warnings {
-				warn(w)
-			}
-			st.Read += res.read
-			st.Sessions += res.sessions
-			st.Malformed += res.malformed
-			st.Torn += res.torn
-			st.FlowLogs += res.flowLogs
-			st.Decisions += res.decisions
-			st.Runs += res.runs
-			st.Failed += res.failed
-			st.Lines += res.lines
-			st.Bytes += res.bytes
-			p.add(pu.files, res.lines, res.bytes)
 		}
-		return nil
+		if err := gctx.Err(); err != nil {
+			return err
+		}
+		return flush()
 	})
 	if err := g.Wait(); err != nil {
 		for range ready {

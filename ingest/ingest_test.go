@@ -381,7 +381,8 @@ func callList(ep *episode.Episode) []string {
 }
 
 // An ingest interrupted between sessions leaves whole sessions only: each is
-// one transaction (issue 3, point 8), and the next ingest completes it.
+// in one transaction, with others but always whole (issue 3, point 8; issue
+// 13, point 1), and the next ingest completes it.
 func TestInterruptedIngestLeavesWholeSessions(t *testing.T) {
 	dir := copyTree(t, "tau2/logs")
 	db := openStore(t, filepath.Join(t.TempDir(), "hoist.db"))

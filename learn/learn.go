@@ -15,7 +15,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"runtime"
 	"slices"
 	"sort"
@@ -77,7 +76,7 @@ type Learner struct {
 	tasks    map[string]bool
 	episodes int
 	latest   time.Time
-	digest   hash.Hash
+	digest   [sha256.Size]byte       // the sum of the episodes' digests (flow.AddDigest)
 	bindings map[string]binding.Expr // parsed expressions, by text
 	contract map[string]string       // listed inputSchema → canonical contract JSON ("" for none)
 }
@@ -145,7 +144,6 @@ func New(opt Options) *Learner {
 		servers:  map[string]bool{},
 		sources:  map[string]bool{},
 		tasks:    map[string]bool{},
-		digest:   sha256.New(),
 		bindings: map[string]binding.Expr{},
 		contract: map[string]string{},
 	}
@@ -650,8 +648,10 @@ func (l *Learner) noteTool(t *episode.Tool) {
 	}
 }
 
+// writeDigest adds the digest of one episode: its id, task, calls,
+// arguments and results.
 func (l *Learner) writeDigest(ep *episode.Episode) {
-	h := l.digest
+	h := sha256.New()
 	w := func(s string) {
 		h.Write([]byte(strconv.Itoa(len(s))))
 		h.Write([]byte{':'})
@@ -669,6 +669,9 @@ func (l *Learner) writeDigest(ep *episode.Episode) {
 			}
 		}
 	}
+	// Summed, the digest is the same whatever the order, and a merge of
+	// flows learned from shards adds theirs (flow.Merge).
+	flow.AddDigest(&l.digest, h.Sum(nil))
 }
 
 // Flow returns the flow learned so far. It is a pure function of the
@@ -683,7 +686,7 @@ func (l *Learner) Flow() *flow.Flow {
 			Episodes:  l.episodes,
 			Tasks:     len(l.tasks),
 			Sources:   sortedKeys(l.sources),
-			Digest:    "sha256:" + hex.EncodeToString(l.digest.Sum(nil)),
+			Digest:    flow.DigestPrefix + hex.EncodeToString(l.digest[:]),
 			HabitOnly: l.opt.HabitOnly,
 		},
 		Tools: map[string]flow.Tool{},

@@ -249,12 +249,20 @@ func parseRow(r lineRow, what string) (mcplog.FlowLine, error) {
 	return l, nil
 }
 
-// loadFlow reads an episode's decisions and runs, in log order, each line
-// parsed from its raw JSON.
-func loadFlow(ctx context.Context, tx *sqlx.Tx, episodeID string) (*Flow, error) {
+// flow reads an episode's decisions and runs, in log order, each line
+// parsed from its raw JSON; any says whether the episode's row counts any
+// (without, nothing is asked of the store).
+func (rd *reader) flow(episodeID string, any bool) (*Flow, error) {
 	fl := &Flow{}
+	if !any {
+		return fl, nil
+	}
+	st, err := rd.stmt("SELECT server_idx, session, run_idx, idx, line_no, raw FROM decisions WHERE episode_id = ? ORDER BY server_idx, run_idx, idx")
+	if err != nil {
+		return nil, fmt.Errorf("reading decisions: %w", err)
+	}
 	var ds []lineRow
-	if err := tx.SelectContext(ctx, &ds, "SELECT server_idx, session, run_idx, idx, line_no, raw FROM decisions WHERE episode_id = ? ORDER BY server_idx, run_idx, idx", episodeID); err != nil {
+	if err := st.SelectContext(rd.ctx, &ds, episodeID); err != nil {
 		return nil, fmt.Errorf("reading decisions: %w", err)
 	}
 	for _, r := range ds {
@@ -264,8 +272,11 @@ func loadFlow(ctx context.Context, tx *sqlx.Tx, episodeID string) (*Flow, error)
 		}
 		fl.Decisions = append(fl.Decisions, Decision{Server: r.Server, Session: r.Session, Run: r.Run, Index: r.Index, Line: r.Line, FlowDecision: *l.Decision, Raw: r.Raw})
 	}
+	if st, err = rd.stmt("SELECT server_idx, session, idx, line_no, raw FROM runs WHERE episode_id = ? ORDER BY server_idx, idx"); err != nil {
+		return nil, fmt.Errorf("reading runs: %w", err)
+	}
 	var rs []lineRow
-	if err := tx.SelectContext(ctx, &rs, "SELECT server_idx, session, idx, line_no, raw FROM runs WHERE episode_id = ? ORDER BY server_idx, idx", episodeID); err != nil {
+	if err := st.SelectContext(rd.ctx, &rs, episodeID); err != nil {
 		return nil, fmt.Errorf("reading runs: %w", err)
 	}
 	for _, r := range rs {
@@ -282,8 +293,10 @@ func loadFlow(ctx context.Context, tx *sqlx.Tx, episodeID string) (*Flow, error)
 func (db *DB) Flow(ctx context.Context, episodeID string) (*Flow, error) {
 	var fl *Flow
 	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
+		rd := newReader(ctx, tx)
+		defer rd.close()
 		var err error
-		fl, err = loadFlow(ctx, tx, episodeID)
+		fl, err = rd.flow(episodeID, true)
 		return err
 	})
 	if err != nil {

@@ -2,9 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/hoist-mcp/hoist/episode"
 )
@@ -26,29 +23,7 @@ func (db *DB) episodesWithFlows(ctx context.Context, f episode.Filter, onlyLogge
 		} else {
 			w += " AND "
 		}
-		w += "EXISTS (SELECT 1 FROM decisions d WHERE d.episode_id = e.id)"
+		w += "e.n_decisions > 0"
 	}
-	return db.readTx(ctx, func(tx *sqlx.Tx) error {
-		var rows []sessionRow
-		if err := tx.SelectContext(ctx, &rows, "SELECT "+sessionCols+" FROM episodes e"+w+" ORDER BY e.started_unix_ms, e.id", args...); err != nil {
-			return fmt.Errorf("reading episodes: %w", err)
-		}
-		for _, r := range rows {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			ep, err := loadEpisode(ctx, tx, r)
-			if err != nil {
-				return fmt.Errorf("reading episode %s: %w", r.ID, err)
-			}
-			fl, err := loadFlow(ctx, tx, r.ID)
-			if err != nil {
-				return fmt.Errorf("reading episode %s: %w", r.ID, err)
-			}
-			if err := fn(ep, fl); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return db.stream(ctx, w, args, true, func(ep *episode.Episode, _ Session, fl *Flow) error { return fn(ep, fl) })
 }

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,11 +125,11 @@ type sessionRow struct {
 	Writes        int             `db:"n_writes"`
 	Errors        int             `db:"n_errors"`
 	Messages      int             `db:"n_messages"`
-	Servers       sql.NullString  `db:"servers"`
+	Servers       string          `db:"server_names"`
 	Runs          int             `db:"n_runs"`
 	Decisions     int             `db:"n_decisions"`
 	BadLines      int             `db:"n_bad"`
-	FlowOff       sql.NullString  `db:"flow_off"`
+	FlowOff       string          `db:"flow_off"`
 }
 
 func (r sessionRow) session() Session {
@@ -137,14 +137,14 @@ func (r sessionRow) session() Session {
 		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel, ClientName: r.ClientName,
 		TaskID: r.TaskID, Trial: r.Trial, Started: time.UnixMilli(r.StartedUnixMS).UTC(), DurationMS: r.DurationMS,
 		Turns: r.Turns, Calls: r.Calls, Reads: r.Reads, Writes: r.Writes, Errors: r.Errors, Messages: r.Messages,
-		Runs: r.Runs, Decisions: r.Decisions, BadLines: r.BadLines, FlowOff: r.FlowOff.String, Servers: []string{},
+		Runs: r.Runs, Decisions: r.Decisions, BadLines: r.BadLines, FlowOff: r.FlowOff, Servers: []string{},
 	}
 	if r.Reward.Valid {
 		v := r.Reward.Float64
 		s.Reward = &v
 	}
-	if r.Servers.Valid && r.Servers.String != "" {
-		s.Servers = strings.Split(r.Servers.String, "\x1f")
+	if r.Servers != "" {
+		s.Servers = strings.Split(r.Servers, "\x1f")
 	}
 	return s
 }
@@ -182,13 +182,15 @@ func where(f episode.Filter) (string, []any) {
 }
 
 const sessionCols = `e.id, e.source, e.domain, e.host_session, e.agent_model, e.client_name, e.task_id, e.trial, e.reward, e.started_unix_ms,
-	e.duration_ms, e.n_turns, e.n_calls, e.n_reads, e.n_writes, e.n_errors, e.n_messages,
-	(SELECT group_concat(name, char(31)) FROM (SELECT name FROM servers s WHERE s.episode_id = e.id ORDER BY s.idx)) AS servers,
-	(SELECT count(*) FROM runs r WHERE r.episode_id = e.id) AS n_runs,
-	(SELECT count(*) FROM decisions d WHERE d.episode_id = e.id) AS n_decisions,
-	(SELECT count(*) FROM problems p WHERE p.path IN (` + filesOf + `)) AS n_bad,
-	(SELECT group_concat(ff.off_reason, '; ') FROM flow_files ff JOIN episode_files ef ON ff.log_path = ef.path
-		WHERE ef.episode_id = e.id AND ff.off_reason != '') AS flow_off`
+	e.duration_ms, e.n_turns, e.n_calls, e.n_reads, e.n_writes, e.n_errors, e.n_messages, e.server_names, e.n_runs, e.n_decisions,
+	e.n_bad, e.flow_off`
+
+// scanTo returns the destinations of sessionCols in r.
+func (r *sessionRow) scanTo() []any {
+	return []any{&r.ID, &r.Source, &r.Domain, &r.HostSession, &r.AgentModel, &r.ClientName, &r.TaskID, &r.Trial, &r.Reward, &r.StartedUnixMS,
+		&r.DurationMS, &r.Turns, &r.Calls, &r.Reads, &r.Writes, &r.Errors, &r.Messages, &r.Servers, &r.Runs, &r.Decisions,
+		&r.BadLines, &r.FlowOff}
+}
 
 // filesOf selects the files of episode e: its session logs and the flow
 // logs beside them.
@@ -201,14 +203,20 @@ func (db *DB) Sessions(ctx context.Context, f episode.Filter) ([]Session, error)
 	out := []Session{}
 	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
 		w, args := where(f)
-		var rows []sessionRow
-		if err := tx.SelectContext(ctx, &rows, "SELECT "+sessionCols+" FROM episodes e"+w+" ORDER BY e.started_unix_ms, e.id", args...); err != nil {
+		rows, err := tx.QueryContext(context.WithoutCancel(ctx), "SELECT "+sessionCols+" FROM episodes e"+w+" ORDER BY e.started_unix_ms, e.id", args...)
+		if err != nil {
 			return err
 		}
-		for _, r := range rows {
+		defer rows.Close()
+		var r sessionRow
+		dst := r.scanTo()
+		for rows.Next() {
+			if err := rows.Scan(dst...); err != nil {
+				return err
+			}
 			out = append(out, r.session())
 		}
-		return nil
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
@@ -221,19 +229,9 @@ func (db *DB) Sessions(ctx context.Context, f episode.Filter) ([]Session, error)
 func (db *DB) Episode(ctx context.Context, id string) (*episode.Episode, *Session, error) {
 	var ep *episode.Episode
 	var s *Session
-	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
-		var rows []sessionRow
-		if err := tx.SelectContext(ctx, &rows, "SELECT "+sessionCols+" FROM episodes e WHERE e.id = ?", id); err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		ss := rows[0].session()
-		s = &ss
-		var err error
-		ep, err = loadEpisode(ctx, tx, rows[0])
-		return err
+	err := db.stream(ctx, " WHERE e.id = ?", []any{id}, false, func(e *episode.Episode, ss Session, _ *Flow) error {
+		ep, s = e, &ss
+		return nil
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading session %s: %w", id, err)
@@ -245,29 +243,132 @@ func (db *DB) Episode(ctx context.Context, id string) (*episode.Episode, *Sessio
 // snapshot of the store. It implements episode.Source.
 func (db *DB) Episodes(ctx context.Context, f episode.Filter, fn func(*episode.Episode) error) error {
 	w, args := where(f)
-	return db.streamEpisodes(ctx, w, args, fn)
+	return db.stream(ctx, w, args, false, func(ep *episode.Episode, _ Session, _ *Flow) error { return fn(ep) })
 }
 
-func (db *DB) streamEpisodes(ctx context.Context, w string, args []any, fn func(*episode.Episode) error) error {
+// stream calls fn with each episode the WHERE clause w selects, in start
+// order, from one read transaction: its list row, and with flows what its
+// flow logs hold (nil without). Episodes are read one row each, as the
+// cursor reaches them, so a stream holds one episode at a time whatever
+// the store's size.
+func (db *DB) stream(ctx context.Context, w string, args []any, flows bool, fn func(*episode.Episode, Session, *Flow) error) error {
 	return db.readTx(ctx, func(tx *sqlx.Tx) error {
-		var rows []sessionRow
-		if err := tx.SelectContext(ctx, &rows, "SELECT "+sessionCols+" FROM episodes e"+w+" ORDER BY e.started_unix_ms, e.id", args...); err != nil {
+		rd := newReader(ctx, tx)
+		defer rd.close()
+		rows, err := tx.QueryContext(rd.ctx, "SELECT "+sessionCols+", e.tool_list, e.doc FROM episodes e"+w+" ORDER BY e.started_unix_ms, e.id", args...)
+		if err != nil {
 			return fmt.Errorf("reading episodes: %w", err)
 		}
-		for _, r := range rows {
+		defer rows.Close()
+		var r sessionRow
+		var toolList sql.NullInt64
+		var doc sql.NullString
+		dst := append(r.scanTo(), &toolList, &doc)
+		for rows.Next() {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			ep, err := loadEpisode(ctx, tx, r)
+			if err := rows.Scan(dst...); err != nil {
+				return fmt.Errorf("reading episodes: %w", err)
+			}
+			ep, err := rd.episode(&r, toolList, doc)
 			if err != nil {
 				return fmt.Errorf("reading episode %s: %w", r.ID, err)
 			}
-			if err := fn(ep); err != nil {
+			var fl *Flow
+			if flows {
+				if fl, err = rd.flow(r.ID, r.Runs+r.Decisions > 0); err != nil {
+					return fmt.Errorf("reading episode %s: %w", r.ID, err)
+				}
+			}
+			if err := fn(ep, r.session(), fl); err != nil {
 				return err
 			}
 		}
-		return nil
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("reading episodes: %w", err)
+		}
+		return ctx.Err()
 	})
+}
+
+// reader reads episodes in one read transaction: statements prepared once
+// for every episode, and each tool list decoded once.
+type reader struct {
+	ctx   context.Context // the stream's, without cancellation: see PutAll
+	tx    *sqlx.Tx
+	stmts map[string]*sqlx.Stmt
+	tools map[int64][]episode.Tool
+}
+
+func newReader(ctx context.Context, tx *sqlx.Tx) *reader {
+	return &reader{ctx: context.WithoutCancel(ctx), tx: tx, stmts: map[string]*sqlx.Stmt{}, tools: map[int64][]episode.Tool{}}
+}
+
+func (rd *reader) stmt(query string) (*sqlx.Stmt, error) {
+	st, ok := rd.stmts[query]
+	if !ok {
+		var err error
+		if st, err = rd.tx.PreparexContext(rd.ctx, query); err != nil {
+			return nil, err
+		}
+		rd.stmts[query] = st
+	}
+	return st, nil
+}
+
+func (rd *reader) close() {
+	for _, st := range rd.stmts {
+		st.Close()
+	}
+}
+
+// toolList returns the tools of tool list id, decoded once per reader.
+func (rd *reader) toolList(id int64) ([]episode.Tool, error) {
+	if ts, ok := rd.tools[id]; ok {
+		return ts, nil
+	}
+	st, err := rd.stmt("SELECT doc FROM tool_lists WHERE id = ?")
+	if err != nil {
+		return nil, err
+	}
+	var doc string
+	if err := st.GetContext(rd.ctx, &doc, id); err != nil {
+		return nil, fmt.Errorf("reading tool list %d: %w", id, err)
+	}
+	ts, err := decodeTools(doc)
+	if err != nil {
+		return nil, fmt.Errorf("reading tool list %d: %w", id, err)
+	}
+	rd.tools[id] = ts
+	return ts, nil
+}
+
+// episode builds the episode of a row: its columns, its tool list and its
+// document.
+func (rd *reader) episode(r *sessionRow, toolList sql.NullInt64, doc sql.NullString) (*episode.Episode, error) {
+	ep := &episode.Episode{
+		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel, ClientName: r.ClientName,
+		TaskID: r.TaskID, Trial: r.Trial, Started: time.UnixMilli(r.StartedUnixMS).UTC(),
+	}
+	if r.Reward.Valid {
+		v := r.Reward.Float64
+		ep.Reward = &v
+	}
+	if toolList.Valid {
+		ts, err := rd.toolList(toolList.Int64)
+		if err != nil {
+			return nil, err
+		}
+		// Each episode gets its own slice; the schemas' bytes are shared.
+		ep.Tools = slices.Clone(ts)
+	}
+	if doc.Valid {
+		if err := decodeDoc(doc.String, ep); err != nil {
+			return nil, err
+		}
+	}
+	return ep, nil
 }
 
 // Partition is one Hive partition of the export: a domain and a UTC day.
@@ -298,35 +399,29 @@ func (db *DB) EpisodesIn(ctx context.Context, p Partition, fn func(*episode.Epis
 	if err != nil {
 		return fmt.Errorf("partition date %q: %w", p.Date, err)
 	}
-	return db.readTx(ctx, func(tx *sqlx.Tx) error {
-		var rows []sessionRow
-		if err := tx.SelectContext(ctx, &rows, "SELECT "+sessionCols+` FROM episodes e
-			WHERE e.domain = ? AND e.started_unix_ms >= ? AND e.started_unix_ms < ? ORDER BY e.started_unix_ms, e.id`,
-			p.Domain, day.UnixMilli(), day.AddDate(0, 0, 1).UnixMilli()); err != nil {
-			return fmt.Errorf("reading episodes: %w", err)
-		}
-		for _, r := range rows {
-			ep, err := loadEpisode(ctx, tx, r)
-			if err != nil {
-				return fmt.Errorf("reading episode %s: %w", r.ID, err)
-			}
-			fl, err := loadFlow(ctx, tx, r.ID)
-			if err != nil {
-				return fmt.Errorf("reading episode %s: %w", r.ID, err)
-			}
-			if err := fn(ep, r.session(), fl); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return db.stream(ctx, " WHERE e.domain = ? AND e.started_unix_ms >= ? AND e.started_unix_ms < ?",
+		[]any{p.Domain, day.UnixMilli(), day.AddDate(0, 0, 1).UnixMilli()}, true, fn)
 }
 
-// Counts returns the number of rows of each exported table, for checks.
+// FlowRows returns how many decisions and runs the store's flow logs hold,
+// by table name: what the export needs of Counts, without reading every
+// episode's document.
+func (db *DB) FlowRows(ctx context.Context) (map[string]int64, error) {
+	return db.count(ctx, "decisions", "runs")
+}
+
+// Counts returns the number of rows of each table and view the episodes
+// are kept in, for checks. It reads every document, so it is slow on a
+// large store.
 func (db *DB) Counts(ctx context.Context) (map[string]int64, error) {
+	return db.count(ctx, "episodes", "servers", "tools", "messages", "calls", "turns", "wire_lines", "log_files", "decisions", "runs", "flow_files", "tool_lists")
+}
+
+// count returns the number of rows of each table, in one read transaction.
+func (db *DB) count(ctx context.Context, tables ...string) (map[string]int64, error) {
 	out := map[string]int64{}
 	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
-		for _, t := range []string{"episodes", "servers", "tools", "messages", "calls", "turns", "wire_lines", "log_files", "decisions", "runs", "flow_files"} {
+		for _, t := range tables {
 			var n int64
 			if err := tx.GetContext(ctx, &n, "SELECT count(*) FROM "+t); err != nil {
 				return err
@@ -338,138 +433,6 @@ func (db *DB) Counts(ctx context.Context) (map[string]int64, error) {
 	return out, err
 }
 
-type serverRow struct {
-	Name    string         `db:"name"`
-	Session string         `db:"session"`
-	Path    string         `db:"path"`
-	Command string         `db:"command"`
-	Info    sql.NullString `db:"info"`
-}
-
-type toolRow struct {
-	Name        string         `db:"name"`
-	Server      string         `db:"server"`
-	Kind        string         `db:"kind"`
-	InputSchema sql.NullString `db:"input_schema"`
-	Annotations sql.NullString `db:"annotations"`
-}
-
-type messageRow struct {
-	Seq  int64  `db:"seq"`
-	TMS  int64  `db:"t_ms"`
-	Role string `db:"role"`
-	Text string `db:"text"`
-}
-
-type callRow struct {
-	Idx        int            `db:"idx"`
-	Seq        int64          `db:"seq"`
-	TMS        int64          `db:"t_ms"`
-	RequestID  string         `db:"request_id"`
-	Server     string         `db:"server"`
-	Tool       string         `db:"tool"`
-	Arguments  sql.NullString `db:"arguments"`
-	Actor      string         `db:"actor"`
-	Turn       int            `db:"turn"`
-	Cancelled  bool           `db:"cancelled"`
-	Unreadable bool           `db:"unreadable"`
-	ResultSeq  sql.NullInt64  `db:"result_seq"`
-	ResultTMS  sql.NullInt64  `db:"result_t_ms"`
-	ResultText sql.NullString `db:"result_text"`
-	IsError    bool           `db:"is_error"`
-	ResultRaw  sql.NullString `db:"result_raw"`
-}
-
-type turnRow struct {
-	Idx     int   `db:"idx"`
-	StartMS int64 `db:"start_ms"`
-	EndMS   int64 `db:"end_ms"`
-}
-
-func raw(s sql.NullString) json.RawMessage {
-	if !s.Valid {
-		return nil
-	}
-	return json.RawMessage(s.String)
-}
-
-// loadEpisode rebuilds an episode from its rows: the events in their stored
-// order (messages, calls and results share one sequence).
-func loadEpisode(ctx context.Context, tx *sqlx.Tx, r sessionRow) (*episode.Episode, error) {
-	ep := &episode.Episode{
-		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel, ClientName: r.ClientName,
-		TaskID: r.TaskID, Trial: r.Trial, Started: time.UnixMilli(r.StartedUnixMS).UTC(),
-	}
-	if r.Reward.Valid {
-		v := r.Reward.Float64
-		ep.Reward = &v
-	}
-	var servers []serverRow
-	if err := tx.SelectContext(ctx, &servers, "SELECT name, session, path, command, info FROM servers WHERE episode_id = ? ORDER BY idx", r.ID); err != nil {
-		return nil, err
-	}
-	for _, s := range servers {
-		sv := episode.Server{Name: s.Name, Session: s.Session, Path: s.Path, Info: raw(s.Info)}
-		if err := json.Unmarshal([]byte(s.Command), &sv.Command); err != nil {
-			return nil, fmt.Errorf("server command: %w", err)
-		}
-		ep.Servers = append(ep.Servers, sv)
-	}
-	var tools []toolRow
-	if err := tx.SelectContext(ctx, &tools, "SELECT name, server, kind, input_schema, annotations FROM tools WHERE episode_id = ? ORDER BY idx", r.ID); err != nil {
-		return nil, err
-	}
-	for _, t := range tools {
-		ep.Tools = append(ep.Tools, episode.Tool{Name: t.Name, Server: t.Server, Kind: episode.Kind(t.Kind), InputSchema: raw(t.InputSchema), Annotations: raw(t.Annotations)})
-	}
-	type seqEvent struct {
-		seq int64
-		ev  episode.Event
-	}
-	var evs []seqEvent
-	var msgs []messageRow
-	if err := tx.SelectContext(ctx, &msgs, "SELECT seq, t_ms, role, text FROM messages WHERE episode_id = ? ORDER BY idx", r.ID); err != nil {
-		return nil, err
-	}
-	for _, m := range msgs {
-		evs = append(evs, seqEvent{m.Seq, episode.Event{Type: episode.EventMessage, TMS: m.TMS, Message: &episode.Message{Role: m.Role, Text: m.Text}}})
-	}
-	var calls []callRow
-	if err := tx.SelectContext(ctx, &calls, `SELECT idx, seq, t_ms, request_id, server, tool, arguments, actor, turn, cancelled, unreadable,
-		result_seq, result_t_ms, result_text, is_error, result_raw FROM calls WHERE episode_id = ? ORDER BY idx`, r.ID); err != nil {
-		return nil, err
-	}
-	for _, c := range calls {
-		call := &episode.Call{Index: c.Idx, ID: c.RequestID, Server: c.Server, Tool: c.Tool, Args: raw(c.Arguments),
-			By: episode.Actor(c.Actor), Turn: c.Turn, Cancelled: c.Cancelled, Unreadable: c.Unreadable}
-		evs = append(evs, seqEvent{c.Seq, episode.Event{Type: episode.EventCall, TMS: c.TMS, Call: call}})
-		if c.ResultText.Valid {
-			call.Result = &episode.Result{CallIndex: c.Idx, Text: c.ResultText.String, IsError: c.IsError, Raw: raw(c.ResultRaw)}
-			if c.ResultSeq.Valid {
-				evs = append(evs, seqEvent{c.ResultSeq.Int64, episode.Event{Type: episode.EventResult, TMS: c.ResultTMS.Int64, Result: call.Result}})
-			}
-		}
-	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].seq < evs[j].seq })
-	ep.Events = make([]episode.Event, len(evs))
-	for i := range evs {
-		ep.Events[i] = evs[i].ev
-	}
-	var turns []turnRow
-	if err := tx.SelectContext(ctx, &turns, "SELECT idx, start_ms, end_ms FROM turns WHERE episode_id = ? ORDER BY idx", r.ID); err != nil {
-		return nil, err
-	}
-	for _, t := range turns {
-		ep.Turns = append(ep.Turns, episode.Turn{Index: t.Idx, StartMS: t.StartMS, EndMS: t.EndMS})
-	}
-	for _, c := range calls {
-		if c.Turn >= 0 && c.Turn < len(ep.Turns) {
-			ep.Turns[c.Turn].Calls = append(ep.Turns[c.Turn].Calls, c.Idx)
-		}
-	}
-	return ep, nil
-}
-
 // ListedTools returns the kinds and input contracts of the tools the
 // servers of each domain listed in recorded sessions: domain → tool → kind
 // and domain → tool → inputSchema, tool names without their server::
@@ -478,30 +441,39 @@ func (db *DB) ListedTools(ctx context.Context) (map[string]map[string]episode.Ki
 	out := map[string]map[string]episode.Kind{}
 	schemas := map[string]map[string]json.RawMessage{}
 	err := db.readTx(ctx, func(tx *sqlx.Tx) error {
-		rows, err := tx.QueryxContext(ctx, `SELECT e.domain, t.name, t.kind, t.input_schema FROM tools t JOIN episodes e ON e.id = t.episode_id
-			WHERE e.source = ? AND e.domain != '' ORDER BY e.started_unix_ms`, episode.SourceMCP)
+		rd := newReader(ctx, tx)
+		defer rd.close()
+		rows, err := tx.QueryContext(rd.ctx, `SELECT domain, tool_list FROM episodes
+			WHERE source = ? AND domain != '' AND tool_list IS NOT NULL ORDER BY started_unix_ms, id`, episode.SourceMCP)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var d, name, kind string
-			var schema sql.NullString
-			if err := rows.Scan(&d, &name, &kind, &schema); err != nil {
+			var d string
+			var id int64
+			if err := rows.Scan(&d, &id); err != nil {
 				return err
 			}
-			if _, after, ok := strings.Cut(name, "::"); ok {
-				name = after
+			ts, err := rd.toolList(id)
+			if err != nil {
+				return err
 			}
-			if out[d] == nil {
-				out[d] = map[string]episode.Kind{}
-			}
-			out[d][name] = episode.Kind(kind)
-			if schema.Valid {
-				if schemas[d] == nil {
-					schemas[d] = map[string]json.RawMessage{}
+			for _, t := range ts {
+				name := t.Name
+				if _, after, ok := strings.Cut(name, "::"); ok {
+					name = after
 				}
-				schemas[d][name] = json.RawMessage(schema.String)
+				if out[d] == nil {
+					out[d] = map[string]episode.Kind{}
+				}
+				out[d][name] = t.Kind
+				if t.InputSchema != nil {
+					if schemas[d] == nil {
+						schemas[d] = map[string]json.RawMessage{}
+					}
+					schemas[d][name] = t.InputSchema
+				}
 			}
 		}
 		return rows.Err()
@@ -543,7 +515,7 @@ func (db *DB) BadSessions(ctx context.Context, f episode.Filter) (int, error) {
 		if w != "" {
 			cond = " AND "
 		}
-		return tx.GetContext(ctx, &n, `SELECT count(*) FROM episodes e`+w+cond+`EXISTS (SELECT 1 FROM problems p WHERE p.path IN (`+filesOf+`))`, args...)
+		return tx.GetContext(ctx, &n, `SELECT count(*) FROM episodes e`+w+cond+`e.n_bad > 0`, args...)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("counting sessions with bad lines: %w", err)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -55,9 +56,10 @@ type WireLine struct {
 	Raw     string
 }
 
-// Unit is what one ingest transaction writes: the episodes some files made,
-// the lines they keep beside them, and the files themselves. Writing a unit
-// replaces every episode those files made before.
+// Unit is what one host session's logs make: the episodes some files
+// made, the lines they keep beside them, and the files themselves. Writing
+// a unit replaces every episode those files made before. Units are written
+// whole: a transaction holds whole units, never part of one.
 type Unit struct {
 	Episodes []*episode.Episode
 	// Lines holds each episode's unmodelled wire lines, by episode id.
@@ -73,90 +75,214 @@ type Unit struct {
 	// Force writes the unit even when its files are recorded unchanged: the
 	// files are regrouped, or their tools renamed.
 	Force bool
+
+	enc []encoded // by episode, from Encode
+}
+
+// encoded is what one episode's row holds beyond its metadata, encoded.
+type encoded struct {
+	doc, tools, wire string
+	summary          Summary
+	servers          string // the servers' names, joined by U+001F
+}
+
+// Encode encodes the unit's episodes as the store keeps them, so that the
+// goroutines that read logs can do it while one writes: Put and PutAll
+// encode a unit that was not. Encode the unit again after changing it.
+// Once encoded, writing the unit needs of each episode only its own fields
+// (ID, source, domain, …), not its servers, tools, events or turns, nor
+// the unit's Lines: a caller that holds many units until they are written
+// may let those go.
+func (u *Unit) Encode() {
+	u.enc = make([]encoded, len(u.Episodes))
+	var buf []byte
+	for i, ep := range u.Episodes {
+		e := &u.enc[i]
+		e.summary = Summarize(ep)
+		names := make([]string, len(ep.Servers))
+		for i, sv := range ep.Servers {
+			names[i] = sv.Name
+		}
+		e.servers = strings.Join(names, "\x1f")
+		buf = appendDoc(buf[:0], ep)
+		e.doc = string(buf)
+		if len(ep.Tools) > 0 {
+			buf = appendTools(buf[:0], ep.Tools)
+			e.tools = string(buf)
+		}
+		if lines := u.Lines[ep.ID]; len(lines) > 0 {
+			buf = appendWire(buf[:0], lines)
+			e.wire = string(buf)
+		}
+	}
+}
+
+// Size is about how many bytes writing the unit adds to the store, once
+// encoded: what a caller batching units into one transaction counts.
+func (u *Unit) Size() int {
+	if len(u.enc) != len(u.Episodes) {
+		u.Encode()
+	}
+	n := 0
+	for _, e := range u.enc {
+		n += len(e.doc) + len(e.tools) + len(e.wire)
+	}
+	return n
 }
 
 // Put writes u in one transaction and reports whether it wrote anything:
 // when every file of u is already recorded with the same size and content
 // hash (another ingest got there first), it leaves the store as it is.
 func (db *DB) Put(ctx context.Context, u Unit) (wrote bool, err error) {
-	err = db.writeTx(ctx, func(sx *sqlx.Tx) error {
-		wrote = false
-		tx := &wtx{Tx: sx, stmts: map[string]*sqlx.Stmt{}}
-		defer tx.close()
-		same, err := filesRecorded(ctx, tx, u.Files)
-		if err != nil {
-			return err
+	w, err := db.PutAll(ctx, []*Unit{&u})
+	if err != nil {
+		return false, err
+	}
+	return w[0], nil
+}
+
+// PutAll writes the units in one transaction, each as Put would, and
+// reports which it wrote. A transaction per unit costs more than its rows
+// when a unit is small (a short session), so ingest writes units in
+// batches; a batch holds whole units, so an ingest cut short leaves whole
+// host sessions in the store, whichever batch it was in.
+func (db *DB) PutAll(ctx context.Context, units []*Unit) (wrote []bool, err error) {
+	for _, u := range units {
+		if len(u.enc) != len(u.Episodes) {
+			u.Encode()
 		}
-		if same {
-			if same, err = flowFilesRecorded(ctx, tx, u.Files, u.FlowFiles); err != nil {
+	}
+	// Statements run under a context without cancellation: the driver
+	// starts a goroutine per statement to watch one that can be cancelled.
+	// The transaction's own context is checked between units.
+	sctx := context.WithoutCancel(ctx)
+	err = db.writeTx(ctx, func(sx *sqlx.Tx) error {
+		wrote = make([]bool, len(units))
+		tx := &wtx{Tx: sx, stmts: map[string]*sqlx.Stmt{}, toolLists: map[string]int64{}}
+		defer tx.close()
+		now := time.Now().UnixMilli()
+		for i, u := range units {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-		}
-		if same && len(u.Files) > 0 && !u.Force {
-			return nil
-		}
-		if err := deleteEpisodesOf(ctx, tx, u); err != nil {
-			return err
-		}
-		now := time.Now().UnixMilli()
-		for _, ep := range u.Episodes {
-			if err := insertEpisode(ctx, tx, ep, u.Lines[ep.ID], now); err != nil {
-				return fmt.Errorf("storing episode %s: %w", ep.ID, err)
+			w, err := putUnit(sctx, tx, u, now)
+			if err != nil {
+				return err
 			}
-			if fl := u.Flows[ep.ID]; fl != nil {
-				if err := insertFlow(ctx, tx, ep.ID, fl); err != nil {
-					return fmt.Errorf("storing the flow log of episode %s: %w", ep.ID, err)
-				}
-			}
-			for _, f := range u.Files {
-				if f.Status != StatusIngested {
-					continue
-				}
-				if err := tx.exec(ctx, "INSERT OR IGNORE INTO episode_files (episode_id, path) VALUES (?, ?)", ep.ID, f.Path); err != nil {
-					return err
-				}
-			}
+			wrote[i] = w
 		}
-		for _, f := range u.Files {
-			if err := putFile(ctx, tx, f, now); err != nil {
-				return fmt.Errorf("recording %s: %w", f.Path, err)
-			}
-			// The flow logs beside the unit's logs are those it holds now.
-			if err := tx.exec(ctx, "DELETE FROM flow_files WHERE log_path = ?", f.Path); err != nil {
-				return fmt.Errorf("recording the flow log of %s: %w", f.Path, err)
-			}
-		}
-		for _, f := range u.FlowFiles {
-			if err := putFlowFile(ctx, tx, f, now); err != nil {
-				return fmt.Errorf("recording %s: %w", f.Path, err)
-			}
-		}
-		if err := putProblems(ctx, tx, u); err != nil {
-			return err
-		}
-		wrote = true
 		return nil
 	})
 	return wrote, err
 }
 
-// wtx is a write transaction that prepares each statement once, however
-// many rows it inserts (a session has hundreds of turns and calls).
-type wtx struct {
-	*sqlx.Tx
-	stmts map[string]*sqlx.Stmt
+func putUnit(ctx context.Context, tx *wtx, u *Unit, now int64) (bool, error) {
+	same, err := filesRecorded(ctx, tx, u.Files)
+	if err != nil {
+		return false, err
+	}
+	if same {
+		if same, err = flowFilesRecorded(ctx, tx, u.Files, u.FlowFiles); err != nil {
+			return false, err
+		}
+	}
+	if same && len(u.Files) > 0 && !u.Force {
+		return false, nil
+	}
+	if err := deleteEpisodesOf(ctx, tx, u); err != nil {
+		return false, err
+	}
+	derived := unitDerived(u)
+	for i, ep := range u.Episodes {
+		fl := u.Flows[ep.ID]
+		if err := insertEpisode(ctx, tx, ep, &u.enc[i], fl, derived, now); err != nil {
+			return false, fmt.Errorf("storing episode %s: %w", ep.ID, err)
+		}
+		if fl != nil {
+			if err := insertFlow(ctx, tx, ep.ID, fl); err != nil {
+				return false, fmt.Errorf("storing the flow log of episode %s: %w", ep.ID, err)
+			}
+		}
+		for _, f := range u.Files {
+			if f.Status != StatusIngested {
+				continue
+			}
+			if err := tx.exec(ctx, "INSERT OR IGNORE INTO episode_files (episode_id, path) VALUES (?, ?)", ep.ID, f.Path); err != nil {
+				return false, err
+			}
+		}
+	}
+	for _, f := range u.Files {
+		if err := putFile(ctx, tx, f, now); err != nil {
+			return false, fmt.Errorf("recording %s: %w", f.Path, err)
+		}
+		// The flow logs beside the unit's logs are those it holds now.
+		if err := tx.exec(ctx, "DELETE FROM flow_files WHERE log_path = ?", f.Path); err != nil {
+			return false, fmt.Errorf("recording the flow log of %s: %w", f.Path, err)
+		}
+	}
+	for _, f := range u.FlowFiles {
+		if err := putFlowFile(ctx, tx, f, now); err != nil {
+			return false, fmt.Errorf("recording %s: %w", f.Path, err)
+		}
+	}
+	if err := putProblems(ctx, tx, *u); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
-func (w *wtx) exec(ctx context.Context, query string, args ...any) error {
+// derived is what an episode's row says of its unit's files: every
+// episode of a unit is linked to all of them.
+type derived struct {
+	bad     int    // distinct bad lines of the unit's logs and flow logs
+	flowOff string // why the flow served nothing, from the flow logs' off lines
+}
+
+func unitDerived(u *Unit) derived {
+	type at struct {
+		path string
+		line int
+	}
+	seen := make(map[at]bool, len(u.Problems))
+	for _, p := range u.Problems {
+		seen[at{p.Path, p.Line}] = true
+	}
+	var off []string
+	for _, f := range u.FlowFiles {
+		if f.OffReason != "" {
+			off = append(off, f.OffReason)
+		}
+	}
+	return derived{bad: len(seen), flowOff: strings.Join(off, "; ")}
+}
+
+// wtx is a write transaction that prepares each statement once, however
+// many rows it inserts, and knows the tool lists it has looked up.
+type wtx struct {
+	*sqlx.Tx
+	stmts     map[string]*sqlx.Stmt
+	toolLists map[string]int64 // document → tool_lists.id
+}
+
+func (w *wtx) stmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
 	st, ok := w.stmts[query]
 	if !ok {
 		var err error
 		if st, err = w.Tx.PreparexContext(ctx, query); err != nil {
-			return err
+			return nil, err
 		}
 		w.stmts[query] = st
 	}
-	_, err := st.ExecContext(ctx, args...)
+	return st, nil
+}
+
+func (w *wtx) exec(ctx context.Context, query string, args ...any) error {
+	st, err := w.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	_, err = st.ExecContext(ctx, args...)
 	return err
 }
 
@@ -166,12 +292,41 @@ func (w *wtx) close() {
 	}
 }
 
+// toolList returns the id of the tool list doc, adding it when the store
+// has none like it.
+func (w *wtx) toolList(ctx context.Context, doc string) (int64, error) {
+	if id, ok := w.toolLists[doc]; ok {
+		return id, nil
+	}
+	st, err := w.stmt(ctx, "SELECT id FROM tool_lists WHERE doc = ?")
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = st.GetContext(ctx, &id, doc)
+	if err == sql.ErrNoRows {
+		st, err = w.stmt(ctx, "INSERT INTO tool_lists (doc) VALUES (?) RETURNING id")
+		if err == nil {
+			err = st.GetContext(ctx, &id, doc)
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("storing the tool list: %w", err)
+	}
+	w.toolLists[doc] = id
+	return id, nil
+}
+
 // filesRecorded reports whether every file is recorded with its size, hash
 // and status.
 func filesRecorded(ctx context.Context, tx *wtx, files []LogFile) (bool, error) {
+	st, err := tx.stmt(ctx, "SELECT size, sha256, status FROM log_files WHERE path = ?")
+	if err != nil {
+		return false, err
+	}
 	for _, f := range files {
 		var have LogFile
-		err := tx.GetContext(ctx, &have, "SELECT size, sha256, status FROM log_files WHERE path = ?", f.Path)
+		err := st.GetContext(ctx, &have, f.Path)
 		if err == sql.ErrNoRows {
 			return false, nil
 		}
@@ -185,7 +340,7 @@ func filesRecorded(ctx context.Context, tx *wtx, files []LogFile) (bool, error) 
 	return true, nil
 }
 
-func deleteEpisodesOf(ctx context.Context, tx *wtx, u Unit) error {
+func deleteEpisodesOf(ctx context.Context, tx *wtx, u *Unit) error {
 	for _, f := range u.Files {
 		if err := tx.exec(ctx, "DELETE FROM episodes WHERE id IN (SELECT episode_id FROM episode_files WHERE path = ?)", f.Path); err != nil {
 			return fmt.Errorf("replacing the episodes of %s: %w", f.Path, err)
@@ -220,103 +375,34 @@ func rawText(b json.RawMessage) sql.NullString {
 	return sql.NullString{String: string(b), Valid: true}
 }
 
-func insertEpisode(ctx context.Context, tx *wtx, ep *episode.Episode, lines []WireLine, now int64) error {
-	s := Summarize(ep)
+// nullText is s as a nullable column: NULL when empty.
+func nullText(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+func insertEpisode(ctx context.Context, tx *wtx, ep *episode.Episode, enc *encoded, fl *Flow, d derived, now int64) error {
+	s := enc.summary
 	var reward sql.NullFloat64
 	if ep.Reward != nil {
 		reward = sql.NullFloat64{Float64: *ep.Reward, Valid: true}
 	}
-	if err := tx.exec(ctx, `INSERT INTO episodes (id, source, domain, host_session, agent_model, client_name, task_id, trial, reward,
-		started_unix_ms, duration_ms, n_turns, n_calls, n_reads, n_writes, n_errors, n_messages, ingested_unix_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ep.ID, ep.Source, ep.Domain, ep.HostSession, ep.AgentModel, ep.ClientName, ep.TaskID, ep.Trial, reward,
-		ep.Started.UnixMilli(), s.DurationMS, s.Turns, s.Calls, s.Reads, s.Writes, s.Errors, s.Messages, now); err != nil {
-		return err
-	}
-	for i, sv := range ep.Servers {
-		cmd, err := json.Marshal(sv.Command)
+	var toolList sql.NullInt64
+	if enc.tools != "" {
+		id, err := tx.toolList(ctx, enc.tools)
 		if err != nil {
 			return err
 		}
-		if sv.Command == nil {
-			cmd = []byte("[]")
-		}
-		if err := tx.exec(ctx, "INSERT INTO servers (episode_id, idx, name, session, path, command, info) VALUES (?, ?, ?, ?, ?, ?, ?)",
-			ep.ID, i, sv.Name, sv.Session, sv.Path, string(cmd), rawText(sv.Info)); err != nil {
-			return fmt.Errorf("server %d: %w", i, err)
-		}
+		toolList = sql.NullInt64{Int64: id, Valid: true}
 	}
-	for i, t := range ep.Tools {
-		if err := tx.exec(ctx, "INSERT INTO tools (episode_id, idx, name, server, kind, input_schema, annotations) VALUES (?, ?, ?, ?, ?, ?, ?)",
-			ep.ID, i, t.Name, t.Server, kindOr(t.Kind), rawText(t.InputSchema), rawText(t.Annotations)); err != nil {
-			return fmt.Errorf("tool %s: %w", t.Name, err)
-		}
+	var runs, decisions int
+	if fl != nil {
+		runs, decisions = len(fl.Runs), len(fl.Decisions)
 	}
-	const msgSQL = "INSERT INTO messages (episode_id, idx, seq, t_ms, role, text) VALUES (?, ?, ?, ?, ?, ?)"
-	const callSQL = `INSERT INTO calls (episode_id, idx, seq, t_ms, request_id, server, tool, kind, arguments, actor, turn,
-		cancelled, unreadable, result_seq, result_t_ms, result_text, is_error, result_raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
-	// A result is stored on its call's row, with its own place in the order.
-	type at struct{ seq, tms int64 }
-	results := map[int]at{}
-	for i, ev := range ep.Events {
-		if ev.Type == episode.EventResult && ev.Result != nil {
-			if _, ok := results[ev.Result.CallIndex]; !ok {
-				results[ev.Result.CallIndex] = at{int64(i), ev.TMS}
-			}
-		}
-	}
-	nMsg := 0
-	for i, ev := range ep.Events {
-		switch {
-		case ev.Type == episode.EventMessage && ev.Message != nil:
-			if err := tx.exec(ctx, msgSQL, ep.ID, nMsg, i, ev.TMS, ev.Message.Role, ev.Message.Text); err != nil {
-				return fmt.Errorf("message %d: %w", nMsg, err)
-			}
-			nMsg++
-		case ev.Type == episode.EventCall && ev.Call != nil:
-			c := ev.Call
-			kind := episode.Generic
-			if t := ep.Tool(c.Tool); t != nil {
-				kind = kindOr(t.Kind)
-			}
-			var rseq, rtms sql.NullInt64
-			var rtext, rraw sql.NullString
-			isErr := false
-			if r := c.Result; r != nil {
-				if a, ok := results[c.Index]; ok {
-					rseq = sql.NullInt64{Int64: a.seq, Valid: true}
-					rtms = sql.NullInt64{Int64: a.tms, Valid: true}
-				}
-				rtext = sql.NullString{String: r.Text, Valid: true}
-				rraw = rawText(r.Raw)
-				isErr = r.IsError
-			}
-			if err := tx.exec(ctx, callSQL, ep.ID, c.Index, i, ev.TMS, c.ID, c.Server, c.Tool, kind, rawText(c.Args), string(c.By), c.Turn,
-				c.Cancelled, c.Unreadable, rseq, rtms, rtext, isErr, rraw); err != nil {
-				return fmt.Errorf("call %d: %w", c.Index, err)
-			}
-		}
-	}
-	for _, t := range ep.Turns {
-		if err := tx.exec(ctx, "INSERT INTO turns (episode_id, idx, start_ms, end_ms, n_calls) VALUES (?, ?, ?, ?, ?)",
-			ep.ID, t.Index, t.StartMS, t.EndMS, len(t.Calls)); err != nil {
-			return fmt.Errorf("turn %d: %w", t.Index, err)
-		}
-	}
-	if len(lines) > 0 {
-		const wireSQL = "INSERT OR REPLACE INTO wire_lines (episode_id, server_idx, line_no, t_ms, sender, message, raw) VALUES (?, ?, ?, ?, ?, ?, ?)"
-		for _, l := range lines {
-			var raw sql.NullString
-			if l.Message == nil {
-				raw = sql.NullString{String: l.Raw, Valid: true}
-			}
-			if err := tx.exec(ctx, wireSQL, ep.ID, l.Server, l.Line, l.TMS, l.From, rawText(l.Message), raw); err != nil {
-				return fmt.Errorf("wire line %d: %w", l.Line, err)
-			}
-		}
-	}
-	return nil
+	return tx.exec(ctx, `INSERT INTO episodes (id, source, domain, host_session, agent_model, client_name, task_id, trial, reward,
+		started_unix_ms, duration_ms, n_turns, n_calls, n_reads, n_writes, n_errors, n_messages, ingested_unix_ms,
+		server_names, n_runs, n_decisions, n_bad, flow_off, tool_list, doc, wire)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ep.ID, ep.Source, ep.Domain, ep.HostSession, ep.AgentModel, ep.ClientName, ep.TaskID, ep.Trial, reward,
+		ep.Started.UnixMilli(), s.DurationMS, s.Turns, s.Calls, s.Reads, s.Writes, s.Errors, s.Messages, now,
+		enc.servers, runs, decisions, d.bad, d.flowOff, toolList, enc.doc, nullText(enc.wire))
 }
 
 func kindOr(k episode.Kind) episode.Kind {

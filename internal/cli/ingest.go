@@ -47,8 +47,8 @@ named and skipped.
 Ingest is incremental and safe to repeat: a log already ingested and unchanged
 is skipped, a log or flow log that grew (a session still being recorded) is
 read again, and two ingests running at once leave the store as one would.
-Each session is written in one transaction, so an interrupted ingest leaves no
-half-written session. A line that is not a log line (or not a flow-log line)
+Sessions are written whole, many to a transaction, so an interrupted ingest
+leaves no half-written session. A line that is not a log line (or not a flow-log line)
 is named as file:line and skipped, and the rest of its log still loads; a file
 that is not a session log is named and skipped.
 

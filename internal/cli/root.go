@@ -112,6 +112,7 @@ Run 'hoist <command> --help' for a command's manual, and
 		newCmdLearn(f, nil),
 		newCmdCompile(f, nil),
 		newCmdFlowShow(f, nil),
+		newCmdFlow(f),
 		newCmdPromote(f, nil),
 	)
 	add("measure",

@@ -28,7 +28,7 @@ func TestRootWiresEachCommand(t *testing.T) {
 	}
 	want := map[string][]string{
 		"record":  {"export", "ingest", "init", "redact", "sessions"},
-		"flows":   {"compile", "flow-show", "learn", "promote"},
+		"flows":   {"compile", "flow", "flow-show", "learn", "promote"},
 		"measure": {"audit", "drift", "evaluate", "replay"},
 		"":        {"completion"},
 	}
