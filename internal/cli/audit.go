@@ -104,7 +104,7 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	}
 	defer db.Close()
 	opt := audit.Options{
-		Rule:      o.rule(),
+		Rule:      o.rule(f),
 		Caps:      o.caps(),
 		Filter:    episode.Filter{Domain: o.Domain},
 		Resamples: o.Resamples,

@@ -81,7 +81,7 @@ func runFlowShow(_ context.Context, o *flowShowOptions) error {
 	if o.TaskID != "" {
 		fold = flow.FoldOf(o.TaskID, f.Folds)
 	}
-	rev := f.Review(o.rule(), fold)
+	rev := f.Review(o.rule(f), fold)
 	w := o.IO.Out
 	switch o.Format {
 	case "json":
