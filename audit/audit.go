@@ -59,6 +59,9 @@ type Counts struct {
 	Lookups int `json:"lookups"`
 	Hits    int `json:"hits"`
 	Detours int `json:"detours"`
+	// Bytes are what the hits' answers appended to the agent's results
+	// (within --flow-max-bytes; a detour's answer is unknown).
+	Bytes int `json:"bytes"`
 	// Saved are the LLM turns saved: turns whose every call had already been
 	// looked up. A turn of several sites' or servers' calls is shared among
 	// them by its calls, so the rows sum to the total.
@@ -89,6 +92,7 @@ func (c *Counts) add(o Counts) {
 	c.Lookups += o.Lookups
 	c.Hits += o.Hits
 	c.Detours += o.Detours
+	c.Bytes += o.Bytes
 	c.Saved += o.Saved
 	c.Ceiling += o.Ceiling
 	c.CeilingConst += o.CeilingConst
@@ -145,6 +149,7 @@ func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 		sc, sv := out.site(lk.From), out.server(lk.Server)
 		for _, c := range []*Counts{sc, sv, &out.Total} {
 			c.Lookups++
+			c.Bytes += lk.Bytes
 			if lk.Hit {
 				c.Hits++
 			} else {
@@ -203,15 +208,7 @@ const (
 // ceilings returns, by turn, the first ceiling all its calls are within
 // (inResults, inConsts, inSaid), or beyond.
 func ceilings(f *flow.Flow, ep *episode.Episode) (level map[int]int, said bool) {
-	kinds := map[string]episode.Kind{}
-	for _, t := range ep.Tools {
-		kinds[t.Name] = t.Kind
-	}
-	for name, t := range f.Tools {
-		if _, ok := kinds[name]; !ok {
-			kinds[name] = t.Kind
-		}
-	}
+	kinds := flow.ToolKinds(f, ep)
 	consts := constants(f)
 	level = map[int]int{}
 	logged := false

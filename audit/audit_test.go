@@ -82,6 +82,9 @@ func (m memSource) Episodes(_ context.Context, _ episode.Filter, fn func(*episod
 	return nil
 }
 
+// orderBytes is what episode a's get_order lookup appends.
+var orderBytes = flow.AppendedSize("get_order", []byte(`{"x":"#W1"}`), `{"status":"pending"}`)
+
 // The known answers: episode a saves its get_user and get_order turns (a
 // chain); b's get_user lookup is a detour, since the agent wrote first.
 func crafted() memSource {
@@ -111,7 +114,9 @@ func TestWalkKnownAnswers(t *testing.T) {
 	// a: get_user and get_order looked up, both hits; turns 1 and 2 saved.
 	// Ceiling: turns 1 and 2 (reads of values seen), not 0 (c1@ was not
 	// seen) nor 3 (a write).
-	if want := (Counts{Lookups: 2, Hits: 2, Saved: 2, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want || a.Turns != 4 {
+	// The bytes appended are the two hits' answers.
+	bytes := flow.AppendedSize("get_user", []byte(`{"x":"user_1"}`), `{"order":"#W1"}`) + orderBytes
+	if want := (Counts{Lookups: 2, Hits: 2, Bytes: bytes, Saved: 2, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want || a.Turns != 4 {
 		t.Errorf("a: %+v turns %d, want %+v turns 4", a.Total, a.Turns, want)
 	}
 	if c := a.Sites["find_user"]; c == nil || c.Lookups != 1 || c.Hits != 1 || c.Saved != 1 {
@@ -169,7 +174,7 @@ func TestWalkUnpromotedSite(t *testing.T) {
 	f.Sites[0].Promoted, f.Sites[0].Reason = &no, "too few runs"
 	a, _ := Walk(f, crafted()[0], Options{Rule: flow.Rule{Threshold: flow.DefaultThreshold}})
 	// Only get_order after the agent's own get_user: one lookup, one hit.
-	if want := (Counts{Lookups: 1, Hits: 1, Saved: 1, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want {
+	if want := (Counts{Lookups: 1, Hits: 1, Bytes: orderBytes, Saved: 1, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want {
 		t.Errorf("%+v, want %+v", a.Total, want)
 	}
 }

@@ -38,6 +38,9 @@ type ReplayLookup struct {
 	// before its next write. Kept says its answer was within
 	// --flow-max-bytes (a hit not kept covers nothing).
 	Hit, Kept bool
+	// Bytes is what its answer added to the result it was appended to
+	// (AppendedSize), when kept.
+	Bytes int
 }
 
 // ReplayEpisode serves f along a recorded episode as each of its servers'
@@ -54,17 +57,7 @@ type ReplayLookup struct {
 func ReplayEpisode(f *Flow, ep *episode.Episode, opt ReplayOptions) *Replay {
 	calls := ep.Calls()
 	out := &Replay{Covered: make([]bool, len(calls)), By: make([]string, len(calls))}
-	// Kinds decide what a write is: the flow's, where it knows the tool
-	// (as the session's dedupe does), else the episode's listing.
-	kinds := map[string]episode.Kind{}
-	for _, t := range ep.Tools {
-		kinds[t.Name] = t.Kind
-	}
-	for name, t := range f.Tools {
-		if _, ok := kinds[name]; !ok {
-			kinds[name] = t.Kind
-		}
-	}
+	kinds := ToolKinds(f, ep)
 	labels := make([]string, len(calls))
 	for i, c := range calls {
 		if c.By != episode.Proxy {
@@ -155,6 +148,9 @@ func ReplayEpisode(f *Flow, ep *episode.Episode, opt ReplayOptions) *Replay {
 					if r := calls[j].Result; r != nil {
 						run.Answer(r.Text, r.IsError)
 						lk.Kept = run.Kept()
+						if lk.Kept {
+							lk.Bytes = AppendedSize(o.Tool, o.Args, r.Text)
+						}
 					}
 				}
 				if lk.Hit && lk.Kept {
@@ -166,6 +162,22 @@ func ReplayEpisode(f *Flow, ep *episode.Episode, opt ReplayOptions) *Replay {
 		}
 	}
 	return out
+}
+
+// ToolKinds returns the kind of each tool an episode can call, by its
+// name there: the episode's listing, else the flow's (as the session's
+// dedupe does). It decides what a write is in a replay.
+func ToolKinds(f *Flow, ep *episode.Episode) map[string]episode.Kind {
+	kinds := map[string]episode.Kind{}
+	for _, t := range ep.Tools {
+		kinds[t.Name] = t.Kind
+	}
+	for name, t := range f.Tools {
+		if _, ok := kinds[name]; !ok {
+			kinds[name] = t.Kind
+		}
+	}
+	return kinds
 }
 
 func bareName(tool, server string) string {
