@@ -94,8 +94,37 @@ type siteAcc struct {
 	count   flow.Count
 	lookups map[string]*lookupAcc
 	// conds counts the occurrences each condition on the site's result
-	// held in, by its text.
-	conds map[string]*flow.Count
+	// held in, by its text; values are the distinct values each path met
+	// (up to maxPathValues+1): a path of many values (an id, an address) is
+	// no predicate, however well one of its values splits a few tasks.
+	conds  map[string]*flow.Count
+	values map[string]map[string]bool
+}
+
+// maxPathValues is the most distinct values a path of a site's result may
+// take and still give predicates: a status or a cabin class, not an id.
+const maxPathValues = 8
+
+// noteValue records that a condition's path met its value.
+func (sa *siteAcc) noteValue(cond string) {
+	path, value, ok := strings.Cut(cond, " == ")
+	if !ok {
+		return
+	}
+	vs := sa.values[path]
+	if vs == nil {
+		vs = map[string]bool{}
+		sa.values[path] = vs
+	}
+	if len(vs) <= maxPathValues {
+		vs[value] = true
+	}
+}
+
+// fewValues reports whether a condition's path takes few enough values.
+func (sa *siteAcc) fewValues(cond string) bool {
+	path, _, ok := strings.Cut(cond, " == ")
+	return !ok || len(sa.values[path]) <= maxPathValues
 }
 
 type lookupAcc struct {
@@ -233,6 +262,11 @@ func (l *Learner) merge(o *Learner) {
 			continue
 		}
 		addCount(&sa.count, osa.count)
+		for path, vs := range osa.values {
+			for v := range vs {
+				sa.noteValue(path + " == " + v)
+			}
+		}
 		for c, n := range osa.conds {
 			if sa.conds[c] == nil {
 				sa.conds[c] = n
@@ -414,12 +448,13 @@ func (l *Learner) count(ep *episode.Episode) {
 		sk := siteKey{site.Tool, ev.Result.IsError}
 		sa := l.sites[sk]
 		if sa == nil {
-			sa = &siteAcc{count: flow.NewCount(l.opt.Folds), lookups: map[string]*lookupAcc{}, conds: map[string]*flow.Count{}}
+			sa = &siteAcc{count: flow.NewCount(l.opt.Folds), lookups: map[string]*lookupAcc{}, conds: map[string]*flow.Count{}, values: map[string]map[string]bool{}}
 			l.sites[sk] = sa
 		}
 		sa.count.Add(fold)
 		conds := siteConds(scope.Site)
 		for _, c := range conds {
+			sa.noteValue(c)
 			n := sa.conds[c]
 			if n == nil {
 				if len(sa.conds) >= maxSiteConds {
@@ -916,7 +951,8 @@ func (l *Learner) beatChance(ta *tupleAcc) *tupleAcc {
 // when the agent makes the lookup: the one whose split of the site's
 // occurrences most improves the likelihood of reach (a G-test), when it
 // held and failed in at least min support occurrences each, in more than
-// one fold, and its G passes minPredicateG; nil when none does.
+// one fold, on a path of few values (maxPathValues), and its G passes
+// minPredicateG; nil when none does.
 func (l *Learner) predicate(sa *siteAcc, la *lookupAcc) *flow.Predicate {
 	n, reach := float64(sa.count.N), float64(la.reach.N)
 	if n == 0 || reach == 0 || reach == n {
@@ -926,7 +962,7 @@ func (l *Learner) predicate(sa *siteAcc, la *lookupAcc) *flow.Predicate {
 	best, bestG := "", minPredicateG
 	for c, held := range sa.conds {
 		h := float64(held.N)
-		if held.N < l.opt.MinSupport || sa.count.N-held.N < l.opt.MinSupport || !spread(*held) {
+		if held.N < l.opt.MinSupport || sa.count.N-held.N < l.opt.MinSupport || !spread(*held) || !sa.fewValues(c) {
 			continue
 		}
 		r := 0.0
