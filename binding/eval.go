@@ -696,13 +696,20 @@ func bind(names []string, args map[string]Expr, s *Scope, max int) (out []json.R
 	// dimension whose length is the number of elements all of them have.
 	var keys [4]string
 	fanKeys := keys[:0]
+	// The arguments' values share one backing array while they fit: most
+	// arguments have one value, and a decision binds many lookups.
+	pool := make([]any, 0, 2*len(names))
 	for i, k := range names {
 		x := args[k]
-		e := ev{keep: x.fan}
+		e := ev{keep: x.fan, out: pool[len(pool):]}
+		room := cap(pool) - len(pool)
 		if f := x.values(s, &e); f.why != "" {
 			return nil, i, f
 		}
-		vals = append(vals, argVals{e.out, e.at})
+		if len(e.out) <= room {
+			pool = pool[:len(pool)+len(e.out)] // appended in place
+		}
+		vals = append(vals, argVals{e.out[:len(e.out):len(e.out)], e.at})
 		if x.fan && !containsString(fanKeys, x.fanKey) {
 			fanKeys = append(fanKeys, x.fanKey)
 		}

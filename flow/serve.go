@@ -425,6 +425,9 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 	if n < max(s.f.MinSupport, 1) {
 		return out
 	}
+	if out == nil {
+		out = make([]Offer, 0, len(site.Lookups))
+	}
 	s.scope.Site = r
 	for li := range site.Lookups {
 		l := &site.Lookups[li]
@@ -544,6 +547,7 @@ func (r *Run) Next() Decision {
 		d.Reason, r.ended = r.over, true
 	}
 	if r.taken < r.max && !r.ended {
+		d.Offers = make([]Offer, 0, len(r.offers))
 		for _, o := range r.offers {
 			if !s.asked[o.Label()] {
 				d.Offers = append(d.Offers, o)
