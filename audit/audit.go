@@ -17,10 +17,8 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
-	"github.com/hoist-mcp/hoist/jsontext"
 )
 
 // Options say how the flow is served in the audit: the proxy's rule and caps.
@@ -268,17 +266,12 @@ func constants(f *flow.Flow) map[string]map[string]bool {
 					if !e.IsConst() {
 						continue
 					}
-					vs, err := e.Eval(&binding.Scope{})
-					if err != nil {
-						continue
-					}
-					for _, v := range vs {
-						for _, a := range episode.ArgValues([]byte(jsontext.Canonical(v))) {
-							if out[l.Tool] == nil {
-								out[l.Tool] = map[string]bool{}
-							}
-							out[l.Tool][a] = true
+					// A constant's text is its JSON value.
+					for _, a := range episode.ArgValues([]byte(e.String())) {
+						if out[l.Tool] == nil {
+							out[l.Tool] = map[string]bool{}
 						}
+						out[l.Tool][a] = true
 					}
 				}
 			}
