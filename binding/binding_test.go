@@ -86,7 +86,7 @@ func TestEval(t *testing.T) {
 	s.Add(0, NewResult("find_user_id_by_email", "user_7"))
 	s.Add(1, NewResult("get_user_details", userDoc))
 	s.Add(2, NewResult("get_order_details", `{"order_id":"#W7a","user_id":"user_7"}`))
-	for expr, want := range map[string]string{
+	checkEval(t, s, map[string]string{
 		"$text":                                    `["{\"order_id\":\"#W7a\",\"user_id\":\"user_7\"}"]`,
 		"$result.order_id":                         `["#W7a"]`,
 		"$call[0]":                                 `["user_7"]`,
@@ -100,16 +100,7 @@ func TestEval(t *testing.T) {
 		"$last[get_user_details].big":              `[12345678901234567890]`,
 		`"standard"`:                               `["standard"]`,
 		`{"b":1,"a":2}`:                            `[{"a":2,"b":1}]`,
-	} {
-		vs, err := MustParse(expr).Eval(s)
-		if err != nil {
-			t.Errorf("%s: %v", expr, err)
-			continue
-		}
-		if got := jsontext.Canonical(vs); got != want {
-			t.Errorf("%s = %s, want %s", expr, got, want)
-		}
-	}
+	})
 	for _, expr := range []string{
 		"$result.nope", "$call[5]", "$call[1].orders[2]", "$call[1].user_id.x",
 		"$last[get_product_details]", "$call[1].user_id[*]", "$call[0].x",
@@ -391,23 +382,14 @@ func TestLinesAndTemplates(t *testing.T) {
 	r := NewResult("list_directory", "[DIR] sub\n[FILE] a.txt\n[FILE] b c.md\n")
 	r.Args = `{"path":"/data/x"}`
 	s.Add(0, r)
-	for expr, want := range map[string]string{
+	checkEval(t, s, map[string]string{
 		`$lines`:             `[["[DIR] sub","[FILE] a.txt","[FILE] b c.md"]]`,
 		`$lines["[FILE] *"]`: `[["a.txt","b c.md"]]`,
 		`$args.path + "/" + $lines["[FILE] *"][*]`:  `["/data/x/a.txt","/data/x/b c.md"]`,
 		`$args.path + "/" + $lines["[FILE] *"][-1]`: `["/data/x/b c.md"]`,
 		`"#" + $args.path`:                          `["#/data/x"]`,
 		`[$lines["[FILE] *"][*]]`:                   `[["a.txt","b c.md"]]`,
-	} {
-		vs, err := MustParse(expr).Eval(s)
-		if err != nil {
-			t.Errorf("%s: %v", expr, err)
-			continue
-		}
-		if got := jsontext.Canonical(vs); got != want {
-			t.Errorf("%s = %s, want %s", expr, got, want)
-		}
-	}
+	})
 	if _, err := MustParse(`$args.nope + "/"`).Eval(s); !errors.Is(err, ErrNoValue) {
 		t.Errorf("a template whose part names nothing: %v", err)
 	}
@@ -454,5 +436,21 @@ func TestCond(t *testing.T) {
 	}
 	if Equals(MustParse("$result.status"), "delivered").String() != `$result.status == "delivered"` {
 		t.Error("Equals")
+	}
+}
+
+// checkEval evaluates each expression over s and compares its values, as
+// canonical JSON, with the wanted.
+func checkEval(t *testing.T, s *Scope, cases map[string]string) {
+	t.Helper()
+	for expr, want := range cases {
+		vs, err := MustParse(expr).Eval(s)
+		if err != nil {
+			t.Errorf("%s: %v", expr, err)
+			continue
+		}
+		if got := jsontext.Canonical(vs); got != want {
+			t.Errorf("%s = %s, want %s", expr, got, want)
+		}
 	}
 }

@@ -78,6 +78,19 @@ func appended(t *testing.T, answer string) []string {
 	return out
 }
 
+// bestBinding returns the best binding of tool after site in f, as text,
+// or "".
+func bestBinding(f *flow.Flow, site, tool string) string {
+	for _, s := range f.Sites {
+		for _, l := range s.Lookups {
+			if s.Tool == site && !s.Failed && l.Tool == tool && len(l.Bindings) > 0 {
+				return flow.BindingString(l.Bindings[0].Args)
+			}
+		}
+	}
+	return ""
+}
+
 // A flow learned from sessions recorded with --context looks up the order
 // the customer named, not every order of the customer: after the user's
 // details (which list two orders), the one they said, whichever of the two
@@ -105,18 +118,7 @@ func TestConversationBindingLearnedAndServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var orderBinding string
-	for _, s := range f.Sites {
-		if s.Tool != "get_user_details" || s.Failed {
-			continue
-		}
-		for _, l := range s.Lookups {
-			if l.Tool == "get_order_details" && len(l.Bindings) > 0 {
-				orderBinding = l.Bindings[0].Args["order_id"].String()
-			}
-		}
-	}
-	if !strings.Contains(orderBinding, "said") {
+	if orderBinding := bestBinding(f, "get_user_details", "get_order_details"); !strings.Contains(orderBinding, "said") {
 		t.Fatalf("get_order_details after get_user_details is bound by %q, want a binding from the conversation", orderBinding)
 	}
 
@@ -177,14 +179,7 @@ func TestFilesystemListThenRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got string
-	for _, s := range f.Sites {
-		for _, l := range s.Lookups {
-			if s.Tool == "list_directory" && !s.Failed && l.Tool == "read_text_file" && len(l.Bindings) > 0 {
-				got = flow.BindingString(l.Bindings[0].Args)
-			}
-		}
-	}
+	got := bestBinding(f, "list_directory", "read_text_file")
 	if want := `path=$args.path + "/" + $lines["[FILE] *"][*]`; got != want {
 		t.Fatalf("read_text_file after list_directory is bound by %q, want %q", got, want)
 	}
