@@ -36,6 +36,13 @@ type Options struct {
 	// ceiling: what a study of a flow lists to see what it misses (the flow
 	// benchmark's -v). It changes no count.
 	Missed func(ep *episode.Episode, c *episode.Call)
+	// Offer, when set, is called with each offer the decider scored (once
+	// per run, at the first decision that offers it) and whether the agent
+	// made that call itself before its next write: hoist audit
+	// --calibration's reliability table.
+	Offer func(o *flow.Offer, hit bool)
+	// Calibration makes Run report the decider's reliability table.
+	Calibration bool
 }
 
 // DefaultResamples is the number of bootstrap resamples of an interval.
@@ -50,21 +57,44 @@ type Counts struct {
 	Lookups int `json:"lookups"`
 	Hits    int `json:"hits"`
 	Detours int `json:"detours"`
+	// Bytes are what the hits' answers appended to the agent's results
+	// (within --flow-max-bytes; a detour's answer is unknown).
+	Bytes int `json:"bytes"`
 	// Saved are the LLM turns saved: turns whose every call had already been
 	// looked up. A turn of several sites' or servers' calls is shared among
 	// them by its calls, so the rows sum to the total.
 	Saved float64 `json:"saved_turns"`
 	// Ceiling are the turns of only read calls whose every argument value
-	// was found verbatim in an earlier result (per server, shared by calls).
-	Ceiling float64 `json:"ceiling_turns"`
+	// was found verbatim in an earlier result (per server, shared by
+	// calls): the results ceiling. CeilingConst adds the values the flow's
+	// constant bindings give, CeilingSaid those the customer said before
+	// the call (--context). Each holds the one before.
+	Ceiling      float64 `json:"ceiling_turns"`
+	CeilingConst float64 `json:"ceiling_const_turns"`
+	CeilingSaid  float64 `json:"ceiling_said_turns"`
+}
+
+func (c *Counts) addCeilings(level int, share float64) {
+	if level <= inResults {
+		c.Ceiling += share
+	}
+	if level <= inConsts {
+		c.CeilingConst += share
+	}
+	if level <= inSaid {
+		c.CeilingSaid += share
+	}
 }
 
 func (c *Counts) add(o Counts) {
 	c.Lookups += o.Lookups
 	c.Hits += o.Hits
 	c.Detours += o.Detours
+	c.Bytes += o.Bytes
 	c.Saved += o.Saved
 	c.Ceiling += o.Ceiling
+	c.CeilingConst += o.CeilingConst
+	c.CeilingSaid += o.CeilingSaid
 }
 
 // Episode is one episode's audit: its LLM turns (those with a call of the
@@ -75,6 +105,8 @@ type Episode struct {
 	Total   Counts
 	Sites   map[string]*Counts
 	Servers map[string]*Counts
+	// Said is whether the episode logged what the customer said.
+	Said bool
 }
 
 func (e *Episode) site(name string) *Counts {
@@ -95,124 +127,36 @@ func (e *Episode) server(name string) *Counts {
 	return c
 }
 
-// Walk audits one episode: it serves f along it as each of its servers'
-// proxies would, and counts. It is the one replay of a flow over recorded
-// episodes: hoist audit's, and the flow benchmark's held-out share of
-// turns saved, so that the benchmark measures the algorithm that ships. A server that is none of the flow's looks
-// nothing up, as a proxy says (manual, "Serving"); its turns still count.
+// Walk audits one episode: it serves f along it with flow.ReplayEpisode,
+// the one replay of a flow over recorded episodes (hoist audit's, learn's
+// fit of the arbiter and the flow benchmark's held-out share), and counts.
+// A server that is none of the flow's looks nothing up, as a proxy says
+// (manual, "Serving"); its turns still count.
 func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 	out := &Episode{ID: ep.ID, Sites: map[string]*Counts{}, Servers: map[string]*Counts{}}
 	calls := ep.Calls()
-	// Kinds decide what a write is: the flow's, where it knows the tool
-	// (as the session's dedupe does), else the episode's listing.
-	kinds := map[string]episode.Kind{}
-	for _, t := range ep.Tools {
-		kinds[t.Name] = t.Kind
-	}
-	for name, t := range f.Tools {
-		if _, ok := kinds[name]; !ok {
-			kinds[name] = t.Kind
+	var once flow.OfferOnce
+	ropt := flow.ReplayOptions{Rule: opt.Rule, Caps: opt.Caps}
+	if opt.Offer != nil {
+		ropt.Decision = func(d *flow.Decision, hit []bool) {
+			once.Each(d, hit, opt.Offer)
 		}
 	}
-	labels := make([]string, len(calls))
-	for i, c := range calls {
-		if c.By != episode.Proxy {
-			labels[i] = flow.CallLabel(c.Tool, c.Args)
+	rep := flow.ReplayEpisode(f, ep, ropt)
+	for _, lk := range rep.Lookups {
+		sc, sv := out.site(lk.From), out.server(lk.Server)
+		for _, c := range []*Counts{sc, sv, &out.Total} {
+			c.Lookups++
+			c.Bytes += lk.Bytes
+			if lk.Hit {
+				c.Hits++
+			} else {
+				c.Detours++
+			}
 		}
 	}
-	// One session per server, as one proxy wraps one server.
-	sessions := map[string]*flow.Session{}
-	sessionOf := func(server string) *flow.Session {
-		if s, ok := sessions[server]; ok {
-			return s
-		}
-		name := server
-		if len(f.Servers) == 1 && len(ep.Servers) <= 1 {
-			name = "" // a one-server flow serves a one-server session, whatever it is called
-		}
-		s, err := flow.NewSession(f, flow.Options{Rule: opt.Rule, Caps: opt.Caps, Server: name, TaskID: flow.TaskKey(ep)})
-		if err != nil {
-			s = nil
-		} else {
-			var listed []episode.Tool
-			for _, t := range ep.Tools {
-				if t.Server == server || len(ep.Servers) <= 1 {
-					lt := t
-					lt.Name = bare(t.Name, t.Server)
-					listed = append(listed, lt)
-				}
-			}
-			s.Listed(listed)
-		}
-		sessions[server] = s
-		return s
-	}
-	idx := make([]int, len(calls))   // each call's index in its session
-	by := make([]string, len(calls)) // the site whose lookup covered the call
-	covered := make([]bool, len(calls))
-	provided := map[string]string{} // labels looked up since the last write → the site that did
-	ceilingOK := map[int]bool{}
-	var earlier strings.Builder // every result text so far
-	for pos, ev := range ep.Events {
-		switch {
-		case ev.Type == episode.EventCall && ev.Call != nil && ev.Call.By != episode.Proxy:
-			c := ev.Call
-			if kinds[c.Tool] == episode.Write {
-				clear(provided)
-			}
-			if site, ok := provided[labels[c.Index]]; ok {
-				covered[c.Index], by[c.Index] = true, site
-			}
-			idx[c.Index] = -1
-			if s := sessionOf(c.Server); s != nil {
-				idx[c.Index] = s.Call(bare(c.Tool, c.Server), c.Args)
-			}
-			ok, seen := ceilingOK[c.Turn]
-			if !seen {
-				ok = true
-			}
-			ceilingOK[c.Turn] = ok && kinds[c.Tool] == episode.Read && allIn(episode.ArgValues(c.Args), earlier.String())
-		case ev.Type == episode.EventResult && ev.Result != nil:
-			ci := ev.Result.CallIndex
-			if ci < 0 || ci >= len(calls) || calls[ci].By == episode.Proxy {
-				continue
-			}
-			earlier.WriteString(ev.Result.Text)
-			earlier.WriteByte('\n')
-			s := sessions[calls[ci].Server]
-			if s == nil || idx[ci] < 0 {
-				continue
-			}
-			s.Result(idx[ci], ev.Result.Text, ev.Result.IsError)
-			run := s.Run(idx[ci])
-			for {
-				d := run.Next()
-				if d.Taken < 0 {
-					break
-				}
-				o := d.Offers[d.Taken]
-				from, lb := o.From, o.Label()
-				provided[lb] = from
-				sc, sv := out.site(from), out.server(calls[ci].Server)
-				sc.Lookups++
-				sv.Lookups++
-				out.Total.Lookups++
-				if j := later(ep, pos, labels, kinds, lb); j >= 0 {
-					sc.Hits++
-					sv.Hits++
-					out.Total.Hits++
-					if r := calls[j].Result; r != nil {
-						run.Answer(r.Text, r.IsError)
-					}
-				} else {
-					sc.Detours++
-					sv.Detours++
-					out.Total.Detours++
-				}
-			}
-			run.End()
-		}
-	}
+	ceil, said := ceilings(f, ep)
+	out.Said = said
 	for _, t := range ep.Turns {
 		var agent []int
 		for _, ci := range t.Calls {
@@ -225,25 +169,24 @@ func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 		}
 		out.Turns++
 		share := 1 / float64(len(agent))
-		if ceilingOK[t.Index] {
-			out.Total.Ceiling++
-			for _, ci := range agent {
-				out.server(calls[ci].Server).Ceiling += share
-			}
+		lv := ceil[t.Index]
+		out.Total.addCeilings(lv, 1)
+		for _, ci := range agent {
+			out.server(calls[ci].Server).addCeilings(lv, share)
 		}
 		all := true
 		for _, ci := range agent {
-			all = all && covered[ci]
+			all = all && rep.Covered[ci]
 		}
 		if all {
 			out.Total.Saved++
 			for _, ci := range agent {
-				out.site(by[ci]).Saved += share
+				out.site(rep.By[ci]).Saved += share
 				out.server(calls[ci].Server).Saved += share
 			}
-		} else if ceilingOK[t.Index] && opt.Missed != nil {
+		} else if lv <= inSaid && opt.Missed != nil {
 			for _, ci := range agent {
-				if !covered[ci] {
+				if !rep.Covered[ci] {
 					opt.Missed(ep, calls[ci])
 				}
 			}
@@ -252,6 +195,42 @@ func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 	return out, nil
 }
 
+// The ceilings, by level: a turn within one is within every later one.
+const (
+	inResults = 1 // reads whose every argument value is verbatim in an earlier result
+	inConsts  = 2 // … or is a constant the flow binds that tool's arguments to
+	inSaid    = 3 // … or is in what the customer said before the call
+	beyond    = 4 // within none
+)
+
+// ceilings returns, by turn, the first ceiling all its calls are within
+// (inResults, inConsts, inSaid), or beyond.
+func ceilings(f *flow.Flow, ep *episode.Episode) (level map[int]int, said bool) {
+	kinds := flow.ToolKinds(f, ep)
+	consts := constants(f)
+	level = map[int]int{}
+	logged := false
+	var earlier, heard strings.Builder
+	for _, ev := range ep.Events {
+		switch {
+		case ev.Type == episode.EventMessage && ev.Message != nil && ev.Message.Role == "user":
+			logged = true
+			heard.WriteString(ev.Message.Text)
+			heard.WriteByte('\n')
+		case ev.Type == episode.EventCall && ev.Call != nil && ev.Call.By != episode.Proxy:
+			c := ev.Call
+			lv := beyond
+			if kinds[c.Tool] == episode.Read {
+				lv = ceilingLevel(c.Args, earlier.String(), heard.String(), consts[bare(c.Tool, c.Server)])
+			}
+			level[c.Turn] = max(level[c.Turn], lv)
+		case ev.Type == episode.EventResult && ev.Result != nil:
+			earlier.WriteString(ev.Result.Text)
+			earlier.WriteByte('\n')
+		}
+	}
+	return level, logged
+}
 func bare(tool, server string) string {
 	if server == "" {
 		return tool
@@ -259,30 +238,46 @@ func bare(tool, server string) string {
 	return strings.TrimPrefix(tool, server+"::")
 }
 
-// later returns the first call of the agent's after event pos, and before
-// its next write, whose label is lb; or -1.
-func later(ep *episode.Episode, pos int, labels []string, kinds map[string]episode.Kind, lb string) int {
-	for _, ev := range ep.Events[pos+1:] {
-		if ev.Type != episode.EventCall || ev.Call == nil || ev.Call.By == episode.Proxy {
-			continue
-		}
-		if labels[ev.Call.Index] == lb {
-			return ev.Call.Index
-		}
-		if kinds[ev.Call.Tool] == episode.Write {
-			return -1
+// ceilingLevel returns the first ceiling a read's arguments are within.
+func ceilingLevel(args []byte, results, said string, consts map[string]bool) int {
+	lv := inResults
+	for _, v := range episode.ArgValues(args) {
+		switch {
+		case strings.Contains(results, v):
+		case consts[v]:
+			lv = max(lv, inConsts)
+		case strings.Contains(said, v):
+			lv = max(lv, inSaid)
+		default:
+			return beyond
 		}
 	}
-	return -1
+	return lv
 }
 
-func allIn(values []string, text string) bool {
-	for _, v := range values {
-		if !strings.Contains(text, v) {
-			return false
+// constants returns, by tool, the argument values of the flow's constant
+// bindings, as episode.ArgValues gives a call's.
+func constants(f *flow.Flow) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, s := range f.Sites {
+		for _, l := range s.Lookups {
+			for _, b := range l.Bindings {
+				for _, e := range b.Args {
+					if !e.IsConst() {
+						continue
+					}
+					// A constant's text is its JSON value.
+					for _, a := range episode.ArgValues([]byte(e.String())) {
+						if out[l.Tool] == nil {
+							out[l.Tool] = map[string]bool{}
+						}
+						out[l.Tool][a] = true
+					}
+				}
+			}
 		}
 	}
-	return true
+	return out
 }
 
 // Run audits every episode of src the filter selects, and reports.
@@ -290,7 +285,22 @@ func Run(ctx context.Context, src episode.Source, f *flow.Flow, opt Options) (*R
 	if f == nil {
 		return nil, errors.New("no flow")
 	}
+	if opt.Rule.Decider == "" {
+		opt.Rule.Decider = f.DefaultDecider()
+	}
 	var eps []*Episode
+	var ps []float64
+	var hits []bool
+	if opt.Calibration {
+		next := opt.Offer
+		opt.Offer = func(o *flow.Offer, hit bool) {
+			ps = append(ps, o.Score(opt.Rule.Decider))
+			hits = append(hits, hit)
+			if next != nil {
+				next(o, hit)
+			}
+		}
+	}
 	err := src.Episodes(ctx, opt.Filter, func(ep *episode.Episode) error {
 		a, err := Walk(f, ep, opt)
 		if err != nil {
@@ -302,5 +312,9 @@ func Run(ctx context.Context, src episode.Source, f *flow.Flow, opt Options) (*R
 	if err != nil {
 		return nil, err
 	}
-	return Summarize(eps, opt), nil
+	r := Summarize(eps, opt)
+	if opt.Calibration {
+		r.Calibration = Calibrate(opt.Rule.Decider, ps, hits)
+	}
+	return r, nil
 }

@@ -82,6 +82,9 @@ func (m memSource) Episodes(_ context.Context, _ episode.Filter, fn func(*episod
 	return nil
 }
 
+// orderBytes is what episode a's get_order lookup appends.
+var orderBytes = flow.AppendedSize("get_order", []byte(`{"x":"#W1"}`), `{"status":"pending"}`)
+
 // The known answers: episode a saves its get_user and get_order turns (a
 // chain); b's get_user lookup is a detour, since the agent wrote first.
 func crafted() memSource {
@@ -111,7 +114,9 @@ func TestWalkKnownAnswers(t *testing.T) {
 	// a: get_user and get_order looked up, both hits; turns 1 and 2 saved.
 	// Ceiling: turns 1 and 2 (reads of values seen), not 0 (c1@ was not
 	// seen) nor 3 (a write).
-	if want := (Counts{Lookups: 2, Hits: 2, Saved: 2, Ceiling: 2}); a.Total != want || a.Turns != 4 {
+	// The bytes appended are the two hits' answers.
+	bytes := flow.AppendedSize("get_user", []byte(`{"x":"user_1"}`), `{"order":"#W1"}`) + orderBytes
+	if want := (Counts{Lookups: 2, Hits: 2, Bytes: bytes, Saved: 2, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want || a.Turns != 4 {
 		t.Errorf("a: %+v turns %d, want %+v turns 4", a.Total, a.Turns, want)
 	}
 	if c := a.Sites["find_user"]; c == nil || c.Lookups != 1 || c.Hits != 1 || c.Saved != 1 {
@@ -126,7 +131,7 @@ func TestWalkKnownAnswers(t *testing.T) {
 	// lookup is no longer current). Its own get_user then offers get_order,
 	// which the agent never made: a second detour. Turn 2 is within the
 	// ceiling.
-	if want := (Counts{Lookups: 2, Detours: 2, Ceiling: 1}); b.Total != want || b.Turns != 3 {
+	if want := (Counts{Lookups: 2, Detours: 2, Ceiling: 1, CeilingConst: 1, CeilingSaid: 1}); b.Total != want || b.Turns != 3 {
 		t.Errorf("b: %+v turns %d, want %+v turns 3", b.Total, b.Turns, want)
 	}
 
@@ -169,7 +174,7 @@ func TestWalkUnpromotedSite(t *testing.T) {
 	f.Sites[0].Promoted, f.Sites[0].Reason = &no, "too few runs"
 	a, _ := Walk(f, crafted()[0], Options{Rule: flow.Rule{Threshold: flow.DefaultThreshold}})
 	// Only get_order after the agent's own get_user: one lookup, one hit.
-	if want := (Counts{Lookups: 1, Hits: 1, Saved: 1, Ceiling: 2}); a.Total != want {
+	if want := (Counts{Lookups: 1, Hits: 1, Bytes: orderBytes, Saved: 1, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want {
 		t.Errorf("%+v, want %+v", a.Total, want)
 	}
 }
@@ -239,5 +244,61 @@ func TestWalkMissed(t *testing.T) {
 		if a.Total != plain.Total {
 			t.Errorf("%s: with Missed %+v, without %+v", c.ep.ID, a.Total, plain.Total)
 		}
+	}
+}
+
+// The three ceilings: a value from a result, a constant the flow binds,
+// and one only the customer said each open one more of them; a value from
+// nowhere opens none. The report names the last ceiling the sessions have.
+func TestCeilings(t *testing.T) {
+	f := shopFlow(t)
+	f.Sites[1].Lookups = append(f.Sites[1].Lookups, flow.Lookup{Tool: "find_user", Reach: flow.Count{N: 2}, Habit: flow.Count{N: 2},
+		Bindings: []flow.Bound{{Args: map[string]binding.Expr{"x": binding.MustParse(`"help@example.com"`)}, Matched: flow.Count{N: 2}}}})
+	ep := craft("c",
+		step{0, "find_user", `{"x":"c3@example.com"}`, "user_3"},   // said: conversation
+		step{1, "get_user", `{"x":"user_3"}`, `{"order":"#W3"}`},   // results
+		step{2, "find_user", `{"x":"help@example.com"}`, "user_0"}, // a constant
+		step{3, "get_order", `{"x":"#W9"}`, `{}`},                  // from nowhere
+	)
+	ep.Events = append([]episode.Event{{Type: episode.EventMessage, Message: &episode.Message{Role: "user", Text: "I am c3@example.com"}}}, ep.Events...)
+	a, err := Walk(f, ep, Options{Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := [3]float64{a.Total.Ceiling, a.Total.CeilingConst, a.Total.CeilingSaid}; got != [3]float64{1, 2, 3} {
+		t.Errorf("ceilings %v, want results 1, constants 2, conversation 3", got)
+	}
+	rep := Summarize([]*Episode{a}, Options{})
+	if rep.Reaches != "conversation" || rep.Total.CeilingSaid.Value != 0.75 {
+		t.Errorf("reaches %q, conversation ceiling %+v", rep.Reaches, rep.Total.CeilingSaid)
+	}
+	b, _ := Walk(f, crafted()[0], Options{Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}})
+	if rep := Summarize([]*Episode{b}, Options{}); rep.Reaches != "constants" {
+		t.Errorf("sessions without a conversation: reaches %q", rep.Reaches)
+	}
+}
+
+// The reliability table of a replay: each offer once per run, binned by
+// the decider's score, against whether the agent made it.
+func TestCalibration(t *testing.T) {
+	f := shopFlow(t)
+	rep, err := Run(context.Background(), crafted(), f, Options{Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}, Calibration: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Calibration
+	// Offers: get_user after each find_user (0.8: a hit, a detour), and
+	// get_order after each get_user (0.9: a hit, a detour).
+	if c == nil || c.Offers != 4 || c.Decider != flow.Reach {
+		t.Fatalf("calibration %+v", c)
+	}
+	if b := c.Bins[8]; b.Offers != 2 || b.Hits != 1 || math.Abs(b.MeanP-0.8) > 1e-12 {
+		t.Errorf("bin 0.8–0.9: %+v", b)
+	}
+	if b := c.Bins[9]; b.Offers != 2 || b.Hits != 1 || math.Abs(b.MeanP-0.9) > 1e-12 {
+		t.Errorf("bin 0.9–1: %+v", b)
+	}
+	if math.Abs(c.ECE-0.35) > 1e-12 {
+		t.Errorf("ECE %v, want (|0.8−0.5| + |0.9−0.5|)/2 = 0.35", c.ECE)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/stats"
 )
 
@@ -24,9 +25,13 @@ type Row struct {
 	Precision *Interval `json:"precision"`
 	// Saved is the LLM turns saved as a share of all LLM turns.
 	Saved Interval `json:"saved"`
-	// Ceiling is the read-only ceiling as a share of all LLM turns; nil for
-	// a site, which has none of its own.
-	Ceiling *Interval `json:"ceiling,omitempty"`
+	// Ceiling is the results ceiling as a share of all LLM turns: turns of
+	// reads whose every argument value is in an earlier result.
+	// CeilingConst adds the flow's constants, CeilingSaid what the customer
+	// said. Nil for a site, which has none of its own.
+	Ceiling      *Interval `json:"ceiling,omitempty"`
+	CeilingConst *Interval `json:"ceiling_const,omitempty"`
+	CeilingSaid  *Interval `json:"ceiling_said,omitempty"`
 }
 
 // Report is hoist audit's report.
@@ -37,14 +42,44 @@ type Report struct {
 	Total     Row   `json:"total"`
 	Servers   []Row `json:"servers"`
 	Sites     []Row `json:"sites"`
+	// Reaches names the ceiling a flow can reach in these sessions:
+	// "conversation" when they logged it (--context), else "constants". A
+	// flow's bindings read results, constants and, with the conversation,
+	// what the customer said, so its share saved is at most that ceiling.
+	Reaches string `json:"reaches"`
+	// Calibration is the decider's reliability table (--calibration).
+	Calibration *Calibration `json:"calibration,omitempty"`
+}
+
+// Calibration is a reliability table: every offer the decider scored
+// (once per run), binned by its probability, against the share of them the
+// agent made itself before its next write, and the expected calibration
+// error.
+type Calibration struct {
+	Decider flow.Decider `json:"decider"`
+	Offers  int          `json:"offers"`
+	Bins    []flow.Bin   `json:"bins"`
+	ECE     float64      `json:"ece"`
+}
+
+// Calibrate returns the reliability table of decider d's scores ps and
+// outcomes hits.
+func Calibrate(d flow.Decider, ps []float64, hits []bool) *Calibration {
+	bins, ece := flow.Reliability(ps, hits)
+	return &Calibration{Decider: d, Offers: len(ps), Bins: bins, ECE: ece}
 }
 
 // entry is one nonzero count of one episode in one row.
 type entry struct {
-	row            int
-	lookups, hits  float64
-	saved, ceiling float64
+	row           int
+	lookups, hits float64
+	saved         float64
+	ceil          [3]float64 // results, constants, conversation
 }
+
+// perRow is how many statistics each row bootstraps: precision, saved and
+// the three ceilings.
+const perRow = 5
 
 // Summarize sums the episodes' audits into a report, with 95% percentile
 // bootstrap intervals over episodes (the cluster bootstrap of
@@ -57,7 +92,12 @@ func Summarize(eps []*Episode, opt Options) *Report {
 	if b == 0 {
 		b = DefaultResamples
 	}
-	r := &Report{Episodes: len(eps), Resamples: b, Total: Row{Name: "total"}}
+	r := &Report{Episodes: len(eps), Resamples: b, Total: Row{Name: "total"}, Reaches: "constants"}
+	for _, e := range eps {
+		if e.Said {
+			r.Reaches = "conversation"
+		}
+	}
 	// Rows: 0 is the total, then servers, then sites, each sorted by name.
 	serverSet, siteSet := map[string]bool{}, map[string]bool{}
 	for _, e := range eps {
@@ -85,7 +125,7 @@ func Summarize(eps []*Episode, opt Options) *Report {
 	sparse := make([][]entry, len(eps))
 	add := func(i, row int, c Counts) {
 		sums[row].add(c)
-		sparse[i] = append(sparse[i], entry{row, float64(c.Lookups), float64(c.Hits), c.Saved, c.Ceiling})
+		sparse[i] = append(sparse[i], entry{row, float64(c.Lookups), float64(c.Hits), c.Saved, [3]float64{c.Ceiling, c.CeilingConst, c.CeilingSaid}})
 	}
 	for i, e := range eps {
 		r.Turns += e.Turns
@@ -104,7 +144,7 @@ func Summarize(eps []*Episode, opt Options) *Report {
 	if len(eps) > 0 {
 		rng := rand.New(rand.NewPCG(opt.Seed, 0x61756469740a))
 		acc := make([]entry, nrows)
-		lo, hi = stats.BootstrapVec(len(eps), b, 0.95, 3*nrows, func(idx []int, out []float64) {
+		lo, hi = stats.BootstrapVec(len(eps), b, 0.95, perRow*nrows, func(idx []int, out []float64) {
 			clear(acc)
 			t := 0.0
 			for _, i := range idx {
@@ -114,16 +154,20 @@ func Summarize(eps []*Episode, opt Options) *Report {
 					a.lookups += en.lookups
 					a.hits += en.hits
 					a.saved += en.saved
-					a.ceiling += en.ceiling
+					for j := range a.ceil {
+						a.ceil[j] += en.ceil[j]
+					}
 				}
 			}
 			for k, a := range acc {
 				if a.lookups > 0 {
-					out[3*k] = a.hits / a.lookups
+					out[perRow*k] = a.hits / a.lookups
 				}
 				if t > 0 {
-					out[3*k+1] = a.saved / t
-					out[3*k+2] = a.ceiling / t
+					out[perRow*k+1] = a.saved / t
+					for j := range a.ceil {
+						out[perRow*k+2+j] = a.ceil[j] / t
+					}
 				}
 			}
 		}, rng)
@@ -142,19 +186,22 @@ func Summarize(eps []*Episode, opt Options) *Report {
 		out := Row{Name: names[k], Counts: c}
 		if c.Lookups > 0 {
 			out.Precision = &Interval{Value: float64(c.Hits) / float64(c.Lookups)}
-			out.Precision.Lo, out.Precision.Hi = bounds(3*k, out.Precision.Value)
+			out.Precision.Lo, out.Precision.Hi = bounds(perRow*k, out.Precision.Value)
 		}
 		if turnsAll > 0 {
 			out.Saved.Value = c.Saved / turnsAll
-			out.Saved.Lo, out.Saved.Hi = bounds(3*k+1, out.Saved.Value)
+			out.Saved.Lo, out.Saved.Hi = bounds(perRow*k+1, out.Saved.Value)
 		}
 		if k <= len(servers) {
-			ci := &Interval{}
-			if turnsAll > 0 {
-				ci.Value = c.Ceiling / turnsAll
-				ci.Lo, ci.Hi = bounds(3*k+2, ci.Value)
+			dst := []**Interval{&out.Ceiling, &out.CeilingConst, &out.CeilingSaid}
+			for j, v := range []float64{c.Ceiling, c.CeilingConst, c.CeilingSaid} {
+				ci := &Interval{}
+				if turnsAll > 0 {
+					ci.Value = v / turnsAll
+					ci.Lo, ci.Hi = bounds(perRow*k+2+j, ci.Value)
+				}
+				*dst[j] = ci
 			}
-			out.Ceiling = ci
 		}
 		return out
 	}

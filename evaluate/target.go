@@ -76,7 +76,7 @@ func ParseTarget(s string) (Target, error) {
 		return Target{}, fmt.Errorf("rule %q: want never, greedy or DECIDER:THRESHOLD[:EPSILON]", s)
 	}
 	d, err := flow.ParseDecider(parts[0])
-	if err != nil || parts[0] == "" {
+	if err != nil || parts[0] == "" || d == flow.ArbiterDecider {
 		return Target{}, fmt.Errorf("rule %q: decider: want reach or habit", s)
 	}
 	r := flow.Rule{Decider: d}

@@ -15,9 +15,16 @@ import (
 	"github.com/hoist-mcp/hoist/episode"
 )
 
-// Version is the flow IR version this package reads and writes (the
-// "hoist_flow" member). A flow of another version is refused.
-const Version = 1
+// Version is the flow IR version this package writes (the "hoist_flow"
+// member). It reads it and every version since OldestVersion; a flow of
+// another version is refused, naming its version.
+const Version = 2
+
+// OldestVersion is the oldest IR version Parse reads. Version 1 has no
+// arbiter ("arbiter": false), no predicates, no result sizes and none of
+// version 2's binding forms, so a version 1 flow reads as a version 2 flow
+// without them and is served as it always was.
+const OldestVersion = 1
 
 // Flow is a learned flow: counts and bindings (DESIGN.md, "Flow";
 // docs/flow.md explains every field). Encode it with Marshal, which is
@@ -34,9 +41,11 @@ type Flow struct {
 	// MinSupport is the least count a site, and a binding's matches, need
 	// for the flow to act on them.
 	MinSupport int `json:"min_support"`
-	// Arbiter is always false: no flow of this version carries one, so it is
-	// served with reach by default (manual, --flow-decider).
-	Arbiter bool `json:"arbiter"`
+	// Arbiter combines reach, habit, the binding and the predicates into one
+	// calibrated probability, fitted by learn across folds; nil for a flow
+	// without one (learn --habit-only, version 1), which is served with
+	// reach by default (manual, --flow-decider).
+	Arbiter *Arbiter `json:"arbiter,omitempty"`
 	// Learned says what the flow was learned from.
 	Learned Provenance `json:"learned"`
 	// Tools are every tool the episodes listed or called, by name.
@@ -168,6 +177,50 @@ type Lookup struct {
 	// counted where the lookup was reached, so P(binding) = matched/reach
 	// (for a fan-out, used/calls).
 	Bindings []Bound `json:"bindings"`
+	// Answered and Bytes count the agent's own results of the lookup where
+	// it was reached, and their text's bytes: the size of what a lookup
+	// appends, which makes a detour of a large result cost more. Nil in a
+	// version 1 flow.
+	Answered *Count `json:"answered,omitempty"`
+	Bytes    *Count `json:"bytes,omitempty"`
+	// Predicate is a condition on the site's result under which the agent
+	// makes the lookup more or less often, when one tells (nil when none).
+	Predicate *Predicate `json:"predicate,omitempty"`
+}
+
+// Predicate is a lookup's condition on what its site returned, with its
+// counts: P(reach | it held) = Reach/Held, and P(reach | it did not) =
+// (lookup's reach − Reach)/(site's count − Held).
+type Predicate struct {
+	When binding.Cond `json:"when"`
+	// Held counts the site's occurrences it held in; Reach those of them
+	// where the agent made the lookup before its next write.
+	Held  Count `json:"held"`
+	Reach Count `json:"reach"`
+}
+
+// PWhen returns P(reach) in fold f given whether the predicate held, of a
+// lookup reached reach times at a site of count n, smoothed by a half on
+// each side, so it is never 0 or 1.
+func (p *Predicate) PWhen(f int, held bool, reach, n int) float64 {
+	h, r := p.Held.For(f), p.Reach.For(f)
+	if !held {
+		h, r = n-h, reach-r
+	}
+	return (float64(r) + 0.5) / (float64(h) + 1)
+}
+
+// MeanBytes returns the mean size of the lookup's results in fold f, 0 when
+// unknown.
+func (l *Lookup) MeanBytes(f int) float64 {
+	if l.Answered == nil || l.Bytes == nil {
+		return 0
+	}
+	n := l.Answered.For(f)
+	if n == 0 {
+		return 0
+	}
+	return float64(l.Bytes.For(f)) / float64(n)
 }
 
 // Bound is one binding of every argument of a lookup, with how often it
@@ -407,8 +460,8 @@ func Parse(data []byte, name string) (*Flow, error) {
 	if probe.Version == nil {
 		return nil, &FieldError{File: name, Field: "hoist_flow", Err: errors.New("missing: not a flow file")}
 	}
-	if *probe.Version != Version {
-		return nil, &FieldError{File: name, Field: "hoist_flow", Err: fmt.Errorf("version %d, this hoist reads version %d", *probe.Version, Version)}
+	if *probe.Version < OldestVersion || *probe.Version > Version {
+		return nil, &FieldError{File: name, Field: "hoist_flow", Err: fmt.Errorf("version %d, this hoist reads versions %d to %d", *probe.Version, OldestVersion, Version)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -424,6 +477,10 @@ func Parse(data []byte, name string) (*Flow, error) {
 		}
 		return nil, &FieldError{File: name, Err: err}
 	}
+	if f.Arbiter != nil && f.Arbiter.none {
+		f.Arbiter = nil // version 1's "arbiter": false
+	}
+	f.Version = Version // read as this version: what it lacks is absent
 	if err := f.Validate(); err != nil {
 		var fe *FieldError
 		if errors.As(err, &fe) {
@@ -547,10 +604,38 @@ func (f *Flow) Validate() error {
 					}
 				}
 			}
+			if (l.Answered == nil) != (l.Bytes == nil) {
+				return bad(lf, "answered and bytes come together")
+			}
+			if l.Answered != nil {
+				if err := checkCount(lf+".answered", *l.Answered, 1<<40); err != nil {
+					return err
+				}
+				if err := checkCount(lf+".bytes", *l.Bytes, 1<<62); err != nil {
+					return err
+				}
+			}
+			if p := l.Predicate; p != nil {
+				pf := lf + ".predicate"
+				if p.When.String() == "" {
+					return bad(pf+".when", "missing")
+				}
+				if err := checkCount(pf+".held", p.Held, s.Count.N); err != nil {
+					return err
+				}
+				if err := checkCount(pf+".reach", p.Reach, min(p.Held.N, l.Reach.N)); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if !slices.IsSorted(f.Servers) {
 		return bad("servers", "not sorted")
+	}
+	if f.Arbiter != nil {
+		if err := f.Arbiter.validate(k); err != nil {
+			return err
+		}
 	}
 	return nil
 }

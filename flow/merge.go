@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -82,7 +83,9 @@ func Merge(fs ...*Flow) (*Flow, error) {
 		return nil, errors.New("no flows to merge")
 	}
 	first := fs[0]
-	out := &Flow{Version: Version, Domain: first.Domain, Folds: first.Folds, MinSupport: first.MinSupport, Arbiter: first.Arbiter,
+	// No arbiter: its weights were fitted on one shard's offers and do not
+	// add; hoist learn fits one over the episodes (learn --shard fits none).
+	out := &Flow{Version: Version, Domain: first.Domain, Folds: first.Folds, MinSupport: first.MinSupport,
 		Tools: map[string]Tool{}}
 	out.Learned.HabitOnly = first.Learned.HabitOnly
 	var digest [sha256.Size]byte
@@ -220,6 +223,9 @@ func mergeLookups(have, add []Lookup, k int) []Lookup {
 		h := &have[i]
 		addCounts(&h.Reach, l.Reach)
 		addCounts(&h.Habit, l.Habit)
+		h.Answered = addOptional(h.Answered, l.Answered, k)
+		h.Bytes = addOptional(h.Bytes, l.Bytes, k)
+		h.Predicate = mergePredicate(h, l, found)
 		for _, b := range l.Bindings {
 			key := BindingString(b.Args)
 			j := slices.IndexFunc(h.Bindings, func(o Bound) bool { return BindingString(o.Args) == key })
@@ -235,6 +241,30 @@ func mergeLookups(have, add []Lookup, k int) []Lookup {
 	}
 	return have
 }
+
+// mergePredicate adds the counts of two shards' predicates on one lookup
+// when they hold the same condition. A predicate is chosen by each learn
+// run from its own counts, so shards may choose different ones, or one
+// none: the merge then keeps none, since neither's counts cover the other's
+// episodes (learn over the whole would choose again).
+func mergePredicate(h *Lookup, l Lookup, had bool) *Predicate {
+	switch {
+	case !had:
+		if l.Predicate == nil {
+			return nil
+		}
+		p := *l.Predicate
+		p.Held, p.Reach = cloneCount(p.Held), cloneCount(p.Reach)
+		return &p
+	case h.Predicate == nil || l.Predicate == nil || !reflect.DeepEqual(h.Predicate.When, l.Predicate.When):
+		return nil
+	}
+	addCounts(&h.Predicate.Held, l.Predicate.Held)
+	addCounts(&h.Predicate.Reach, l.Predicate.Reach)
+	return h.Predicate
+}
+
+func cloneCount(c Count) Count { return Count{N: c.N, Folds: slices.Clone(c.Folds)} }
 
 func addOptional(dst, src *Count, k int) *Count {
 	if src == nil {

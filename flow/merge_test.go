@@ -110,9 +110,9 @@ func shardByTask(eps []*episode.Episode, n int) [][]*episode.Episode {
 // bytes of learning them all at once, in any order of the shards.
 func TestMergeOfShardsIsTheWhole(t *testing.T) {
 	eps := shopEpisodes(80)
-	// Every binding a shard sees is kept (min support 1, no cap), so the
-	// sums are exact.
-	opt := learn.Options{Domain: "shop", MinSupport: 1, MaxBindings: 1 << 20, Workers: 1}
+	// Every binding a shard sees is kept (min support 1, no cap, no chance
+	// rule), so the sums are exact.
+	opt := learn.Options{Domain: "shop", MinSupport: 1, MaxBindings: 1 << 20, Workers: 1, KeepReferences: true}
 	whole := marshal(t, learnFlow(t, eps, opt))
 	for _, n := range []int{2, 3} {
 		shards := shardByTask(eps, n)

@@ -23,6 +23,9 @@ type Review struct {
 	Lookups    int          `json:"lookups"`   // lookups that act, over all sites
 	SitesAct   int          `json:"sites_act"` // sites with at least one
 	MinSupport int          `json:"min_support"`
+	// Arbiter is the flow's arbiter, when it has one: its inputs, weights
+	// and out-of-fold fit.
+	Arbiter *Arbiter `json:"arbiter,omitempty"`
 }
 
 // SiteReview is one site under review.
@@ -39,18 +42,30 @@ type SiteReview struct {
 // flow would make it (P(tool) × P(binding) at or above the threshold, with
 // a binding); Why says why not.
 type LookupReview struct {
-	Tool     string                  `json:"tool"`
-	Act      bool                    `json:"act"`
-	Why      string                  `json:"why,omitempty"`
-	PReach   float64                 `json:"p_reach"`
-	PHabit   float64                 `json:"p_habit"`
-	PBinding float64                 `json:"p_binding"`
-	Score    float64                 `json:"score"`
-	Binding  map[string]binding.Expr `json:"binding,omitempty"`
-	Matched  int                     `json:"matched"`
-	Of       int                     `json:"of"`                // reach, or a fan-out's calls
-	FanOut   bool                    `json:"fan_out,omitempty"` // Matched and Of count calls
-	Reach    int                     `json:"reach"`
+	Tool     string  `json:"tool"`
+	Act      bool    `json:"act"`
+	Why      string  `json:"why,omitempty"`
+	PReach   float64 `json:"p_reach"`
+	PHabit   float64 `json:"p_habit"`
+	PBinding float64 `json:"p_binding"`
+	// PArbiter is the arbiter's P(hit) where the site's result says
+	// nothing of the predicate (0 without an arbiter).
+	PArbiter float64 `json:"p_arbiter,omitempty"`
+	Score    float64 `json:"score"`
+	// Threshold is the least score it needs: the rule's, scaled by what a
+	// detour of its results costs (MeanBytes beside DetourBytes).
+	Threshold float64 `json:"threshold"`
+	MeanBytes float64 `json:"mean_bytes,omitempty"`
+	// When is the lookup's predicate, with P(reach) where it holds and
+	// where it does not.
+	When      string                  `json:"when,omitempty"`
+	PWhenHeld float64                 `json:"p_when_held,omitempty"`
+	PWhenNot  float64                 `json:"p_when_not,omitempty"`
+	Binding   map[string]binding.Expr `json:"binding,omitempty"`
+	Matched   int                     `json:"matched"`
+	Of        int                     `json:"of"`                // reach, or a fan-out's calls
+	FanOut    bool                    `json:"fan_out,omitempty"` // Matched and Of count calls
+	Reach     int                     `json:"reach"`
 }
 
 // ToolReview is a tool the flow never looks up, and why.
@@ -64,9 +79,9 @@ type ToolReview struct {
 // then score.
 func (f *Flow) Review(rule Rule, fold int) *Review {
 	if rule.Decider == "" {
-		rule.Decider = Reach
+		rule.Decider = f.DefaultDecider()
 	}
-	r := &Review{Domain: f.Domain, Rule: rule, Fold: fold, Episodes: f.Learned.Episodes, MinSupport: f.MinSupport, Sites: []SiteReview{}, Never: []ToolReview{}}
+	r := &Review{Domain: f.Domain, Rule: rule, Fold: fold, Episodes: f.Learned.Episodes, MinSupport: f.MinSupport, Sites: []SiteReview{}, Never: []ToolReview{}, Arbiter: f.Arbiter}
 	for _, s := range f.Sites {
 		sr := SiteReview{Tool: s.Tool, Failed: s.Failed, Support: s.Count.For(fold), Served: true, Lookups: []LookupReview{}}
 		if sr.Support < max(f.MinSupport, 1) {
@@ -93,14 +108,35 @@ func (f *Flow) Review(rule Rule, fold int) *Review {
 				}
 			}
 			o := Offer{PReach: lr.PReach, PHabit: lr.PHabit, PBinding: lr.PBinding}
+			if lr.Binding != nil {
+				o.Binding = map[string]string{}
+				for k, e := range lr.Binding {
+					o.Binding[k] = e.String()
+				}
+			}
+			if p := l.Predicate; p != nil && sr.Support > 0 {
+				lr.When = p.When.String()
+				lr.PWhenHeld = p.PWhen(fold, true, lr.Reach, sr.Support)
+				lr.PWhenNot = p.PWhen(fold, false, lr.Reach, sr.Support)
+			}
+			if a := f.Arbiter; a != nil {
+				o.PArbiter = a.P(InputsOf(&o), fold)
+				lr.PArbiter = o.PArbiter
+			}
+			if lr.MeanBytes = l.MeanBytes(fold); lr.MeanBytes > DetourBytes {
+				o.Cost = lr.MeanBytes / DetourBytes
+			}
 			lr.Score = o.Score(rule.Decider)
+			lr.Threshold = o.Threshold(rule.Threshold)
 			switch {
 			case !sr.Served:
 				lr.Why = "site not served"
 			case lr.Binding == nil:
 				lr.Why = fmt.Sprintf("no binding reproduced the agent's arguments %d times (min support)", max(f.MinSupport, 1))
-			case lr.Score < rule.Threshold:
-				lr.Why = fmt.Sprintf("below the threshold: %.2f < %.2f", lr.Score, rule.Threshold)
+			case rule.Decider == ArbiterDecider && f.Arbiter == nil:
+				lr.Why = "the flow has no arbiter"
+			case lr.Score < lr.Threshold:
+				lr.Why = fmt.Sprintf("below the threshold: %.2f < %.2f", lr.Score, lr.Threshold)
 			default:
 				lr.Act = true
 				r.Lookups++

@@ -21,6 +21,17 @@ func checkSchema(root, s map[string]any, v any, path string) error {
 		}
 		return checkSchema(root, def.(map[string]any), v, path)
 	}
+	if alts, ok := s["anyOf"].([]any); ok {
+		var errs []string
+		for _, alt := range alts {
+			err := checkSchema(root, alt.(map[string]any), v, path)
+			if err == nil {
+				return nil
+			}
+			errs = append(errs, err.Error())
+		}
+		return fmt.Errorf("%s: none of anyOf: %s", path, strings.Join(errs, "; "))
+	}
 	if c, ok := s["const"]; ok && fmt.Sprint(c) != fmt.Sprint(v) {
 		return fmt.Errorf("%s: %v, want %v", path, v, c)
 	}
@@ -97,6 +108,13 @@ func checkSchema(root, s map[string]any, v any, path string) error {
 		if m, ok := s["maximum"].(float64); ok && n > m {
 			return fmt.Errorf("%s: above %v", path, m)
 		}
+	case "number":
+		if _, ok := v.(float64); !ok {
+			return fmt.Errorf("%s: not a number", path)
+		}
+		if m, ok := s["minimum"].(float64); ok && v.(float64) < m {
+			return fmt.Errorf("%s: below %v", path, m)
+		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
 			return fmt.Errorf("%s: not a boolean", path)
@@ -125,6 +143,8 @@ func TestSchemaAcceptsFlows(t *testing.T) {
 		t.Errorf("shop flow: %v", err)
 	}
 	goldens, _ := filepath.Glob(filepath.Join("..", "learn", "testdata", "*.flow.json"))
+	// Version 1 flows, which the schema describes too.
+	goldens = append(goldens, filepath.Join("..", "testdata", "flows", "tau2-retail.flow.json"))
 	if len(goldens) == 0 {
 		t.Fatal("no golden flows")
 	}
@@ -145,7 +165,8 @@ func TestSchemaAndParseRefuse(t *testing.T) {
 		{"unknown member", `"domain"`, `"colour": 1, "domain"`, "unknown field"},
 		{"bad kind", `"write"`, `"maybe"`, "tools.cancel.kind"},
 		{"bad binding", `"$text"`, `"$txt"`, "unknown root"},
-		{"version", `"hoist_flow": 1`, `"hoist_flow": 2`, "version 2"},
+		{"version", `"hoist_flow": 2`, `"hoist_flow": 3`, "version 3"},
+		{"version 0", `"hoist_flow": 2`, `"hoist_flow": 0`, "version 0"},
 	} {
 		bad := []byte(strings.Replace(string(good), tc.from, tc.to, 1))
 		if string(bad) == string(good) {

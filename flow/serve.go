@@ -20,44 +20,88 @@ import (
 // It is the flow log's type: the log names the decider a rule used.
 type Decider = mcplog.Decider
 
-// The deciders of this version. Both only count, so they need no key and
-// add no latency.
+// The deciders. Each only counts or combines counts, so none needs a key or
+// adds latency.
 const (
 	// Reach is how often the agent made the lookup before its next write.
 	Reach = mcplog.DeciderReach
 	// Habit is how often it made it in its next LLM turn.
 	Habit = mcplog.DeciderHabit
+	// ArbiterDecider is the flow's arbiter: reach, habit, the binding and
+	// the predicate combined into one calibrated probability of a hit.
+	ArbiterDecider = mcplog.DeciderArbiter
 )
 
-// ParseDecider checks a --flow-decider value; "" is Reach, the default for
-// a flow without an arbiter.
+// ParseDecider checks a --flow-decider value; "" is the flow's default,
+// which NewSession resolves: the arbiter for a flow that has one, else
+// reach (manual, --flow-decider).
 func ParseDecider(s string) (Decider, error) {
 	switch Decider(s) {
-	case "", Reach:
-		return Reach, nil
-	case Habit:
-		return Habit, nil
-	case "arbiter":
-		return "", errors.New("this flow has no arbiter: use reach or habit")
+	case "":
+		return "", nil
+	case Reach, Habit, ArbiterDecider:
+		return Decider(s), nil
 	}
-	return "", fmt.Errorf("unknown decider %q: want reach or habit", s)
+	return "", fmt.Errorf("unknown decider %q: want arbiter, reach or habit", s)
+}
+
+// DefaultDecider returns the decider a flow is served with when none is
+// named: its arbiter, when it has one, else reach.
+func (f *Flow) DefaultDecider() Decider {
+	if f.Arbiter != nil {
+		return ArbiterDecider
+	}
+	return Reach
 }
 
 // DefaultThreshold is --flow-threshold's default: the least P(tool) ×
-// P(binding matched) a lookup needs (manual, "Active mode").
+// P(binding matched) a lookup needs (manual, "Active mode"). It is the
+// ratio of what a detour costs to what a saved turn is worth (the hoist
+// overview): ThresholdOf(DefaultDetourCost, DefaultTurnValue).
 const DefaultThreshold = 0.3
 
+// The defaults of --detour-cost and --turn-value, whose ratio is the
+// default threshold.
+const (
+	DefaultDetourCost = 0.3
+	DefaultTurnValue  = 1.0
+)
+
+// ThresholdOf returns the threshold a detour cost and a turn's value give:
+// a lookup pays when P(hit) × value > (1 − P(hit)) × cost, roughly when
+// P(hit) > cost/value for the small costs detours have; capped at 1.
+func ThresholdOf(detourCost, turnValue float64) float64 {
+	if turnValue <= 0 {
+		return 1
+	}
+	return min(1, detourCost/turnValue)
+}
+
+// DetourBytes is the result size the detour cost is quoted at: a lookup
+// whose results average more costs more per detour, in proportion, so its
+// threshold is scaled by MeanBytes/DetourBytes (its offers' Cost).
+const DetourBytes = 4096
+
 // Caps bound what one session's flow may do (--flow-per-call,
-// --flow-per-session, --flow-questions). Questions bounds the questions put
-// to an oracle, which reach and habit never ask; it is carried for the proxy.
+// --flow-per-session, --flow-questions, --flow-max-bytes). Questions bounds
+// the questions put to an oracle, which reach, habit and the arbiter never
+// ask; it is carried for the proxy. MaxBytes bounds what a run appends to
+// one result (0: no bound): a lookup whose answer would pass it is left out,
+// and the run ends, saying so in its decision's Reason.
 type Caps struct {
 	PerCall    int `json:"per_call"`
 	PerSession int `json:"per_session"`
 	Questions  int `json:"questions"`
+	MaxBytes   int `json:"max_bytes"`
 }
 
+// DefaultMaxBytes is --flow-max-bytes's default: a few KiB, about what
+// three of a shop's records take, so that one result never grows by a whole
+// knowledge graph.
+const DefaultMaxBytes = 8192
+
 // DefaultCaps are the manual's defaults.
-var DefaultCaps = Caps{PerCall: 8, PerSession: 40, Questions: 300}
+var DefaultCaps = Caps{PerCall: 8, PerSession: 40, Questions: 300, MaxBytes: DefaultMaxBytes}
 
 // Rule is the decision rule: which decider, the threshold, and the
 // exploration rate ε (--flow-explore). It is all Rescore needs, beside the
@@ -77,8 +121,8 @@ const Stop = mcplog.Stop
 // -1 for Stop) and the probability of each action: p[i] for offers[i] and
 // p[len(offers)] for Stop. They sum to one.
 //
-// Greedy is the offer of highest Score at or above the threshold, the first
-// of equals; Stop when none reaches it. With probability ε the rule explores:
+// Greedy is the offer of highest Score at or above the threshold (scaled by
+// the offer's Cost), the first of equals; Stop when none reaches it. With probability ε the rule explores:
 // it takes another offer, drawn in proportion to the decider's scores among
 // the offers other than the greedy one (uniformly when those scores are all
 // zero), so
@@ -96,7 +140,7 @@ func Propensities(r Rule, offers []Offer) (greedy int, p []float64) {
 func propensities(r Rule, offers []Offer, p []float64) (int, []float64) {
 	greedy, best := -1, -1.0
 	for i := range offers {
-		if s := offers[i].Score(r.Decider); s >= r.Threshold && s > best {
+		if s := offers[i].Score(r.Decider); s >= offers[i].Threshold(r.Threshold) && s > best {
 			greedy, best = i, s
 		}
 	}
@@ -166,6 +210,7 @@ type Session struct {
 	never    map[string]string // flow name → why it is not looked up
 	asked    map[string]bool   // labels ("tool args") in flight or answered since the last write
 	callTool []string          // flow name of each call
+	callArgs []string          // each call's arguments, as sent ($args)
 	failed   []bool            // whether each call's result failed
 	used     int               // lookups made this session
 	probs    []float64
@@ -177,8 +222,13 @@ type Session struct {
 // gives an error wrapping ErrUnknownServer, to be said to the user; the
 // proxy then serves no lookups.
 func NewSession(f *Flow, opt Options) (*Session, error) {
-	if opt.Rule.Decider == "" {
-		opt.Rule.Decider = Reach
+	switch opt.Rule.Decider {
+	case "":
+		opt.Rule.Decider = f.DefaultDecider()
+	case ArbiterDecider:
+		if f.Arbiter == nil {
+			return nil, errors.New("decider arbiter: this flow has no arbiter (learn it again, without --habit-only); use reach or habit")
+		}
 	}
 	if opt.Rule.Epsilon < 0 || opt.Rule.Epsilon > 1 {
 		return nil, fmt.Errorf("exploration rate %v: want 0 to 1", opt.Rule.Epsilon)
@@ -307,13 +357,14 @@ func (s *Session) Call(tool string, args json.RawMessage) int {
 	if t, ok := s.f.Tools[name]; ok && t.Kind == episode.Write {
 		clear(s.asked)
 	}
-	return s.addCall(name, CallLabel(name, args))
+	return s.addCall(name, CallLabel(name, args), string(args))
 }
 
-func (s *Session) addCall(name, label string) int {
+func (s *Session) addCall(name, label, args string) int {
 	i := len(s.scope.Calls)
 	s.scope.Calls = append(s.scope.Calls, nil)
 	s.callTool = append(s.callTool, name)
+	s.callArgs = append(s.callArgs, args)
 	s.failed = append(s.failed, false)
 	s.asked[label] = true
 	return i
@@ -324,8 +375,18 @@ func (s *Session) Result(i int, text string, failed bool) {
 	if i < 0 || i >= len(s.scope.Calls) {
 		return
 	}
-	s.scope.Calls[i] = binding.NewResult(s.callTool[i], text)
+	s.scope.Calls[i] = &binding.Result{Tool: s.callTool[i], Text: text, Args: s.callArgs[i]}
 	s.failed[i] = failed
+}
+
+// Message records a line of the conversation (the proxy's --context, read
+// before each decision): what the customer says (role "user") is what
+// $said and [said] bindings read. The assistant's lines are not: the agent
+// repeating an id is not the customer naming it.
+func (s *Session) Message(role, text string) {
+	if role == "user" {
+		s.scope.Said.Add(text)
+	}
 }
 
 // CallLabel returns the label of a call of tool (the flow's name) with args:
@@ -364,6 +425,9 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 	if n < max(s.f.MinSupport, 1) {
 		return out
 	}
+	if out == nil {
+		out = make([]Offer, 0, len(site.Lookups))
+	}
 	s.scope.Site = r
 	for li := range site.Lookups {
 		l := &site.Lookups[li]
@@ -397,17 +461,27 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		}
 		pb := best.PBinding(s.fold, reach)
 		exprs := s.bindingText(best)
+		o := Offer{
+			Tool:     l.Tool,
+			Binding:  exprs,
+			From:     site.Tool,
+			PReach:   float64(reach) / float64(n),
+			PHabit:   float64(l.Habit.For(s.fold)) / float64(n),
+			PBinding: pb,
+			Support:  n,
+		}
+		if p := l.Predicate; p != nil {
+			o.PWhen = p.PWhen(s.fold, p.When.Holds(&s.scope), reach, n)
+		}
+		if a := s.f.Arbiter; a != nil {
+			o.PArbiter = a.P(InputsOf(&o), s.fold)
+		}
+		if mb := l.MeanBytes(s.fold); mb > DetourBytes {
+			o.Cost = mb / DetourBytes
+		}
 		for _, args := range objs {
-			out = append(out, Offer{
-				Tool:     l.Tool,
-				Args:     args,
-				Binding:  exprs,
-				From:     site.Tool,
-				PReach:   float64(reach) / float64(n),
-				PHabit:   float64(l.Habit.For(s.fold)) / float64(n),
-				PBinding: pb,
-				Support:  n,
-			})
+			o.Args = args
+			out = append(out, o)
 		}
 	}
 	return out
@@ -430,6 +504,12 @@ type Run struct {
 	ended   bool
 	reason  string // why the run's site was not promoted, for its first decision
 	rec     RunRecord
+	// appended is what the answers kept so far add to the result, in
+	// bytes; kept whether the last answer is within --flow-max-bytes, and
+	// over why not, for the decision that ends the run.
+	appended int
+	kept     bool
+	over     string
 }
 
 // Run starts the run at the site of call i, which must have its Result. Its
@@ -463,7 +543,11 @@ func (r *Run) Next() Decision {
 	if len(r.sites) == 0 {
 		d.Reason = r.reason
 	}
+	if r.over != "" {
+		d.Reason, r.ended = r.over, true
+	}
 	if r.taken < r.max && !r.ended {
+		d.Offers = make([]Offer, 0, len(r.offers))
 		for _, o := range r.offers {
 			if !s.asked[o.Label()] {
 				d.Offers = append(d.Offers, o)
@@ -497,7 +581,7 @@ func (r *Run) Next() Decision {
 		o := d.Offers[d.Taken]
 		r.taken++
 		s.used++
-		r.pending = s.addCall(o.Tool, o.Label())
+		r.pending = s.addCall(o.Tool, o.Label(), string(o.Args))
 	}
 	return d
 }
@@ -536,7 +620,28 @@ func (r *Run) Answer(text string, failed bool) {
 		LogP:    r.s.f.answerLogP(tool, failed, r.s.fold),
 	})
 	r.obs++
+	size := AppendedSize(r.s.CallName(tool), json.RawMessage(r.s.callArgs[i]), text)
+	if max := r.s.opt.Caps.MaxBytes; max > 0 && r.appended+size > max {
+		// Left out: the agent never sees it, so nothing chains from it,
+		// and the run ends here.
+		r.kept = false
+		r.over = fmt.Sprintf("over --flow-max-bytes %d: the lookups kept append %d bytes, and %s's answer (%d more) was left out", max, r.appended, tool, size)
+		return
+	}
+	r.kept = true
+	r.appended += size
 	r.offers = r.s.offersAt(i, r.offers)
+}
+
+// Kept reports whether the answer Answer took last is within
+// --flow-max-bytes: one that is not is left out of what the proxy appends.
+func (r *Run) Kept() bool { return r.kept }
+
+// AppendedSize is the bytes a lookup's answer adds to the result it is
+// appended to: its tool, arguments and text, as the appended item lists
+// them (mcpmsg.FormatLookups), near enough for a cap.
+func AppendedSize(tool string, args json.RawMessage, text string) int {
+	return len(tool) + 1 + len(args) + 2 + len(text) + 2
 }
 
 func outcome(failed bool) string {

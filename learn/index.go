@@ -17,12 +17,26 @@ const (
 	maxScalars = 20000 // per result
 )
 
-// indexer finds where a value occurs in an episode's results so far.
-// It walks a result only when its text may hold the value (mayContain), and
-// builds a path only where it finds the value, so learning stays linear in
-// the results' size and allocates little.
+// indexer finds where a value occurs in an episode's results so far, and
+// in what the customer said. It walks a result only when its text may hold
+// the value (mayContain), and builds a path only where it finds the value,
+// so learning stays linear in the results' size and allocates little.
 type indexer struct {
 	seen []string // scratch: tools met walking back through the scope
+	// site and args are the last site whose arguments were read, and
+	// them as a result ($args), parsed once for all its values.
+	site, args *binding.Result
+}
+
+// argsOf returns the site's arguments as a result, or nil.
+func (ix *indexer) argsOf(site *binding.Result) *binding.Result {
+	if site.Args == "" {
+		return nil
+	}
+	if ix.site != site {
+		ix.site, ix.args = site, binding.NewResult("", site.Args)
+	}
+	return ix.args
 }
 
 func newIndexer() *indexer { return &indexer{} }
@@ -59,10 +73,38 @@ func sameScalar(d, v any) bool {
 	return false
 }
 
-// paths calls emit with the path ("", ".a.b[0]", in key order) of every
-// place the scalar v occurs in doc, until emit returns false.
-func (ix *indexer) paths(doc any, v any, emit func(path string) bool) {
-	var buf []byte
+// frame is one step of a path being walked: a member of an object or an
+// element of a list, with the container it is in.
+type frame struct {
+	key    string // a member's name; "" for an element
+	index  int
+	parent any // the object or list the step is in
+	value  any // what the step names
+}
+
+// pathString writes a path of frames as binding steps.
+func pathString(fs []frame) string {
+	var b strings.Builder
+	for _, f := range fs {
+		writeFrame(&b, f)
+	}
+	return b.String()
+}
+
+func writeFrame(b *strings.Builder, f frame) {
+	if _, isList := f.parent.([]any); isList {
+		b.WriteByte('[')
+		b.WriteString(strconv.Itoa(f.index))
+		b.WriteByte(']')
+		return
+	}
+	b.WriteString(member(f.key))
+}
+
+// paths calls emit with the frames (in key order) of every place the
+// scalar v occurs in doc, until emit returns false.
+func (ix *indexer) paths(doc any, v any, emit func(fs []frame) bool) {
+	var stack []frame
 	n := 0
 	var walk func(d any, depth int) bool
 	walk = func(d any, depth int) bool {
@@ -77,28 +119,24 @@ func (ix *indexer) paths(doc any, v any, emit func(path string) bool) {
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				mark := len(buf)
-				buf = append(buf, member(k)...)
+				stack = append(stack, frame{key: k, parent: x, value: x[k]})
 				if !walk(x[k], depth+1) {
 					return false
 				}
-				buf = buf[:mark]
+				stack = stack[:len(stack)-1]
 			}
 		case []any:
 			for i, e := range x {
-				mark := len(buf)
-				buf = append(buf, '[')
-				buf = strconv.AppendInt(buf, int64(i), 10)
-				buf = append(buf, ']')
+				stack = append(stack, frame{index: i, parent: x, value: e})
 				if !walk(e, depth+1) {
 					return false
 				}
-				buf = buf[:mark]
+				stack = stack[:len(stack)-1]
 			}
 		default:
 			n++
 			if sameScalar(d, v) {
-				return emit(string(buf))
+				return emit(stack)
 			}
 		}
 		return true
@@ -119,94 +157,337 @@ func member(k string) string {
 	return "[" + string(q) + "]"
 }
 
-// fanVariants returns path with each one of its array indexes replaced by
-// [*], in order.
-func fanVariants(path string) []string {
+// variants returns a found path's fan-outs: with each one of its list
+// indexes replaced by [*], then, where the customer named the element (or
+// a member of it: its name, say) or an object's member, by [said] or
+// [said.name].
+func variants(fs []frame, said *binding.Said) []string {
 	var out []string
-	for i := 0; i < len(path); i++ {
-		if path[i] != '[' || i+1 >= len(path) || path[i+1] < '0' || path[i+1] > '9' {
+	for i, f := range fs {
+		if _, isList := f.parent.([]any); !isList {
 			continue
 		}
-		j := strings.IndexByte(path[i:], ']')
-		if j < 0 {
-			break
+		out = append(out, pathString(fs[:i])+"[*]"+pathString(fs[i+1:]))
+	}
+	if said == nil || said.Len() == 0 {
+		return out
+	}
+	for i, f := range fs {
+		rest := pathString(fs[i+1:])
+		switch f.parent.(type) {
+		case []any:
+			if said.Named(f.value) {
+				out = append(out, pathString(fs[:i])+"[said]"+rest)
+				continue
+			}
+			if obj, ok := f.value.(map[string]any); ok {
+				keys := make([]string, 0, len(obj))
+				for k := range obj {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					if s, ok := obj[k].(string); ok && len(s) >= 3 && said.Named(s) {
+						out = append(out, pathString(fs[:i])+"[said"+member(k)+"]"+rest)
+						break
+					}
+				}
+			}
+		case map[string]any:
+			if len(f.key) >= 3 && said.Named(f.key) {
+				out = append(out, pathString(fs[:i])+"[said]"+rest)
+			}
 		}
-		out = append(out, path[:i]+"[*]"+path[i+j+1:])
 	}
 	return out
 }
 
 // candidates returns the binding expressions that give v in scope, best
-// first: the site's whole text, paths into the site's result, paths into the
-// latest result of each earlier tool; a constant when none does.
+// first: the site's whole text, paths into the site's result, into the
+// latest result of each earlier tool and into the site's arguments, the
+// site's text line by line, and what the customer said; a constant when
+// none does.
 func (ix *indexer) candidates(scope *binding.Scope, v any) []string {
-	var out []string
-	add := func(s string) bool {
-		for _, o := range out {
-			if o == s {
-				return true
-			}
-		}
-		out = append(out, s)
-		return len(out) < maxRefsPerArg
-	}
-	key := scalarKey(v)
-	if key != "" && scope.Site != nil {
-		if s, ok := v.(string); ok && scope.Site.Text == s {
-			add("$text")
-		}
-		roots := []struct {
-			r    *binding.Result
-			root string
-		}{{scope.Site, "$result"}}
-		seen := ix.seen[:0]
-		defer func() { ix.seen = seen[:0] }()
-		for i := len(scope.Calls) - 1; i >= 0; i-- {
-			r := scope.Calls[i]
-			if r == nil || slices.Contains(seen, r.Tool) {
-				continue
-			}
-			seen = append(seen, r.Tool) // the first from the end is the latest, as $last reads it
-			if r == scope.Site || r.Tool == "" || strings.ContainsAny(r.Tool, "]\"") {
-				continue
-			}
-			roots = append(roots, struct {
-				r    *binding.Result
-				root string
-			}{r, "$last[" + r.Tool + "]"})
-		}
-		for _, rt := range roots {
-			if !mayContain(rt.r.Text, v) {
-				continue // not there: no need to parse it
-			}
-			full := false
-			ix.paths(rt.r.Doc(), v, func(p string) bool {
-				if p == "" && rt.root == "$result" {
-					if _, isText := v.(string); isText && scope.Site.Text == v {
-						return true // $text says it better
-					}
-				}
-				if !add(rt.root + p) {
-					full = true
-					return false
-				}
-				for _, fp := range fanVariants(p) {
-					if !add(rt.root + fp) {
-						full = true
-						return false
-					}
-				}
-				return true
-			})
-			if full {
-				break
-			}
-		}
-	}
+	out := ix.refs(scope, v, maxRefsPerArg)
 	if len(out) > 0 {
 		return out
 	}
 	return []string{jsontext.Canonical(v)}
+}
+
+// refs is candidates without the constant, at most max.
+func (ix *indexer) refs(scope *binding.Scope, v any, max int) []string {
+	var out []string
+	add := func(s string) bool {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+		return len(out) < max
+	}
+	key := scalarKey(v)
+	if key == "" || scope.Site == nil {
+		return nil
+	}
+	if s, ok := v.(string); ok && scope.Site.Text == s {
+		add("$text")
+	}
+	type root struct {
+		r    *binding.Result
+		root string
+	}
+	roots := []root{{scope.Site, "$result"}}
+	seen := ix.seen[:0]
+	defer func() { ix.seen = seen[:0] }()
+	for i := len(scope.Calls) - 1; i >= 0; i-- {
+		r := scope.Calls[i]
+		if r == nil || slices.Contains(seen, r.Tool) {
+			continue
+		}
+		seen = append(seen, r.Tool) // the first from the end is the latest, as $last reads it
+		if r == scope.Site || r.Tool == "" || strings.ContainsAny(r.Tool, "]\"") {
+			continue
+		}
+		roots = append(roots, root{r, "$last[" + r.Tool + "]"})
+	}
+	if a := ix.argsOf(scope.Site); a != nil {
+		roots = append(roots, root{a, "$args"})
+	}
+	for _, rt := range roots {
+		if !mayContain(rt.r.Text, v) {
+			continue // not there: no need to parse it
+		}
+		full := false
+		ix.paths(rt.r.Doc(), v, func(fs []frame) bool {
+			if len(fs) == 0 && rt.root == "$result" {
+				if _, isText := v.(string); isText && scope.Site.Text == v {
+					return true // $text says it better
+				}
+			}
+			if !add(rt.root + pathString(fs)) {
+				full = true
+				return false
+			}
+			for _, fp := range variants(fs, &scope.Said) {
+				if !add(rt.root + fp) {
+					full = true
+					return false
+				}
+			}
+			return true
+		})
+		if full {
+			return out
+		}
+	}
+	if s, ok := v.(string); ok && len(out) < max {
+		for _, c := range lineRefs(scope.Site, s) {
+			if !add(c) {
+				return out
+			}
+		}
+		for _, c := range saidRefs(scope, s) {
+			if !add(c) {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// lineRefs returns the $lines expressions that give s from a site whose text
+// is not JSON: the lines themselves, or what a line pattern captures.
+func lineRefs(site *binding.Result, s string) []string {
+	if s == "" || !strings.Contains(site.Text, s) {
+		return nil
+	}
+	if _, isText := site.Doc().(string); !isText {
+		return nil
+	}
+	var out []string
+	lines := site.Lines()
+	if len(lines) < 2 {
+		return nil // one line: $text or $result says it
+	}
+	for j, line := range lines {
+		at := strings.Index(line, s)
+		if at < 0 {
+			continue
+		}
+		if line == s {
+			out = append(out, "$lines[*]", "$lines["+strconv.Itoa(j)+"]")
+			break
+		}
+		if strings.ContainsRune(line, '*') {
+			continue
+		}
+		pattern := line[:at] + "*" + line[at+len(s):]
+		k := 0
+		for _, l := range lines[:j] {
+			if c, ok := captureOf(pattern, l); ok && c != "" {
+				k++
+			}
+		}
+		q, _ := json.Marshal(pattern)
+		out = append(out, "$lines["+string(q)+"][*]", "$lines["+string(q)+"]["+strconv.Itoa(k)+"]")
+		break
+	}
+	return out
+}
+
+func captureOf(pattern, line string) (string, bool) {
+	star := strings.IndexByte(pattern, '*')
+	pre, suf := pattern[:star], pattern[star+1:]
+	if len(line) < len(pre)+len(suf)+1 || !strings.HasPrefix(line, pre) || !strings.HasSuffix(line, suf) {
+		return "", false
+	}
+	return line[len(pre) : len(line)-len(suf)], true
+}
+
+// saidRefs returns the $said expressions that give s, the latest token of
+// its kind or shape the customer said, when the customer said s.
+func saidRefs(scope *binding.Scope, s string) []string {
+	if said := &scope.Said; said.Len() == 0 || !said.Named(s) {
+		return nil
+	}
+	var kinds []string
+	if strings.Count(s, "@") == 1 && strings.Contains(s[strings.IndexByte(s, '@'):], ".") {
+		kinds = append(kinds, "email")
+	} else {
+		for _, level := range []binding.ShapeLevel{binding.ShapeWide, binding.ShapeExact, binding.ShapeRuns} {
+			shape := binding.ShapeOf(s, level)
+			if !slices.Contains(kinds, shape) {
+				kinds = append(kinds, shape)
+			}
+		}
+	}
+	var out []string
+	for _, k := range kinds {
+		e := "$said[" + k + "]"
+		if k != "email" {
+			q, _ := json.Marshal(k)
+			e = "$said[" + string(q) + "]"
+		}
+		// Only a kind whose latest token is the value: else the latest
+		// token of the shape is another.
+		vs, err := binding.MustParse(e + "[-1]").Eval(scope)
+		if err == nil && len(vs) == 1 && vs[0] == s {
+			out = append(out, e+"[-1]")
+		}
+	}
+	return out
+}
+
+// templates returns expressions that build the string s from parts when no
+// one reference gives it: one of the site's arguments, a separator and a
+// reference (a directory joined with a listed name), a constant prefix and
+// a reference (a prefix plus an id), or a reference and a constant suffix.
+func (ix *indexer) templates(scope *binding.Scope, s string) []string {
+	if len(s) < 2 || scope.Site == nil {
+		return nil
+	}
+	var out []string
+	add := func(t string) bool {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+		return len(out) < 2
+	}
+	quote := func(c string) string { q, _ := json.Marshal(c); return string(q) }
+	// An argument of the site's call, a separator, then a reference.
+	if a := ix.argsOf(scope.Site); a != nil {
+		args, _ := a.Doc().(map[string]any)
+		names := make([]string, 0, len(args))
+		for k := range args {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			a, ok := args[k].(string)
+			if !ok || a == "" || len(a) >= len(s) || !strings.HasPrefix(s, a) {
+				continue
+			}
+			rest := s[len(a):]
+			sep := 0
+			for sep < len(rest) && sep < 2 && isSeparator(rest[sep]) {
+				sep++
+			}
+			for _, r := range ix.refs(scope, rest[sep:], 2) {
+				if !strings.HasPrefix(r, "$") || r == "$args"+member(k) {
+					continue
+				}
+				t := "$args" + member(k) + " + " + r
+				if sep > 0 {
+					t = "$args" + member(k) + " + " + quote(rest[:sep]) + " + " + r
+				}
+				if !add(t) {
+					return out
+				}
+			}
+		}
+	}
+	// A constant prefix or suffix and a reference, cut where the kind of
+	// character changes.
+	for i := 1; i < len(s) && i <= 16; i++ {
+		if !boundary(s, i) {
+			continue
+		}
+		for _, r := range ix.refs(scope, s[i:], 1) {
+			if !add(quote(s[:i]) + " + " + r) {
+				return out
+			}
+		}
+	}
+	for i := len(s) - 1; i >= 1 && len(s)-i <= 16; i-- {
+		if !boundary(s, i) {
+			continue
+		}
+		for _, r := range ix.refs(scope, s[:i], 1) {
+			if !add(r + " + " + quote(s[i:])) {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+func isSeparator(c byte) bool { return strings.IndexByte("/\\-_.:#@ ,|", c) >= 0 }
+
+// boundary reports whether s changes kind of character at i: a separator
+// on either side, or a letter next to a digit.
+func boundary(s string, i int) bool {
+	a, b := s[i-1], s[i]
+	if isSeparator(a) != isSeparator(b) {
+		return true
+	}
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	letter := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+	return digit(a) && letter(b) || letter(a) && digit(b)
+}
+
+// arrays returns expressions that collect a fan-out into the list of
+// scalars v, element for element.
+func (ix *indexer) arrays(scope *binding.Scope, v []any) []string {
+	if len(v) == 0 || scalarKey(v[0]) == "" {
+		return nil
+	}
+	want := jsontext.Canonical(v)
+	var out []string
+	for _, r := range ix.refs(scope, v[0], 16) {
+		if !strings.Contains(r, "[*]") && !strings.Contains(r, "[said") {
+			continue
+		}
+		e, err := binding.Parse("[" + r + "]")
+		if err != nil {
+			continue
+		}
+		if vs, err := e.Eval(scope); err == nil && len(vs) == 1 && jsontext.Canonical(vs[0]) == want {
+			out = append(out, e.String())
+			if len(out) == 2 {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // mayContain reports whether a result's text may hold the scalar v: false
@@ -233,4 +514,49 @@ func mayContain(text string, v any) bool {
 		return true
 	}
 	return strings.Contains(text, lit)
+}
+
+// siteConds returns the conditions a site's result offers as predicates:
+// each scalar member of its object, or of an object in it, equal to its
+// value ($result.status == "delivered"), at most maxConds. Long strings
+// (ids, texts) are left out: they are never the same in enough
+// occurrences to be a predicate.
+func siteConds(site *binding.Result) []string {
+	obj, ok := site.Doc().(map[string]any)
+	if !ok {
+		return nil
+	}
+	var out []string
+	var walk func(path string, o map[string]any, depth int)
+	walk = func(path string, o map[string]any, depth int) {
+		keys := make([]string, 0, len(o))
+		for k := range o {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if len(out) >= maxConds {
+				return
+			}
+			p := path + member(k)
+			switch x := o[k].(type) {
+			case string:
+				if x != "" && len(x) <= 24 && !strings.ContainsAny(x, "\n\r") {
+					out = append(out, p+" == "+jsontext.Canonical(x))
+				}
+			case bool, nil:
+				out = append(out, p+" == "+jsontext.Canonical(x))
+			case json.Number:
+				if len(x) <= 6 {
+					out = append(out, p+" == "+string(x))
+				}
+			case map[string]any:
+				if depth < 2 {
+					walk(p, x, depth+1)
+				}
+			}
+		}
+	}
+	walk("$result", obj, 1)
+	return out
 }

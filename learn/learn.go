@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -38,9 +39,11 @@ const (
 
 // Limits that keep learning linear on odd data.
 const (
-	maxRefsPerArg   = 4  // reference candidates per argument and occurrence
+	maxRefsPerArg   = 6  // reference candidates per argument and occurrence
 	maxTuples       = 64 // binding tuples tried per lookup and occurrence
 	maxFanOutValues = 64 // values a fan-out may give and still match
+	maxConds        = 24 // conditions a site's result offers per occurrence
+	maxSiteConds    = 512
 )
 
 // Options tune learning.
@@ -62,6 +65,12 @@ type Options struct {
 	// --habit-only). No flow of this version has one, so it changes only the
 	// provenance.
 	HabitOnly bool
+	// KeepReferences writes a reference that met one value wherever it
+	// matched as the reference, not as that value (the chance rule,
+	// beatChance). Whether a reference varied is known only over all the
+	// episodes, so flows learned from shards to be merged into the flow of
+	// the whole need it off (docs/scale.md).
+	KeepReferences bool
 }
 
 // Learner accumulates counts from episodes; Flow returns the flow so far.
@@ -89,18 +98,56 @@ type siteKey struct {
 type siteAcc struct {
 	count   flow.Count
 	lookups map[string]*lookupAcc
+	// conds counts the occurrences each condition on the site's result
+	// held in, by its text; values are the distinct values each path met
+	// (up to maxPathValues+1): a path of many values (an id, an address) is
+	// no predicate, however well one of its values splits a few tasks.
+	conds  map[string]*flow.Count
+	values map[string]map[string]bool
+}
+
+// maxPathValues is the most distinct values a path of a site's result may
+// take and still give predicates: a status or a cabin class, not an id.
+const maxPathValues = 8
+
+// noteValue records that a condition's path met its value.
+func (sa *siteAcc) noteValue(cond string) {
+	path, value, ok := strings.Cut(cond, " == ")
+	if !ok {
+		return
+	}
+	vs := sa.values[path]
+	if vs == nil {
+		vs = map[string]bool{}
+		sa.values[path] = vs
+	}
+	if len(vs) <= maxPathValues {
+		vs[value] = true
+	}
+}
+
+// fewValues reports whether a condition's path takes few enough values.
+func (sa *siteAcc) fewValues(cond string) bool {
+	path, _, ok := strings.Cut(cond, " == ")
+	return !ok || len(sa.values[path]) <= maxPathValues
 }
 
 type lookupAcc struct {
 	reach, habit flow.Count
 	tuples       map[string]*tupleAcc
+	// answered and bytes are the agent's results of the lookup where it was
+	// reached, and their text's length: what a detour would append.
+	answered, bytes flow.Count
+	// when counts, by condition, the occurrences it held in where the
+	// lookup was reached.
+	when map[string]*flow.Count
 }
 
 type tupleAcc struct {
 	args        []argExpr
 	fan         bool
 	constant    bool            // some argument is a constant
-	tasks       map[string]bool // with a constant: the tasks it matched in, up to MinSupport
+	tasks       map[string]bool // the tasks it matched in, up to MinSupport
 	matched     flow.Count
 	calls, used flow.Count // a fan-out's calls and those the agent made
 }
@@ -113,7 +160,15 @@ func (t *tupleAcc) support() int {
 	return t.matched.N
 }
 
-type argExpr struct{ name, expr string }
+// argExpr is one argument's binding in a tuple, with the first value the
+// agent passed for it where the tuple matched and whether it ever passed
+// another: a reference whose value never varied is a constant found by
+// coincidence in a result (issue 12: a binding must beat chance).
+type argExpr struct {
+	name, expr string
+	first      string // canonical JSON of the first value
+	varied     bool
+}
 
 type toolAcc struct {
 	server    string
@@ -211,6 +266,18 @@ func (l *Learner) merge(o *Learner) {
 			continue
 		}
 		addCount(&sa.count, osa.count)
+		for path, vs := range osa.values {
+			for v := range vs {
+				sa.noteValue(path + " == " + v)
+			}
+		}
+		for c, n := range osa.conds {
+			if sa.conds[c] == nil {
+				sa.conds[c] = n
+			} else {
+				addCount(sa.conds[c], *n)
+			}
+		}
 		for tool, ola := range osa.lookups {
 			la := sa.lookups[tool]
 			if la == nil {
@@ -219,6 +286,15 @@ func (l *Learner) merge(o *Learner) {
 			}
 			addCount(&la.reach, ola.reach)
 			addCount(&la.habit, ola.habit)
+			addCount(&la.answered, ola.answered)
+			addCount(&la.bytes, ola.bytes)
+			for c, n := range ola.when {
+				if la.when[c] == nil {
+					la.when[c] = n
+				} else {
+					addCount(la.when[c], *n)
+				}
+			}
 			for k, ota := range ola.tuples {
 				ta := la.tuples[k]
 				if ta == nil {
@@ -228,7 +304,14 @@ func (l *Learner) merge(o *Learner) {
 				addCount(&ta.matched, ota.matched)
 				addCount(&ta.calls, ota.calls)
 				addCount(&ta.used, ota.used)
+				for i := range ta.args {
+					a, b := &ta.args[i], ota.args[i]
+					a.varied = a.varied || b.varied || a.first != b.first
+				}
 				for task := range ota.tasks {
+					if len(ta.tasks) >= l.opt.MinSupport {
+						break
+					}
 					if ta.tasks == nil {
 						ta.tasks = map[string]bool{}
 					}
@@ -341,6 +424,12 @@ func (l *Learner) count(ep *episode.Episode) {
 	// with them.
 	sinceWrite := map[string][]*episode.Call{}
 	for pos, ev := range ep.Events {
+		if ev.Type == episode.EventMessage && ev.Message != nil {
+			if ev.Message.Role == "user" {
+				scope.Said.Add(ev.Message.Text) // served from the conversation logged so far
+			}
+			continue
+		}
 		if ev.Type == episode.EventCall && ev.Call != nil {
 			if kind(ev.Call) == episode.Write {
 				clear(sinceWrite)
@@ -356,17 +445,30 @@ func (l *Learner) count(ep *episode.Episode) {
 			continue
 		}
 		site := calls[ci]
-		scope.Add(ci, binding.NewResult(site.Tool, ev.Result.Text))
+		scope.Add(ci, &binding.Result{Tool: site.Tool, Text: ev.Result.Text, Args: string(site.Args)})
 		if site.By == episode.Proxy {
 			continue
 		}
 		sk := siteKey{site.Tool, ev.Result.IsError}
 		sa := l.sites[sk]
 		if sa == nil {
-			sa = &siteAcc{count: flow.NewCount(l.opt.Folds), lookups: map[string]*lookupAcc{}}
+			sa = &siteAcc{count: flow.NewCount(l.opt.Folds), lookups: map[string]*lookupAcc{}, conds: map[string]*flow.Count{}, values: map[string]map[string]bool{}}
 			l.sites[sk] = sa
 		}
 		sa.count.Add(fold)
+		conds := siteConds(scope.Site)
+		for _, c := range conds {
+			sa.noteValue(c)
+			n := sa.conds[c]
+			if n == nil {
+				if len(sa.conds) >= maxSiteConds {
+					continue
+				}
+				n = ptrCount(flow.NewCount(l.opt.Folds))
+				sa.conds[c] = n
+			}
+			n.Add(fold)
+		}
 
 		// The agent's lookups after the site: before its next write (reach)
 		// and in its next LLM turn (habit).
@@ -407,7 +509,9 @@ func (l *Learner) count(ep *episode.Episode) {
 		for _, tool := range order {
 			la := sa.lookups[tool]
 			if la == nil {
-				la = &lookupAcc{reach: flow.NewCount(l.opt.Folds), habit: flow.NewCount(l.opt.Folds), tuples: map[string]*tupleAcc{}}
+				k := l.opt.Folds
+				la = &lookupAcc{reach: flow.NewCount(k), habit: flow.NewCount(k), answered: flow.NewCount(k), bytes: flow.NewCount(k),
+					tuples: map[string]*tupleAcc{}, when: map[string]*flow.Count{}}
 				sa.lookups[tool] = la
 			}
 			if len(habit[tool]) > 0 {
@@ -417,6 +521,23 @@ func (l *Learner) count(ep *episode.Episode) {
 			// P(binding) = matched / reach.
 			if made := reach[tool]; len(made) > 0 {
 				la.reach.Add(fold)
+				for _, c := range made {
+					if c.Result != nil {
+						la.answered.Add(fold)
+						la.bytes.AddN(fold, len(c.Result.Text))
+					}
+				}
+				for _, c := range conds {
+					if sa.conds[c] == nil {
+						continue
+					}
+					n := la.when[c]
+					if n == nil {
+						n = ptrCount(flow.NewCount(l.opt.Folds))
+						la.when[c] = n
+					}
+					n.Add(fold)
+				}
 				l.countBindings(la, made, sinceWrite[tool], args, scope, ix, fold, key)
 			}
 		}
@@ -425,13 +546,13 @@ func (l *Learner) count(ep *episode.Episode) {
 
 // countBindings counts, for one occurrence of a lookup, every tuple of
 // argument bindings that reproduces the agent's calls of it: every call the
-// tuple makes (one per combination of fan-out values) is one of them.
+// tuple makes (one per element of what it fans out over) is one of them.
+// A tuple is evaluated by binding.Bind, as serving evaluates it.
 func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, decoded []map[string]any, scope *binding.Scope, ix *indexer, fold int, task string) {
 	var first map[string]any
 	var names []string
 	actual := make(map[string]bool, len(made))
 	asked := map[string]bool{}
-	var key strings.Builder
 	for _, c := range append(made[:len(made):len(made)], prior...) {
 		args := decoded[c.Index]
 		if args == nil {
@@ -449,94 +570,114 @@ func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, deco
 			}
 			sort.Strings(names)
 		}
-		if len(args) != len(names) {
+		if len(args) != len(names) || !sameNames(args, names) {
 			continue
 		}
-		key.Reset()
-		for _, name := range names {
-			v, ok := args[name]
-			if !ok {
-				break
-			}
-			key.WriteString(valueKey(v))
-			key.WriteByte(0)
-		}
+		k := jsontext.Canonical(args)
 		if slices.Contains(prior, c) {
-			asked[key.String()] = true
+			asked[k] = true
 		} else {
-			actual[key.String()] = true
+			actual[k] = true
 		}
 	}
 	if first == nil {
 		return
 	}
 	cands := make([][]string, len(names))
+	firstVals := make([]string, len(names))
 	for i, name := range names {
-		cands[i] = ix.candidates(scope, first[name])
-		if len(cands[i]) == 0 {
-			return
+		v := first[name]
+		firstVals[i] = jsontext.Canonical(v)
+		cands[i] = ix.candidates(scope, v)
+		if len(cands[i]) == 1 && !strings.HasPrefix(cands[i][0], "$") {
+			// No one reference gives it: a template of parts, or a fan-out
+			// collected into an array, may.
+			var more []string
+			switch x := v.(type) {
+			case string:
+				more = ix.templates(scope, x)
+			case []any:
+				more = ix.arrays(scope, x)
+			}
+			cands[i] = append(more, cands[i]...)
 		}
 	}
-	// Each candidate's values, as keys, evaluated once.
-	vals := make([][][]string, len(names))
+	// Each candidate evaluated once: a tuple with one that names nothing,
+	// or fans out too far, is not tried.
+	usable := make([][]bool, len(names))
 	for i := range names {
-		vals[i] = make([][]string, len(cands[i]))
+		usable[i] = make([]bool, len(cands[i]))
 		for j, expr := range cands[i] {
-			b := l.binding(expr)
-			vs, err := b.Eval(scope)
-			if err != nil || len(vs) == 0 || len(vs) > maxFanOutValues {
-				continue
-			}
-			ks := make([]string, len(vs))
-			for k, v := range vs {
-				ks[k] = valueKey(v)
-			}
-			vals[i][j] = ks
+			vs, err := l.binding(expr).Eval(scope)
+			usable[i][j] = err == nil && len(vs) > 0 && len(vs) <= maxFanOutValues
 		}
 	}
 	// Every tuple, at most maxTuples, in a fixed order.
 	idx := make([]int, len(names))
+	exprs := make(map[string]binding.Expr, len(names))
+	var key strings.Builder
 	for n := 0; n < maxTuples; n++ {
-		fans := 0
-		for i := range names {
-			if strings.Contains(cands[i][idx[i]], "[*]") {
-				fans++
+		ok := true
+		fanKey := ""
+		for i, name := range names {
+			expr := cands[i][idx[i]]
+			b := l.binding(expr)
+			exprs[name] = b
+			if !usable[i][idx[i]] {
+				ok = false
+				break
+			}
+			if b.FanOut() {
+				// Two lists fanned out against each other make every pair of
+				// their values: not a lookup an agent makes. Over one list,
+				// the arguments zip.
+				if fk := fanOf(expr); fanKey != "" && fk != fanKey {
+					ok = false
+					break
+				} else {
+					fanKey = fk
+				}
 			}
 		}
-		if fans > 1 {
-			// Two lists fanned out against each other make every pair of
-			// their values: not a lookup an agent makes.
-		} else if used, calls := tupleUse(vals, idx, actual, asked); used > 0 {
-			key.Reset()
-			for i, name := range names {
-				key.WriteString(name)
-				key.WriteByte('=')
-				key.WriteString(cands[i][idx[i]])
-				key.WriteByte(0)
-			}
-			k := key.String()
-			ta := la.tuples[k]
-			if ta == nil {
-				ta = &tupleAcc{matched: flow.NewCount(l.opt.Folds), calls: flow.NewCount(l.opt.Folds), used: flow.NewCount(l.opt.Folds)}
+		if ok {
+			if used, calls := tupleUse(names, exprs, scope, actual, asked); used > 0 {
+				key.Reset()
 				for i, name := range names {
-					ta.args = append(ta.args, argExpr{name, cands[i][idx[i]]})
-					ta.fan = ta.fan || strings.Contains(cands[i][idx[i]], "[*]")
-					ta.constant = ta.constant || !strings.HasPrefix(cands[i][idx[i]], "$")
+					key.WriteString(name)
+					key.WriteByte('=')
+					key.WriteString(cands[i][idx[i]])
+					key.WriteByte(0)
 				}
-				la.tuples[k] = ta
-			}
-			if ta.constant && len(ta.tasks) < l.opt.MinSupport {
-				if ta.tasks == nil {
-					ta.tasks = map[string]bool{}
+				k := key.String()
+				ta := la.tuples[k]
+				if ta == nil {
+					ta = &tupleAcc{matched: flow.NewCount(l.opt.Folds), calls: flow.NewCount(l.opt.Folds), used: flow.NewCount(l.opt.Folds)}
+					for i, name := range names {
+						expr := cands[i][idx[i]]
+						ta.args = append(ta.args, argExpr{name: name, expr: expr, first: firstVals[i]})
+						ta.fan = ta.fan || l.binding(expr).FanOut()
+						ta.constant = ta.constant || !strings.HasPrefix(expr, "$") && !strings.HasPrefix(expr, "[$")
+					}
+					la.tuples[k] = ta
 				}
-				ta.tasks[task] = true
-			}
-			if used == calls {
-				ta.matched.Add(fold)
-			}
-			if ta.fan {
-				ta.calls.AddN(fold, calls)
-				ta.used.AddN(fold, used)
+				for i := range ta.args {
+					if ta.args[i].first != firstVals[i] {
+						ta.args[i].varied = true
+					}
+				}
+				if len(ta.tasks) < l.opt.MinSupport {
+					if ta.tasks == nil {
+						ta.tasks = map[string]bool{}
+					}
+					ta.tasks[task] = true
+				}
+				if used == calls {
+					ta.matched.Add(fold)
+				}
+				if ta.fan {
+					ta.calls.AddN(fold, calls)
+					ta.used.AddN(fold, used)
+				}
 			}
 		}
 		i := len(idx) - 1
@@ -553,56 +694,54 @@ func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, deco
 	}
 }
 
-// tupleUse returns how many calls the tuple makes (one per combination of
-// its values, less those already asked since the last write) and how many
-// of them are the agent's (actual: their argument keys joined by NUL); 0, 0
-// when it binds nothing or too much.
-func tupleUse(vals [][][]string, idx []int, actual, asked map[string]bool) (used, calls int) {
-	n := 1
-	for i := range vals {
-		vs := vals[i][idx[i]]
-		if len(vs) == 0 {
-			return 0, 0
-		}
-		n *= len(vs)
-		if n > maxFanOutValues {
-			return 0, 0
+// fanOf returns the list a fan-out expression walks: the expression up to
+// its fan step, as the binding package zips by. A template's fan-out is
+// its fanned part's.
+func fanOf(expr string) string {
+	for _, part := range strings.Split(expr, " + ") {
+		for _, mark := range []string{"[*]", "[said"} {
+			if i := strings.Index(part, mark); i >= 0 {
+				if mark == "[*]" {
+					return part[:i+3]
+				}
+				j := strings.IndexByte(part[i:], ']')
+				return part[:i+j+1]
+			}
 		}
 	}
-	pos := make([]int, len(vals))
-	var key strings.Builder
-	for c := 0; c < n; c++ {
-		key.Reset()
-		for i := range vals {
-			key.WriteString(vals[i][idx[i]][pos[i]])
-			key.WriteByte(0)
+	return ""
+}
+
+func sameNames(args map[string]any, names []string) bool {
+	for _, n := range names {
+		if _, ok := args[n]; !ok {
+			return false
 		}
-		switch k := key.String(); {
-		case asked[k]:
+	}
+	return true
+}
+
+// tupleUse returns how many calls the tuple makes (one per element of what
+// it fans out over, less those already asked since the last write) and how
+// many of them are the agent's (actual: their canonical arguments); 0, 0
+// when it binds nothing or too much.
+func tupleUse(names []string, exprs map[string]binding.Expr, scope *binding.Scope, actual, asked map[string]bool) (used, calls int) {
+	objs, ok := binding.Bind(names, exprs, scope, maxFanOutValues+1)
+	if !ok || len(objs) == 0 || len(objs) > maxFanOutValues {
+		return 0, 0
+	}
+	for _, o := range objs {
+		switch {
+		case asked[string(o)]:
 			// made already: serving would not repeat it
-		case actual[k]:
+		case actual[string(o)]:
 			used++
 			calls++
 		default:
 			calls++
 		}
-		for i := len(pos) - 1; i >= 0; i-- {
-			pos[i]++
-			if pos[i] < len(vals[i][idx[i]]) {
-				break
-			}
-			pos[i] = 0
-		}
 	}
 	return used, calls
-}
-
-// valueKey is a JSON value's identity: its scalar key, or its canonical JSON.
-func valueKey(v any) string {
-	if k := scalarKey(v); k != "" {
-		return k
-	}
-	return "j" + jsontext.Canonical(v)
 }
 
 func (l *Learner) binding(expr string) binding.Expr {
@@ -616,6 +755,8 @@ func (l *Learner) binding(expr string) binding.Expr {
 	}
 	return b
 }
+
+func ptrCount(c flow.Count) *flow.Count { return &c }
 
 func decodeArgs(raw json.RawMessage) (map[string]any, bool) {
 	if len(raw) == 0 {
@@ -734,15 +875,25 @@ func (l *Learner) Flow() *flow.Flow {
 			if f.Tools[tool].Kind != episode.Read {
 				continue // never a write or a generic, whatever one episode said
 			}
-			lk := flow.Lookup{Tool: tool, Reach: la.reach, Habit: la.habit, Bindings: []flow.Bound{}}
+			answered, size := la.answered, la.bytes
+			lk := flow.Lookup{Tool: tool, Reach: la.reach, Habit: la.habit, Bindings: []flow.Bound{}, Answered: &answered, Bytes: &size}
+			lk.Predicate = l.predicate(sa, la)
 			var tuples []*tupleAcc
 			input := f.Tools[tool].Input
+			kept := map[string]*tupleAcc{}
 			for _, ta := range la.tuples {
+				ta = l.beatChance(ta)
 				// A constant generalizes only if it served several tasks: one
 				// task's id, met by many agents, is not a constant.
 				if ta.support() >= l.opt.MinSupport && fits(ta.args, input) && (!ta.constant || len(ta.tasks) >= l.opt.MinSupport) {
-					tuples = append(tuples, ta)
+					k := tupleText(ta)
+					if o := kept[k]; o == nil || compareTuples(ta, o) < 0 {
+						kept[k] = ta
+					}
 				}
+			}
+			for _, ta := range kept {
+				tuples = append(tuples, ta)
 			}
 			slices.SortFunc(tuples, compareTuples)
 			if len(tuples) > l.opt.MaxBindings {
@@ -777,6 +928,108 @@ func (l *Learner) Flow() *flow.Flow {
 		return 1
 	})
 	return f
+}
+
+// beatChance returns the tuple with each reference whose value never varied
+// where it matched written as that value, a constant: a path that met the
+// same value in every episode found it by coincidence (a constant that an
+// unrelated result happens to hold), and the constant says what the agent
+// did. The tuple then needs the tasks a constant needs.
+func (l *Learner) beatChance(ta *tupleAcc) *tupleAcc {
+	if l.opt.KeepReferences {
+		return ta
+	}
+	var out *tupleAcc
+	for i, a := range ta.args {
+		if a.varied || !strings.HasPrefix(a.expr, "$") && !strings.HasPrefix(a.expr, "[$") || l.binding(a.expr).FanOut() {
+			continue
+		}
+		if out == nil {
+			c := *ta
+			c.args = slices.Clone(ta.args)
+			out = &c
+		}
+		out.args[i].expr = a.first
+		l.binding(a.first)
+		out.constant = true
+	}
+	if out == nil {
+		return ta
+	}
+	return out
+}
+
+// predicate returns the condition on the site's result that best tells
+// when the agent makes the lookup: the one whose split of the site's
+// occurrences most improves the likelihood of reach (a G-test), when it
+// held and failed in at least min support occurrences each, in more than
+// one fold, on a path of few values (maxPathValues), and its G passes
+// minPredicateG; nil when none does.
+func (l *Learner) predicate(sa *siteAcc, la *lookupAcc) *flow.Predicate {
+	n, reach := float64(sa.count.N), float64(la.reach.N)
+	if n == 0 || reach == 0 || reach == n {
+		return nil
+	}
+	base := bernoulliLL(reach, n)
+	best, bestG := "", minPredicateG
+	for c, held := range sa.conds {
+		h := float64(held.N)
+		if held.N < l.opt.MinSupport || sa.count.N-held.N < l.opt.MinSupport || !spread(*held) || !sa.fewValues(c) {
+			continue
+		}
+		r := 0.0
+		if w := la.when[c]; w != nil {
+			r = float64(w.N)
+		}
+		g := 2 * (bernoulliLL(r, h) + bernoulliLL(reach-r, n-h) - base)
+		if g > bestG || g == bestG && best != "" && c < best {
+			best, bestG = c, g
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	cond, err := binding.ParseCond(best)
+	if err != nil {
+		return nil
+	}
+	p := &flow.Predicate{When: cond, Held: *sa.conds[best], Reach: flow.NewCount(l.opt.Folds)}
+	if w := la.when[best]; w != nil {
+		p.Reach = *w
+	}
+	return p
+}
+
+// minPredicateG is the least G a predicate needs: χ² with one degree of
+// freedom at p = 0.001, strict since every condition of a site is tried.
+const minPredicateG = 10.83
+
+// spread reports whether a count comes from more than one fold (or has no
+// folds): a condition seen in one fold's tasks only is one task's.
+func spread(c flow.Count) bool {
+	if len(c.Folds) == 0 {
+		return true
+	}
+	n := 0
+	for _, x := range c.Folds {
+		if x > 0 {
+			n++
+		}
+	}
+	return n > 1
+}
+
+// bernoulliLL is the log-likelihood of k successes in n trials at their own
+// rate.
+func bernoulliLL(k, n float64) float64 {
+	ll := 0.0
+	if k > 0 {
+		ll += k * math.Log(k/n)
+	}
+	if n-k > 0 {
+		ll += (n - k) * math.Log((n-k)/n)
+	}
+	return ll
 }
 
 // compareTuples ranks bindings: more of the agent's calls reproduced first

@@ -46,8 +46,9 @@ type Decider string
 
 // The deciders a flow log names.
 const (
-	DeciderReach Decider = "reach"
-	DeciderHabit Decider = "habit"
+	DeciderReach   Decider = "reach"
+	DeciderHabit   Decider = "habit"
+	DeciderArbiter Decider = "arbiter"
 )
 
 // FlowRule is the decision rule a flow was served with: the decider, the
@@ -75,22 +76,50 @@ type FlowOffer struct {
 	PReach   float64 `json:"p_reach"`
 	PHabit   float64 `json:"p_habit"`
 	PBinding float64 `json:"p_binding"`
+	// PWhen is P(reach) given the lookup's predicate held or not at the
+	// site, when it has one (0: none); PArbiter the arbiter's calibrated
+	// probability that the agent makes this very call before its next
+	// write, when the flow has an arbiter (0: none).
+	PWhen    float64 `json:"p_when,omitempty"`
+	PArbiter float64 `json:"p_arbiter,omitempty"`
+	// Cost is what a detour of this lookup costs beside a detour of a
+	// result of the usual size (1, when 0): the rule's threshold is scaled
+	// by it for this offer.
+	Cost float64 `json:"cost,omitempty"`
 	// Support is the site's count in the served fold.
 	Support int `json:"support"`
 }
 
-// PTool returns the decider's P(tool): PHabit for DeciderHabit, PReach for
-// any other.
+// PTool returns the decider's P(tool): PHabit for DeciderHabit, PArbiter
+// for DeciderArbiter, PReach for any other.
 func (o *FlowOffer) PTool(d Decider) float64 {
-	if d == DeciderHabit {
+	switch d {
+	case DeciderHabit:
 		return o.PHabit
+	case DeciderArbiter:
+		return o.PArbiter
 	}
 	return o.PReach
 }
 
-// Score returns P(tool) × P(binding matched) under decider d: what a rule's
-// threshold applies to.
-func (o *FlowOffer) Score(d Decider) float64 { return o.PTool(d) * o.PBinding }
+// Score returns what a rule's threshold applies to under decider d:
+// P(tool) × P(binding matched), or the arbiter's probability, which
+// already counts the binding.
+func (o *FlowOffer) Score(d Decider) float64 {
+	if d == DeciderArbiter {
+		return o.PArbiter
+	}
+	return o.PTool(d) * o.PBinding
+}
+
+// Threshold returns the least Score the offer needs under a rule's
+// threshold t: t scaled by the offer's Cost.
+func (o *FlowOffer) Threshold(t float64) float64 {
+	if o.Cost > 1 {
+		return min(1, t*o.Cost)
+	}
+	return t
+}
 
 // Label returns the offer's value at its decision site, "tool {args}": the
 // value a run line's decide# site records, and how a lookup compares with
@@ -117,7 +146,8 @@ type FlowDecision struct {
 	// Reason is set when the decision hands back because the run's site was
 	// not promoted: "not promoted: " and the reason promotion gave (manual,
 	// "A promoted flow hands back after a call whose site was not promoted,
-	// with the reason the site is not promoted").
+	// with the reason the site is not promoted"); or because the answers
+	// would pass --flow-max-bytes: "over --flow-max-bytes …".
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -387,6 +417,7 @@ func decodeOffer(f fields, b []byte) (FlowOffer, *InputError) {
 	f.decode(b, []member{
 		{"tool", &o.Tool}, {"args", &o.Args}, {"binding", &o.Binding}, {"from", &o.From},
 		{"p_reach", &o.PReach}, {"p_habit", &o.PHabit}, {"p_binding", &o.PBinding}, {"support", &o.Support},
+		{"p_when", &o.PWhen}, {"p_arbiter", &o.PArbiter}, {"cost", &o.Cost},
 	})
 	if f.err != nil {
 		return FlowOffer{}, f.err

@@ -61,11 +61,15 @@ const DefaultLookupTimeout = 30 * time.Second
 // dropped, never taken for the next lookup's.
 type active struct {
 	// Set before start; read-only after.
-	opts     FlowOptions
-	server   string // --server-name, else --domain; else initialize's name
-	rec      *mcplog.Writer
-	flowLog  *mcplog.Writer
-	context  *contextTail // --context: read before each decision
+	opts    FlowOptions
+	server  string // --server-name, else --domain; else initialize's name
+	rec     *mcplog.Writer
+	flowLog *mcplog.Writer
+	context *contextTail // --context: read before each decision
+	// said reads the --context file again, on its own offset, for the flow
+	// session: the pump's reads before each tools/call log lines the
+	// session must hear too. Owned by loop.
+	said     *contextTail
 	say      func(string, ...any)
 	session  string
 	toServer func(line []byte) // one whole line, terminator included; may block
@@ -478,7 +482,7 @@ func (a *active) onAnswer(id string, m jsonrpc.Message) {
 		a.run.r.Answer("", true)
 	} else {
 		a.run.r.Answer(res.Text(), res.IsError)
-		a.run.found = append(a.run.found, mcpmsg.Lookup{Tool: lc.tool, Args: lc.args, Text: res.Text()})
+		a.keep(lc, res.Text())
 	}
 	a.readContext()
 	d := a.run.r.Next()
@@ -523,7 +527,16 @@ func (a *active) stopTimer() {
 	a.timer, a.stop, a.timerID = nil, nil, ""
 }
 
-// readContext logs the conversation's new lines before a decision.
+// keep appends a lookup's answer to what the run hands back, unless the
+// run left it out for passing --flow-max-bytes (the flow log says so).
+func (a *active) keep(lc lookupCall, text string) {
+	if a.run.r.Kept() {
+		a.run.found = append(a.run.found, mcpmsg.Lookup{Tool: lc.tool, Args: lc.args, Text: text})
+	}
+}
+
+// readContext logs the conversation's new lines before a decision, and
+// hands the conversation so far to the flow session.
 func (a *active) readContext() {
 	if a.context == nil {
 		return
@@ -531,6 +544,23 @@ func (a *active) readContext() {
 	for _, l := range a.context.read() {
 		if a.rec != nil {
 			a.rec.Record(mcplog.FromContext, l)
+		}
+	}
+	a.hearContext()
+}
+
+// hearContext tells the flow session the conversation's lines it has not
+// heard yet, read on the session's own offset of the --context file.
+func (a *active) hearContext() {
+	if a.fs == nil {
+		return
+	}
+	if a.said == nil {
+		a.said = &contextTail{path: a.context.path}
+	}
+	for _, l := range a.said.read() {
+		if role, text, ok := mcpmsg.ReadChat(l); ok {
+			a.fs.Message(role, text)
 		}
 	}
 }

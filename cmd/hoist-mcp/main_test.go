@@ -63,7 +63,7 @@ func TestBadFlowFile(t *testing.T) {
 		want string // the part of the message that says what is wrong, and where
 	}{
 		{"truncated", good[:len(good)/2], "JSON"},
-		{"version 2", edit(`"hoist_flow": 1`, `"hoist_flow": 2`), "hoist_flow: version 2"},
+		{"version 3", edit(`"hoist_flow": 1`, `"hoist_flow": 3`), "hoist_flow: version 3"},
 		{"unknown field", edit(`"folds": 5,`, `"folds": 5, "fold": 5,`), `"fold"`},
 		{"write tool looked up", edit(`"get_order_details": {
       "server": "retail",

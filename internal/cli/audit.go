@@ -25,10 +25,11 @@ type auditOptions struct {
 	Flow   string
 	Domain string
 	ruleOptions
-	JSON      bool
-	HTML      string
-	Resamples int
-	Seed      uint64
+	JSON        bool
+	HTML        string
+	Resamples   int
+	Seed        uint64
+	Calibration bool
 }
 
 func newCmdAudit(f *Factory, runF func(context.Context, *auditOptions) error) *cobra.Command {
@@ -47,10 +48,21 @@ An LLM turn is saved when every call in it had already been looked up.
 
 It reports, per site (the tool whose result offered the lookup), per server
 and in total: lookups, hits, detours, precision (hits / lookups), the LLM
-turns saved as a share of all LLM turns, and beside it the read-only ceiling
-of the same sessions: the share of turns whose calls were all reads with
-every argument value found verbatim in an earlier result, which no flow can
-beat. Each share comes with a 95% bootstrap interval over sessions.
+turns saved as a share of all LLM turns, and beside it three ceilings of the
+same sessions, each the share of turns whose calls were all reads with every
+argument value found verbatim: in an earlier result (results); there or
+among the flow's constants (constants); or, besides, in what the customer
+said before the call (conversation, when the sessions were recorded with
+--context). A flow binds from results, constants and the conversation, so
+no flow saves more than the last ceiling its sessions have: the report says
+which ("a flow can reach"). Each share comes with a 95% bootstrap interval
+over sessions.
+
+--calibration adds the decider's reliability table: every offer it scored
+(once per run), in ten bins of its probability, against the share of them
+the agent made itself before its next write, and the expected calibration
+error (the offers' mean |probability − hit rate| by bin). The arbiter's
+probability is calibrated by construction; reach and habit's are not.
 
 --json writes the report as JSON; --html FILE also writes a page with a chart
 of turns saved and detours per site (inline SVG, nothing to fetch).
@@ -90,6 +102,7 @@ of turns saved and detours per site (inline SVG, nothing to fetch).
 	fl.StringVar(&opts.HTML, "html", "", "also write the report as an HTML page with a chart to `FILE`")
 	fl.IntVar(&opts.Resamples, "resamples", audit.DefaultResamples, "bootstrap resamples of each interval")
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed of the bootstrap")
+	fl.BoolVar(&opts.Calibration, "calibration", false, "also print the decider's reliability table and expected calibration error")
 	return cmd
 }
 
@@ -104,11 +117,13 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	}
 	defer db.Close()
 	opt := audit.Options{
-		Rule:      o.rule(),
+		Rule:      o.rule(f),
 		Caps:      o.caps(),
 		Filter:    episode.Filter{Domain: o.Domain},
 		Resamples: o.Resamples,
 		Seed:      o.Seed,
+
+		Calibration: o.Calibration,
 	}
 	rep, err := audit.Run(ctx, db, f, opt)
 	if err != nil {
@@ -152,23 +167,49 @@ func writeAuditText(w io.Writer, r *audit.Report, name string) {
 	fmt.Fprintf(w, "Audit of %s over %d sessions, %d LLM turns with tool calls (95%% intervals: %d bootstrap resamples over sessions)\n\n",
 		name, r.Episodes, r.Turns, r.Resamples)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tlookups\thits\tdetours\tprecision\tturns saved\tshare saved\tread-only ceiling")
+	fmt.Fprintln(tw, "\tlookups\thits\tdetours\tprecision\tturns saved\tshare saved\tceiling: results\t+ constants\t+ conversation")
 	line := func(row audit.Row) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.1f\t%s\t%s\n", row.Name, row.Lookups, row.Hits, row.Detours,
-			interval(row.Precision), row.Counts.Saved, interval(&row.Saved), interval(row.Ceiling))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.1f\t%s\t%s\t%s\t%s\n", row.Name, row.Lookups, row.Hits, row.Detours,
+			interval(row.Precision), row.Counts.Saved, interval(&row.Saved), interval(row.Ceiling), interval(row.CeilingConst), interval(row.CeilingSaid))
 	}
 	line(r.Total)
 	if len(r.Servers) > 0 {
-		fmt.Fprintln(tw, "by server\t\t\t\t\t\t\t")
+		fmt.Fprintln(tw, "by server\t\t\t\t\t\t\t\t\t")
 		for _, row := range r.Servers {
 			line(row)
 		}
 	}
 	if len(r.Sites) > 0 {
-		fmt.Fprintln(tw, "by site\t\t\t\t\t\t\t")
+		fmt.Fprintln(tw, "by site\t\t\t\t\t\t\t\t\t")
 		for _, row := range r.Sites {
 			line(row)
 		}
+	}
+	tw.Flush()
+	reach := r.Total.CeilingConst
+	if r.Reaches == "conversation" {
+		reach = r.Total.CeilingSaid
+	}
+	fmt.Fprintf(w, "\nA flow can reach the %s ceiling here (%s of turns)", r.Reaches, interval(reach))
+	if r.Reaches != "conversation" {
+		fmt.Fprint(w, "; the sessions logged no conversation (hoist-mcp --context)")
+	}
+	fmt.Fprintln(w, ".")
+	if c := r.Calibration; c != nil {
+		writeCalibration(w, c)
+	}
+}
+
+// writeCalibration writes a reliability table.
+func writeCalibration(w io.Writer, c *audit.Calibration) {
+	fmt.Fprintf(w, "\nCalibration of the %s decider: %d offers, expected calibration error %.3f\n", c.Decider, c.Offers, c.ECE)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "probability\toffers\tmean probability\thit rate")
+	for _, b := range c.Bins {
+		if b.Offers == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "%.1f–%.1f\t%d\t%.3f\t%.3f\n", b.Lo, b.Hi, b.Offers, b.MeanP, b.Rate)
 	}
 	tw.Flush()
 }
@@ -183,7 +224,7 @@ func writeAuditHTML(w io.Writer, r *audit.Report, name string) {
 td,th{padding:.2em .8em;text-align:right}td:first-child,th:first-child{text-align:left}
 tr:nth-child(even){background:#f4f4f4}.saved{fill:#2a9d5c}.detour{fill:#d1495b}</style></head><body>
 <h1>hoist audit: %s</h1>
-<p>%d sessions, %d LLM turns with tool calls. Turns saved: <b>%s</b> of all LLM turns; read-only ceiling %s; precision %s.
+<p>%d sessions, %d LLM turns with tool calls. Turns saved: <b>%s</b> of all LLM turns; results ceiling %s; precision %s.
 Intervals are 95%%, from %d bootstrap resamples over sessions.</p>
 `, e(name), e(name), r.Episodes, r.Turns, e(interval(&r.Total.Saved)), e(interval(r.Total.Ceiling)), e(interval(r.Total.Precision)), r.Resamples)
 	// The chart: per site, turns saved (green) and detours (red) on one scale.
@@ -205,10 +246,10 @@ Intervals are 95%%, from %d bootstrap resamples over sessions.</p>
 		fmt.Fprintf(w, "<rect class=\"detour\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"8\"><title>%d detours</title></rect>", labelW, y+11, dw, s.Detours)
 		fmt.Fprintf(w, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%.1f / %d</text>\n", labelW+max(sw, dw)+6, y+16, s.Counts.Saved, s.Detours)
 	}
-	fmt.Fprint(w, "</svg>\n<h2>Table</h2>\n<table><tr><th></th><th>lookups</th><th>hits</th><th>detours</th><th>precision</th><th>turns saved</th><th>share saved</th><th>read-only ceiling</th></tr>\n")
+	fmt.Fprint(w, "</svg>\n<h2>Table</h2>\n<table><tr><th></th><th>lookups</th><th>hits</th><th>detours</th><th>precision</th><th>turns saved</th><th>share saved</th><th>results ceiling</th><th>+ constants</th><th>+ conversation</th></tr>\n")
 	row := func(s audit.Row) {
-		fmt.Fprintf(w, "<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%.1f</td><td>%s</td><td>%s</td></tr>\n",
-			e(s.Name), s.Lookups, s.Hits, s.Detours, e(interval(s.Precision)), s.Counts.Saved, e(interval(&s.Saved)), e(interval(s.Ceiling)))
+		fmt.Fprintf(w, "<tr><td>%s</td><td>%d</td><td>%d</td><td>%d</td><td>%s</td><td>%.1f</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+			e(s.Name), s.Lookups, s.Hits, s.Detours, e(interval(s.Precision)), s.Counts.Saved, e(interval(&s.Saved)), e(interval(s.Ceiling)), e(interval(s.CeilingConst)), e(interval(s.CeilingSaid)))
 	}
 	row(r.Total)
 	for _, s := range r.Servers {

@@ -52,8 +52,14 @@ func TestAuditTau2(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), "<svg") || strings.Contains(string(b), "<script") {
 			t.Errorf("%s: --html page: %v", domain, err)
 		}
-		text, _, code := runInProcess(t, "audit", "--store", db, "--domain", domain, "--flow", fl, "--resamples", "50")
-		if code != 0 || !strings.Contains(text, "read-only ceiling") || !strings.Contains(text, "by site") && tot.Lookups > 0 {
+		// τ²-bench's runs log the conversation: the flow can reach the
+		// conversation ceiling, which holds the other two.
+		if rep.Reaches != "conversation" || tot.CeilingConst.Value < tot.Ceiling.Value || tot.CeilingSaid.Value <= tot.CeilingConst.Value {
+			t.Errorf("%s: reaches %q, ceilings %v %v %v", domain, rep.Reaches, tot.Ceiling.Value, tot.CeilingConst.Value, tot.CeilingSaid.Value)
+		}
+		text, _, code := runInProcess(t, "audit", "--store", db, "--domain", domain, "--flow", fl, "--resamples", "50", "--calibration")
+		if code != 0 || !strings.Contains(text, "ceiling: results") || !strings.Contains(text, "A flow can reach the conversation ceiling") ||
+			!strings.Contains(text, "expected calibration error") || !strings.Contains(text, "by site") && tot.Lookups > 0 {
 			t.Errorf("%s: text report (exit %d):\n%s", domain, code, text)
 		}
 	}

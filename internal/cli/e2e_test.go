@@ -407,6 +407,12 @@ func startProxy(t *testing.T, dir, name, hostSession string, flags ...string) *p
 	args := append([]string{"--record", dir, "--server-name", name}, flags...)
 	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), append(args, "--", testbin.Build(t, "hoist-mcp-demo"))...)
 	cmd.Env = testbin.Env("HOIST_SESSION=" + hostSession)
+	return attach(t, cmd)
+}
+
+// attach starts a proxy's command and reads its output lines.
+func attach(t *testing.T, cmd *exec.Cmd) *proxy {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

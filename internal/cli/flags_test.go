@@ -102,10 +102,10 @@ func TestNewCmdAudit(t *testing.T) {
 	}{
 		{"every flag", []string{"--flow", "f.json", "--sessions", "logs", "--domain", "retail", "--threshold", "0.5", "--decider", "habit",
 			"--per-call", "2", "--per-session", "9", "--json", "--html", "audit.html", "--resamples", "50", "--seed", "7"},
-			auditOptions{storeOptions: storeOptions{Sessions: "logs"}, Flow: "f.json", Domain: "retail", ruleOptions: ruleOptions{Threshold: 0.5, Decider: "habit", PerCall: 2, PerSession: 9, decider: flow.Habit},
+			auditOptions{storeOptions: storeOptions{Sessions: "logs"}, Flow: "f.json", Domain: "retail", ruleOptions: ruleOptions{Threshold: 0.5, Decider: "habit", PerCall: 2, PerSession: 9, MaxBytes: flow.DefaultMaxBytes, decider: flow.Habit},
 				JSON: true, HTML: "audit.html", Resamples: 50, Seed: 7}},
 		{"defaults: the proxy's", []string{"--flow", "f.json", "--store", "e.db"},
-			auditOptions{storeOptions: storeOptions{Store: "e.db"}, Flow: "f.json", ruleOptions: ruleOptions{Threshold: flow.DefaultThreshold, Decider: "reach", PerCall: flow.DefaultCaps.PerCall, PerSession: flow.DefaultCaps.PerSession, decider: flow.Reach},
+			auditOptions{storeOptions: storeOptions{Store: "e.db"}, Flow: "f.json", ruleOptions: ruleOptions{Threshold: flow.DefaultThreshold, PerCall: flow.DefaultCaps.PerCall, PerSession: flow.DefaultCaps.PerSession, MaxBytes: flow.DefaultMaxBytes},
 				Resamples: audit.DefaultResamples, Seed: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

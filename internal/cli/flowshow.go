@@ -37,6 +37,11 @@ it; then the lookups it would not make and why (below the threshold, no
 binding with enough support, a site seen too rarely), and the tools it never
 calls (writes, tools without readOnlyHint).
 
+A flow with an arbiter shows its weights and out-of-fold calibration, and
+each lookup's P(arbiter); a lookup with a predicate shows P(reach) where it
+holds and where it does not; one whose results are large, the threshold
+their size gives it.
+
 The threshold and decider are hoist-mcp's (--flow-threshold, --flow-decider);
 --task-id shows what a task would be served, without the counts of its own
 fold.
@@ -81,7 +86,7 @@ func runFlowShow(_ context.Context, o *flowShowOptions) error {
 	if o.TaskID != "" {
 		fold = flow.FoldOf(o.TaskID, f.Folds)
 	}
-	rev := f.Review(o.rule(), fold)
+	rev := f.Review(o.rule(f), fold)
 	w := o.IO.Out
 	switch o.Format {
 	case "json":
@@ -114,6 +119,9 @@ func foldNote(rev *flow.Review) string {
 func showText(w io.Writer, file string, rev *flow.Review, all bool) error {
 	fmt.Fprintf(w, "%s: domain %s, %d episodes; decider %s, threshold %.2f, %s\n", file, orNone(rev.Domain), rev.Episodes, rev.Rule.Decider, rev.Rule.Threshold, foldNote(rev))
 	fmt.Fprintf(w, "%d lookups after %d of %d sites\n", rev.Lookups, rev.SitesAct, len(rev.Sites))
+	if a := rev.Arbiter; a != nil {
+		fmt.Fprintf(w, "%s\n", arbiterLine(a))
+	}
 	for _, s := range rev.Sites {
 		if len(s.Lookups) == 0 && !all {
 			continue
@@ -129,8 +137,17 @@ func showText(w io.Writer, file string, rev *flow.Review, all bool) error {
 				mark = "  never   "
 			}
 			fmt.Fprintf(w, "%s%-28s P(reach) %.2f  P(habit) %.2f", mark, l.Tool, l.PReach, l.PHabit)
+			if rev.Arbiter != nil {
+				fmt.Fprintf(w, "  P(arbiter) %.2f", l.PArbiter)
+			}
 			if l.Binding != nil {
 				fmt.Fprintf(w, "  binding %s matched %d/%d%s (%.2f)", flow.BindingString(l.Binding), l.Matched, l.Of, callsNote(l), l.PBinding)
+			}
+			if l.When != "" {
+				fmt.Fprintf(w, "  when %s: P(reach) %.2f, else %.2f", l.When, l.PWhenHeld, l.PWhenNot)
+			}
+			if l.Threshold > rev.Rule.Threshold {
+				fmt.Fprintf(w, "  results of %.0f B: threshold %.2f", l.MeanBytes, l.Threshold)
 			}
 			if !l.Act {
 				fmt.Fprintf(w, "  [%s]", l.Why)
@@ -145,6 +162,17 @@ func showText(w io.Writer, file string, rev *flow.Review, all bool) error {
 		}
 	}
 	return nil
+}
+
+// arbiterLine describes a flow's arbiter: its weights by input, and how
+// well calibrated it was out of fold.
+func arbiterLine(a *flow.Arbiter) string {
+	var parts []string
+	for i, name := range a.Features {
+		parts = append(parts, fmt.Sprintf("%s %+.2f", name, a.Weights[i]))
+	}
+	return fmt.Sprintf("arbiter: %s; fitted on %d offers (%d hits), out-of-fold ECE %.3f, log loss %.3f",
+		strings.Join(parts, ", "), a.Fit.Offers, a.Fit.Hits, a.Fit.ECE, a.Fit.LogLoss)
 }
 
 // callsNote says that a fan-out's match rate counts calls, not occurrences.
@@ -170,6 +198,9 @@ func showMarkdown(w io.Writer, file string, rev *flow.Review, all bool) error {
 	fmt.Fprintf(w, "# Flow `%s`\n\n", file)
 	fmt.Fprintf(w, "Domain %s, %d episodes. Decider **%s**, threshold **%.2f**, %s: **%d lookups** after %d of %d sites.\n",
 		orNone(rev.Domain), rev.Episodes, rev.Rule.Decider, rev.Rule.Threshold, foldNote(rev), rev.Lookups, rev.SitesAct, len(rev.Sites))
+	if a := rev.Arbiter; a != nil {
+		fmt.Fprintf(w, "\n%s.\n", mdCell(arbiterLine(a)))
+	}
 	for _, s := range rev.Sites {
 		if len(s.Lookups) == 0 && !all {
 			continue

@@ -32,7 +32,7 @@ func addLearnFlags(cmd *cobra.Command, o *learnFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&o.Domain, "domain", "", "learn from the episodes of this `DOMAIN` and name the flow after it (needed when the store holds several domains)")
 	fl.StringVarP(&o.Out, "out", "o", "-", "write the flow to `FILE` (- for standard output)")
-	fl.BoolVar(&o.HabitOnly, "habit-only", false, "write a flow without an arbiter (every flow of this version; served with reach)")
+	fl.BoolVar(&o.HabitOnly, "habit-only", false, "write a flow without an arbiter (served with reach)")
 	fl.IntVar(&o.Folds, "folds", learn.DefaultFolds, "split counts into `K` folds by task, so no task is served by counts learned from itself (1: none)")
 	fl.IntVar(&o.MinSupport, "min-support", learn.DefaultMinSupport, "the least `N` matches a binding needs, and occurrences a site needs to be served")
 }
@@ -59,6 +59,8 @@ type learnOptions struct {
 	IO iostreams.Streams
 	storeOptions
 	learnFlags
+	// Shard learns one shard for hoist flow merge (--shard).
+	Shard bool
 }
 
 func newCmdLearn(f *Factory, runF func(context.Context, *learnOptions) error) *cobra.Command {
@@ -71,14 +73,33 @@ of the agent's calls (a site: the tool that just returned, and whether it
 failed), which read tools of the same server the agent looked up before its
 next write (reach) and in its next LLM turn (habit), and where each of their
 arguments came from: the whole result text, a path into that result or an
-earlier one (nested members, list elements, every element of a list), or a
-constant, with how often each binding reproduced the agent's own arguments.
-It pins each tool's input contract from tools/list, so the proxy stops
-looking up a tool whose server changed it.
+earlier one (nested members, list elements, every element of a list), the
+site's own arguments, a text's lines, a template of several parts, an array
+collected from a list, what the customer said (sessions recorded with
+hoist-mcp --context: the element of a list they named, or a value of the
+shape the argument takes), or a constant, with how often each binding
+reproduced the agent's own arguments. A path that met the same value in
+every episode is learned as that constant: it found it by chance. Each
+lookup also gets the condition on the site's result that best tells when
+the agent makes it (a predicate), when one passes a strict test in more
+than one fold, and the mean size of its results. It pins each tool's input
+contract from tools/list, so the proxy stops looking up a tool whose server
+changed it.
 
 Counts are split into --folds folds by task (the τ²-bench task id when known,
 else the host session); hoist-mcp --flow serves a task the counts of the
-other folds only. The same episodes give a byte-identical flow.
+other folds only. With two folds or more, learn then replays the episodes
+with the flow, each task served the other folds' counts, and fits the
+arbiter: one calibrated probability that the agent makes an offered call,
+from reach, habit, the binding, the predicate and the binding's form, with
+weights per fold (--habit-only leaves it out). The same episodes give a
+byte-identical flow.
+
+--shard learns one shard of the sessions for hoist flow merge: a path that
+met one value in the shard stays a path (whether it varies is known only
+over every shard), and no arbiter is fitted (its weights would not add).
+Learned with --shard --min-support 1, shards merge into the very bytes of
+one learn --shard --min-support 1 over all of them (docs/scale.md).
 docs/flow.md explains every field; hoist flow-show renders it for review.
 
 ` + storeHelp + `
@@ -103,6 +124,7 @@ docs/flow.md explains every field; hoist flow-show renders it for review.
 	}
 	addStoreFlags(cmd, &opts.storeOptions)
 	addLearnFlags(cmd, &opts.learnFlags)
+	cmd.Flags().BoolVar(&opts.Shard, "shard", false, "learn one shard for hoist flow merge: paths stay paths and no arbiter is fitted (docs/scale.md)")
 	return cmd
 }
 
@@ -118,9 +140,19 @@ func runLearn(ctx context.Context, o *learnOptions) error {
 		}
 	}
 	start := time.Now()
-	f, err := learn.FromSource(ctx, db, episode.Filter{Domain: o.Domain}, o.options())
+	filter := episode.Filter{Domain: o.Domain}
+	opt := o.options()
+	if o.Shard {
+		opt.KeepReferences, opt.HabitOnly = true, true
+	}
+	f, err := learn.FromSource(ctx, db, filter, opt)
 	if err != nil {
 		return err
+	}
+	if !opt.HabitOnly {
+		if err := learn.FitArbiter(ctx, db, filter, f); err != nil {
+			return err
+		}
 	}
 	if err := writeFlow(o.IO, o.Out, f, o.Quiet, time.Since(start)); err != nil {
 		return err
@@ -154,8 +186,12 @@ func writeFlow(ios iostreams.Streams, out string, f *flow.Flow, quiet bool, took
 		if out == "-" {
 			where = "standard output"
 		}
-		fmt.Fprintf(ios.Err, "hoist: learned %d sites from %d episodes of %d tasks in %s; at threshold %.1f, %d lookups after %d sites; wrote %s\n",
-			len(f.Sites), f.Learned.Episodes, f.Learned.Tasks, took.Round(time.Millisecond), flow.DefaultThreshold, rev.Lookups, rev.SitesAct, where)
+		arb := "no arbiter"
+		if a := f.Arbiter; a != nil {
+			arb = fmt.Sprintf("arbiter fitted on %d offers, out-of-fold ECE %.3f", a.Fit.Offers, a.Fit.ECE)
+		}
+		fmt.Fprintf(ios.Err, "hoist: learned %d sites from %d episodes of %d tasks in %s; at threshold %.1f, %d lookups after %d sites; %s; wrote %s\n",
+			len(f.Sites), f.Learned.Episodes, f.Learned.Tasks, took.Round(time.Millisecond), flow.DefaultThreshold, rev.Lookups, rev.SitesAct, arb, where)
 	}
 	return nil
 }

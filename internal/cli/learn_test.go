@@ -123,9 +123,15 @@ func TestFlowShow(t *testing.T) {
 		{"json", []string{"--format", "json"}},
 		{"dot", []string{"--format", "dot"}},
 		{"habit-0.9", []string{"--decider", "habit", "--threshold", "0.9", "--all"}},
+		// A flow with an arbiter is served by it unless told otherwise.
+		{"arbiter", []string{"--all"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, code := runInProcess(t, append([]string{"flow-show", file}, tc.args...)...)
+			f := file
+			if tc.name == "arbiter" {
+				f = filepath.Join("testdata", "flowshow", "shop-arbiter.flow.json")
+			}
+			out, errOut, code := runInProcess(t, append([]string{"flow-show", f}, tc.args...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

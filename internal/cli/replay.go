@@ -244,7 +244,7 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 		}
 	}
 	aopt := audit.Options{
-		Rule: o.rule(),
+		Rule: o.rule(f),
 		Caps: o.caps(),
 	}
 	start := time.Now()

@@ -25,11 +25,11 @@ func TestNewCmdReplay(t *testing.T) {
 			"--parallel", "3", "--time-scale", "0.25", "--threshold", "0.5", "--decider", "habit", "--per-call", "2", "--per-session", "9",
 			"--timeout", "5s", "--json", "--", "hoist-mcp-demo", "--world", "tau2-retail"},
 			replayOptions{storeOptions: storeOptions{Sessions: "logs"}, Flow: "f.json", Domain: "retail", Proxy: "bin/hoist-mcp", Out: "out",
-				Parallel: 3, TimeScale: 0.25, ruleOptions: ruleOptions{Threshold: 0.5, Decider: "habit", PerCall: 2, PerSession: 9, decider: flow.Habit}, Timeout: 5 * time.Second, JSON: true,
+				Parallel: 3, TimeScale: 0.25, ruleOptions: ruleOptions{Threshold: 0.5, Decider: "habit", PerCall: 2, PerSession: 9, MaxBytes: flow.DefaultMaxBytes, decider: flow.Habit}, Timeout: 5 * time.Second, JSON: true,
 				World: []string{"hoist-mcp-demo", "--world", "tau2-retail"}}},
 		{"defaults: the proxy's and as recorded", []string{"--flow", "f.json", "--tau2", "a.json,b.json", "--tools", "kinds.json", "--", "world"},
 			replayOptions{Tau2: []string{"a.json", "b.json"}, Tools: "kinds.json", Flow: "f.json", Parallel: DefaultReplayParallel, TimeScale: 1,
-				ruleOptions: ruleOptions{Threshold: flow.DefaultThreshold, Decider: "reach", PerCall: flow.DefaultCaps.PerCall, PerSession: flow.DefaultCaps.PerSession, decider: flow.Reach}, Timeout: procedure.DefaultCallTimeout, World: []string{"world"}}},
+				ruleOptions: ruleOptions{Threshold: flow.DefaultThreshold, PerCall: flow.DefaultCaps.PerCall, PerSession: flow.DefaultCaps.PerSession, MaxBytes: flow.DefaultMaxBytes}, Timeout: procedure.DefaultCallTimeout, World: []string{"world"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := parseCmd(t, newCmdReplay, tc.args...)
@@ -54,7 +54,7 @@ func TestReplayFlagErrors(t *testing.T) {
 		{"tools without tau2", []string{"--flow", "f", "--store", "e.db", "--tools", "k.json", "--", "w"}, "--tools: only with --tau2"},
 		{"no parallel", []string{"--flow", "f", "--store", "e.db", "--parallel", "0", "--", "w"}, "--parallel 0: want at least 1"},
 		{"negative time scale", []string{"--flow", "f", "--store", "e.db", "--time-scale", "-2", "--", "w"}, "--time-scale -2: want 0 or more"},
-		{"bad decider", []string{"--flow", "f", "--store", "e.db", "--decider", "coin", "--", "w"}, `--decider: unknown decider "coin": want reach or habit`},
+		{"bad decider", []string{"--flow", "f", "--store", "e.db", "--decider", "coin", "--", "w"}, `--decider: unknown decider "coin": want arbiter, reach or habit`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &Factory{IO: iostreams.Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}}

@@ -77,7 +77,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"ingest", "--sessions", "logs", "--tools", "k.json"}, "--tools and --tool-schemas go with --tau2"},
 		{[]string{"ingest", "--tau2", "r.json"}, "--tau2 needs --store PATH: the store to load the results into"},
 		{[]string{"audit", "--store", "e.db", "--flow", "f.json", "--threshold", "2"}, "--threshold 2: want 0 to 1"},
-		{[]string{"audit", "--store", "e.db", "--flow", "f.json", "--decider", "oracle"}, `--decider: unknown decider "oracle": want reach or habit`},
+		{[]string{"audit", "--store", "e.db", "--flow", "f.json", "--decider", "oracle"}, `--decider: unknown decider "oracle": want arbiter, reach or habit`},
 		{[]string{"evaluate", "--store", "e.db", "--reps", "5"}, "--reps 5: want 100 to 1000000"},
 		{[]string{"evaluate", "--store", "e.db", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{[]string{"init"}, "no server command: put it after --, for example: hoist init --listen 127.0.0.1:8931 -- npx -y some-mcp-server"},

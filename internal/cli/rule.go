@@ -17,6 +17,7 @@ type ruleOptions struct {
 	Decider    string
 	PerCall    int
 	PerSession int
+	MaxBytes   int
 
 	decider flow.Decider // Decider, checked
 }
@@ -24,11 +25,12 @@ type ruleOptions struct {
 // addRuleFlags adds --threshold and --decider to fl, and with caps also
 // --per-call and --per-session, each with the proxy's default.
 func addRuleFlags(fl *pflag.FlagSet, r *ruleOptions, caps bool) {
-	fl.Float64Var(&r.Threshold, "threshold", flow.DefaultThreshold, "the least P(tool) × P(binding matched) a lookup needs (hoist-mcp's --flow-threshold)")
-	fl.StringVar(&r.Decider, "decider", "reach", "where P(tool) comes from: reach or habit (hoist-mcp's --flow-decider)")
+	fl.Float64Var(&r.Threshold, "threshold", flow.DefaultThreshold, "the least score a lookup needs: the arbiter's P(hit), or P(tool) × P(binding matched) (hoist-mcp's --flow-threshold)")
+	fl.StringVar(&r.Decider, "decider", "", "arbiter, reach or habit (hoist-mcp's --flow-decider; default: the arbiter for a flow that has one, else reach)")
 	if caps {
 		fl.IntVar(&r.PerCall, "per-call", flow.DefaultCaps.PerCall, "at most `N` lookups after one call (hoist-mcp's --flow-per-call)")
 		fl.IntVar(&r.PerSession, "per-session", flow.DefaultCaps.PerSession, "at most `N` lookups in one session (hoist-mcp's --flow-per-session)")
+		fl.IntVar(&r.MaxBytes, "max-bytes", flow.DefaultCaps.MaxBytes, "append at most `BYTES` to one result (hoist-mcp's --flow-max-bytes; 0: no cap)")
 	}
 }
 
@@ -37,8 +39,8 @@ func (r *ruleOptions) check() error {
 	switch {
 	case r.Threshold < 0 || r.Threshold > 1:
 		return &FlagError{fmt.Errorf("--threshold %v: want 0 to 1", r.Threshold)}
-	case r.PerCall < 0 || r.PerSession < 0:
-		return &FlagError{fmt.Errorf("--per-call and --per-session: want 0 or more")}
+	case r.PerCall < 0 || r.PerSession < 0 || r.MaxBytes < 0:
+		return &FlagError{fmt.Errorf("--per-call, --per-session and --max-bytes: want 0 or more")}
 	}
 	d, err := flow.ParseDecider(r.Decider)
 	if err != nil {
@@ -48,12 +50,17 @@ func (r *ruleOptions) check() error {
 	return nil
 }
 
-// rule is the rule the flags name.
-func (r *ruleOptions) rule() flow.Rule {
-	return flow.Rule{Decider: r.decider, Threshold: r.Threshold}
+// rule is the rule the flags name, for flow f: no decider named is f's
+// default (its arbiter, when it has one).
+func (r *ruleOptions) rule(f *flow.Flow) flow.Rule {
+	d := r.decider
+	if d == "" && f != nil {
+		d = f.DefaultDecider()
+	}
+	return flow.Rule{Decider: d, Threshold: r.Threshold}
 }
 
 // caps are the caps the flags name, with the proxy's question cap.
 func (r *ruleOptions) caps() flow.Caps {
-	return flow.Caps{PerCall: r.PerCall, PerSession: r.PerSession, Questions: flow.DefaultCaps.Questions}
+	return flow.Caps{PerCall: r.PerCall, PerSession: r.PerSession, Questions: flow.DefaultCaps.Questions, MaxBytes: r.MaxBytes}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -67,7 +68,11 @@ Flows. --flow FILE serves a flow from hoist learn or hoist compile: when the
 server answers one of the agent's tools/call, the proxy holds the answer,
 makes the read-only lookups the flow predicts (requests of its own, ids
 hoist-<n>, never shown to the host) and hands the answer back with their
-results in one more text item, so the agent can skip those turns. Each
+results in one more text item (at most --flow-max-bytes), so the agent can
+skip those turns. With --context the flow also reads what the customer
+said, to look up the order or reservation they named. A lookup is made
+when its score reaches --flow-threshold, or --detour-cost / --turn-value;
+a flow learned with an arbiter is scored by it. Each
 decision and run is logged to --flow-log (default <session>.flow.jsonl).
 --flow-shadow only decides and logs; --flow-explore explores, for hoist
 evaluate.
@@ -144,6 +149,8 @@ type options struct {
 	flowOpts        proxy.FlowOptions
 	flowExplore     float64
 	questions       int
+	detourCost      float64
+	turnValue       float64
 	tokenFile       string
 	idleMinutes     float64
 	record          string
@@ -207,12 +214,15 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.Float64Var(&opts.idleMinutes, "listen-idle", proxy.DefaultListenIdle.Minutes(), "end a --listen session after `MINUTES` with no request and no open stream")
 	fl.StringVar(&opts.Proxy.Context, "context", "", "read the conversation the host appends to `FILE` ({\"role\",\"content\"} lines; {session} stands for the session) before each tools/call and each decision, and log it with --record")
 	fl.StringVar(&opts.FlowFile, "flow", "", "serve the flow in `FILE` (from hoist learn or hoist compile) after each of the agent's calls")
-	fl.Float64Var(&opts.flowOpts.Rule.Threshold, "flow-threshold", flow.DefaultThreshold, "a lookup needs P(tool) × P(binding matched) of at least `P`")
-	fl.StringVar(&opts.flowDecider, "flow-decider", "", "the `DECIDER` that gives P(tool): reach (the default) or habit")
+	fl.Float64Var(&opts.flowOpts.Rule.Threshold, "flow-threshold", flow.DefaultThreshold, "a lookup needs a score (the arbiter's P(hit), or P(tool) × P(binding matched)) of at least `P`")
+	fl.Float64Var(&opts.detourCost, "detour-cost", flow.DefaultDetourCost, "what a lookup the agent does not use costs (`COST`, tokens or any unit); with --turn-value it sets the threshold, COST/VALUE")
+	fl.Float64Var(&opts.turnValue, "turn-value", flow.DefaultTurnValue, "what a saved LLM turn is worth (`VALUE`, in --detour-cost's unit)")
+	fl.StringVar(&opts.flowDecider, "flow-decider", "", "the `DECIDER`: arbiter (the default for a flow that has one), reach (the default otherwise) or habit")
 	fl.StringSliceVar(&opts.flowTools, "flow-tools", nil, "the only `TOOLS` the flow may call (comma-separated; default: every read tool of the flow)")
 	fl.IntVar(&opts.flowOpts.Caps.PerCall, "flow-per-call", flow.DefaultCaps.PerCall, "at most `N` lookups after one call")
 	fl.IntVar(&opts.flowOpts.Caps.PerSession, "flow-per-session", flow.DefaultCaps.PerSession, "at most `N` lookups in one session")
-	fl.IntVar(&opts.questions, "flow-questions", flow.DefaultCaps.Questions, "at most `N` questions to the System-One model in one session (the reach and habit deciders ask none)")
+	fl.IntVar(&opts.questions, "flow-questions", flow.DefaultCaps.Questions, "at most `N` questions to the System-One model in one session (the arbiter, reach and habit deciders ask none)")
+	fl.IntVar(&opts.flowOpts.Caps.MaxBytes, "flow-max-bytes", flow.DefaultMaxBytes, "append at most `BYTES` of lookups to one result (0: no cap); the flow log says when it bites")
 	fl.StringVar(&opts.flowOpts.Log, "flow-log", "", "append each decision and run to `FILE` (default <session>.flow.jsonl beside the log; {session} stands for the session)")
 	fl.BoolVar(&opts.flowOpts.Shadow, "flow-shadow", false, "decide and log after each call, but look nothing up")
 	fl.Float64Var(&opts.flowExplore, "flow-explore", 0, "with probability `EPSILON`, take another lookup that binds, drawn by the decider's probabilities, and log the policy")
@@ -260,7 +270,7 @@ func runProxy(ctx context.Context, o *options) error {
 // proxy starts (runProxy): a bad file is not a usage mistake.
 func validateFlow(cmd *cobra.Command, o *options) error {
 	if o.FlowFile == "" {
-		for _, name := range []string{"flow-threshold", "flow-decider", "flow-tools", "flow-per-call", "flow-per-session", "flow-questions", "flow-log", "flow-shadow", "flow-explore", "flow-explore-seed", "task-id"} {
+		for _, name := range []string{"flow-threshold", "detour-cost", "turn-value", "flow-decider", "flow-tools", "flow-per-call", "flow-per-session", "flow-questions", "flow-max-bytes", "flow-log", "flow-shadow", "flow-explore", "flow-explore-seed", "task-id"} {
 			if cmd.Flags().Changed(name) {
 				return fmt.Errorf("--%s: needs --flow", name)
 			}
@@ -282,6 +292,13 @@ func validateFlow(cmd *cobra.Command, o *options) error {
 		return errors.New("--flow-explore: must be between 0 and 1")
 	case fo.Caps.PerCall < 0 || fo.Caps.PerSession < 0 || o.questions < 0:
 		return errors.New("--flow-per-call, --flow-per-session and --flow-questions: must be 0 or more")
+	case fo.Caps.MaxBytes < 0:
+		return errors.New("--flow-max-bytes: must be 0 or more")
+	}
+	if t, err := costThreshold(cmd, o); err != nil {
+		return err
+	} else if t >= 0 {
+		fo.Rule.Threshold = t
 	}
 	if cmd.Flags().Changed("flow-tools") {
 		fo.Tools = o.flowTools
@@ -298,6 +315,25 @@ func validateFlow(cmd *cobra.Command, o *options) error {
 	}
 	o.Proxy.Flow = &fo
 	return nil
+}
+
+// costThreshold returns the threshold --detour-cost and --turn-value give,
+// or -1 when neither is set. Both with --flow-threshold is a mistake: two
+// thresholds.
+func costThreshold(cmd *cobra.Command, o *options) (float64, error) {
+	fl := cmd.Flags()
+	if !fl.Changed("detour-cost") && !fl.Changed("turn-value") {
+		return -1, nil
+	}
+	switch {
+	case fl.Changed("flow-threshold"):
+		return 0, errors.New("--flow-threshold: give it, or --detour-cost and --turn-value, not both")
+	case o.detourCost < 0 || math.IsNaN(o.detourCost) || math.IsInf(o.detourCost, 0):
+		return 0, errors.New("--detour-cost: must be 0 or more")
+	case !(o.turnValue > 0) || math.IsInf(o.turnValue, 0):
+		return 0, errors.New("--turn-value: must be more than 0")
+	}
+	return flow.ThresholdOf(o.detourCost, o.turnValue), nil
 }
 
 // httpguts reports whether name is a valid HTTP header name (a token).

@@ -101,11 +101,11 @@ func TestNewCmd(t *testing.T) {
 		{
 			name: "every --flow flag",
 			args: []string{"--flow", "retail.flow.json", "--flow-threshold", "0.5", "--flow-decider", "habit", "--flow-tools", "a,b",
-				"--flow-per-call", "2", "--flow-per-session", "5", "--flow-questions", "7", "--flow-log", "~/flows/{session}.jsonl",
+				"--flow-per-call", "2", "--flow-per-session", "5", "--flow-questions", "7", "--flow-max-bytes", "100", "--flow-log", "~/flows/{session}.jsonl",
 				"--flow-shadow", "--flow-explore", "0.25", "--flow-explore-seed", "9", "--task-id", "t1", "--", "srv"},
 			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
 				Rule:   flow.Rule{Decider: flow.Habit, Threshold: 0.5, Epsilon: 0.25},
-				Caps:   flow.Caps{PerCall: 2, PerSession: 5, Questions: 7},
+				Caps:   flow.Caps{PerCall: 2, PerSession: 5, Questions: 7, MaxBytes: 100},
 				Tools:  []string{"a", "b"},
 				Log:    filepath.Join(home, "flows", "{session}.jsonl"),
 				Shadow: true, Seed: 9, TaskID: "t1",
@@ -118,7 +118,20 @@ func TestNewCmd(t *testing.T) {
 			name: "--flow's defaults",
 			args: []string{"--flow", "retail.flow.json", "--", "srv"},
 			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
-				Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold},
+				// No decider named: the session takes the flow's own (the
+				// arbiter, when it has one).
+				Rule: flow.Rule{Threshold: flow.DefaultThreshold},
+				Caps: flow.DefaultCaps,
+				Seed: 1,
+			}}),
+			flowFile: "retail.flow.json",
+		},
+		{
+			// 150 tokens a detour, 500 a turn: the threshold is their ratio.
+			name: "--detour-cost and --turn-value give the threshold",
+			args: []string{"--flow", "retail.flow.json", "--detour-cost", "150", "--turn-value", "500", "--flow-decider", "arbiter", "--", "srv"},
+			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
+				Rule: flow.Rule{Decider: flow.ArbiterDecider, Threshold: 0.3},
 				Caps: flow.DefaultCaps,
 				Seed: 1,
 			}}),
@@ -128,7 +141,7 @@ func TestNewCmd(t *testing.T) {
 			name: "an empty --flow-tools allows no tool",
 			args: []string{"--flow", "f.json", "--flow-tools=", "--", "srv"},
 			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
-				Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}, Caps: flow.DefaultCaps, Seed: 1, Tools: []string{},
+				Rule: flow.Rule{Threshold: flow.DefaultThreshold}, Caps: flow.DefaultCaps, Seed: 1, Tools: []string{},
 			}}),
 			flowFile: "f.json",
 		},
@@ -175,7 +188,11 @@ func TestFlagErrors(t *testing.T) {
 		{"header without upstream", []string{"--upstream-header", "A=B", "--", "srv"}, "--upstream-header: needs --upstream"},
 		{"header from an unset variable", []string{"--upstream", "http://127.0.0.1:1/mcp", "--upstream-header", "Authorization=NOPE"}, "--upstream-header Authorization=NOPE: environment variable NOPE is not set"},
 		{"flow flag without --flow", []string{"--flow-shadow", "--", "srv"}, "--flow-shadow: needs --flow"},
-		{"unknown decider", []string{"--flow", "f.json", "--flow-decider", "oracle", "--", "srv"}, `--flow-decider: unknown decider "oracle": want reach or habit`},
+		{"unknown decider", []string{"--flow", "f.json", "--flow-decider", "oracle", "--", "srv"}, `--flow-decider: unknown decider "oracle": want arbiter, reach or habit`},
+		{"both thresholds", []string{"--flow", "f.json", "--flow-threshold", "0.2", "--detour-cost", "1", "--", "srv"}, "--flow-threshold: give it, or --detour-cost and --turn-value, not both"},
+		{"no turn value", []string{"--flow", "f.json", "--turn-value", "0", "--", "srv"}, "--turn-value: must be more than 0"},
+		{"negative byte cap", []string{"--flow", "f.json", "--flow-max-bytes", "-1", "--", "srv"}, "--flow-max-bytes: must be 0 or more"},
+		{"cost without --flow", []string{"--detour-cost", "1", "--", "srv"}, "--detour-cost: needs --flow"},
 		{"threshold out of range", []string{"--flow", "f.json", "--flow-threshold", "2", "--", "srv"}, "--flow-threshold: must be between 0 and 1"},
 		{"listen flag without --listen", []string{"--listen-idle", "3", "--", "srv"}, "--listen-token-file and --listen-idle need --listen"},
 		{"unknown shell", []string{"--completion", "tcsh"}, `--completion "tcsh": want bash, zsh, fish, powershell`},

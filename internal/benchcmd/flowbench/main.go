@@ -125,21 +125,28 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 		return nil
 	}
 
-	for _, d := range []flow.Decider{flow.Reach, flow.Habit} {
-		fmt.Fprintf(w, "\nheld-out replay (%d folds by task, %s, threshold %.2f)\tepisodes\ttool turns\tceiling\tsaved\tshare of ceiling\tlookups\tdetours\n", folds, d, threshold)
-		var all replay
-		for _, domain := range []string{"retail", "airline"} {
-			var de []*episode.Episode
-			for _, ep := range eps {
-				if ep.Domain == domain {
-					de = append(de, ep)
-				}
+	for _, conv := range []bool{false, true} {
+		for _, d := range []flow.Decider{flow.Reach, flow.Habit, flow.ArbiterDecider} {
+			with := "without the conversation"
+			if conv {
+				with = "with the conversation"
 			}
-			r := heldOut(de, domain, folds, flow.Rule{Decider: d, Threshold: threshold})
-			all.add(r)
-			r.print(w, domain)
+			fmt.Fprintf(w, "\nheld-out replay (%d folds by task, %s, threshold %.2f, %s)\t%s\n", folds, d, threshold, with, replayHeader)
+			var all replay
+			for _, domain := range []string{"retail", "airline"} {
+				var de []*episode.Episode
+				for _, ep := range eps {
+					if ep.Domain == domain {
+						de = append(de, ep)
+					}
+				}
+				r := heldOut(de, domain, folds, flow.Rule{Decider: d, Threshold: threshold}, conv)
+				all.add(r)
+				r.print(w, domain)
+			}
+			all.print(w, "both")
+			w.Flush()
 		}
-		all.print(w, "both")
 	}
 	fmt.Fprintf(w, "\nload at end\t%s\n", loadavg())
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -13,20 +14,28 @@ import (
 // replay sums what serving a flow would have done over episodes.
 type replay struct {
 	episodes  int
-	toolTurns int // LLM turns that call tools
-	ceiling   int // of them, turns of only read calls whose arguments were all in earlier results
-	saved     int // of them, turns whose every call the flow had already looked up
-	lookups   int // lookups the flow made
-	detours   int // of them, lookups the agent never made
+	toolTurns int    // LLM turns that call tools
+	ceiling   [3]int // of them, turns of only reads whose arguments were all in earlier results; or constants; or said
+	saved     int    // of them, turns whose every call the flow had already looked up
+	lookups   int    // lookups the flow made
+	detours   int    // of them, lookups the agent never made
+	bytes     int    // what the hits appended
+	ps        []float64
+	hits      []bool // the decider's offers and whether each hit, for its ECE
 }
 
 func (r *replay) add(o replay) {
 	r.episodes += o.episodes
 	r.toolTurns += o.toolTurns
-	r.ceiling += o.ceiling
+	for i := range r.ceiling {
+		r.ceiling[i] += o.ceiling[i]
+	}
 	r.saved += o.saved
 	r.lookups += o.lookups
 	r.detours += o.detours
+	r.bytes += o.bytes
+	r.ps = append(r.ps, o.ps...)
+	r.hits = append(r.hits, o.hits...)
 }
 
 func pct(a, b int) string {
@@ -36,25 +45,63 @@ func pct(a, b int) string {
 	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 }
 
-func (r replay) print(w io.Writer, name string) {
-	fmt.Fprintf(w, "  %s\t%d\t%d\t%d (%s)\t%d (%s)\t%s\t%d\t%d (%s)\n", name, r.episodes, r.toolTurns,
-		r.ceiling, pct(r.ceiling, r.toolTurns), r.saved, pct(r.saved, r.toolTurns), pct(r.saved, r.ceiling),
-		r.lookups, r.detours, pct(r.detours, r.lookups))
+func per(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(a)/float64(b))
 }
 
-// heldOut learns one flow from eps with folds by task, and replays each
-// episode served with its own task's fold left out.
-func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule) replay {
+const replayHeader = "episodes\ttool turns\tceiling: results\t+ constants\t+ conversation\tsaved\tshare of results ceiling\tprecision\tECE\tlookups / saved turn\tbytes / saved turn"
+
+func (r replay) print(w io.Writer, name string) {
+	_, ece := flow.Reliability(r.ps, r.hits)
+	fmt.Fprintf(w, "  %s\t%d\t%d\t%s\t%s\t%s\t%d (%s)\t%s\t%s\t%.3f\t%s\t%s\n", name, r.episodes, r.toolTurns,
+		pct(r.ceiling[0], r.toolTurns), pct(r.ceiling[1], r.toolTurns), pct(r.ceiling[2], r.toolTurns),
+		r.saved, pct(r.saved, r.toolTurns), pct(r.saved, r.ceiling[0]), pct(r.lookups-r.detours, r.lookups), ece,
+		per(r.lookups, r.saved), per(r.bytes, r.saved))
+}
+
+// heldOut learns one flow from eps with folds by task (and, for the
+// arbiter decider, fits its arbiter, as hoist learn does), and replays
+// each episode served with its own task's fold left out. Without the
+// conversation, the episodes' messages are left out of both.
+func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, conversation bool) replay {
+	if !conversation {
+		eps = withoutMessages(eps)
+	}
 	l := learn.New(learn.Options{Domain: domain, Folds: folds})
 	for _, ep := range eps {
 		l.Add(ep)
 	}
 	f := l.Flow()
+	if rule.Decider == flow.ArbiterDecider {
+		if err := learn.FitArbiter(context.Background(), sliceSource{eps, 1}, episode.Filter{}, f); err != nil || f.Arbiter == nil {
+			return replay{}
+		}
+	}
 	var r replay
 	for _, ep := range eps {
 		r.add(replayEpisode(f, ep, rule))
 	}
 	return r
+}
+
+// withoutMessages returns copies of the episodes without their
+// conversation.
+func withoutMessages(eps []*episode.Episode) []*episode.Episode {
+	out := make([]*episode.Episode, len(eps))
+	for i, ep := range eps {
+		c := *ep
+		c.Events = nil
+		for _, ev := range ep.Events {
+			if ev.Type != episode.EventMessage {
+				c.Events = append(c.Events, ev)
+			}
+		}
+		out[i] = &c
+	}
+	return out
 }
 
 // replayEpisode serves f along one recorded episode, offline, through
@@ -64,7 +111,11 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule) r
 // it never made is a detour. A turn is saved when every call in it was
 // looked up since the last write.
 func replayEpisode(f *flow.Flow, ep *episode.Episode, rule flow.Rule) replay {
-	opt := audit.Options{Rule: rule}
+	var r replay
+	opt := audit.Options{Rule: rule, Caps: flow.DefaultCaps, Offer: func(o *flow.Offer, hit bool) {
+		r.ps = append(r.ps, o.Score(rule.Decider))
+		r.hits = append(r.hits, hit)
+	}}
 	if misses != nil {
 		opt.Missed = func(ep *episode.Episode, c *episode.Call) {
 			misses[ep.Domain+" "+c.Tool+" "+string(c.Args)]++
@@ -76,8 +127,10 @@ func replayEpisode(f *flow.Flow, ep *episode.Episode, rule flow.Rule) replay {
 	}
 	// The total's saved and ceiling turns are whole turns (a row's may be
 	// shares of one).
-	return replay{episodes: 1, toolTurns: a.Turns, ceiling: int(a.Total.Ceiling), saved: int(a.Total.Saved),
-		lookups: a.Total.Lookups, detours: a.Total.Detours}
+	r.episodes, r.toolTurns, r.saved = 1, a.Turns, int(a.Total.Saved)
+	r.ceiling = [3]int{int(a.Total.Ceiling), int(a.Total.CeilingConst), int(a.Total.CeilingSaid)}
+	r.lookups, r.detours, r.bytes = a.Total.Lookups, a.Total.Detours, a.Total.Bytes
+	return r
 }
 
 // misses counts, with -v, the calls of ceiling turns the flow did not look up.

@@ -1,0 +1,189 @@
+package learn
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
+)
+
+// arbiterL2 is the ridge penalty of the arbiter's fit, in offers: enough
+// to keep a weight finite when a feature separates its few offers
+// perfectly, too little to move a weight that many offers fit.
+const arbiterL2 = 1.0
+
+// arbiterRound is how many decimals the arbiter's weights keep in a flow
+// file: far below what moves a probability, and the file stays readable.
+const arbiterRound = 1e6
+
+// offerRow is one offer of the replay: its inputs, whether it hit, and the
+// fold of its episode's task.
+type offerRow struct {
+	x    []float64
+	hit  bool
+	fold int
+}
+
+// FitArbiter fits f's arbiter on the episodes of src the filter selects:
+// each is replayed with flow.ReplayEpisode (served the counts of the folds
+// that do not hold its task, so every offer's inputs are held out), and
+// every offer scored is labelled by whether the agent made that call
+// itself before its next write. A logistic regression of the label on the
+// offer's inputs (flow.ArbiterFeatures) is fitted on all offers (Weights)
+// and, for each fold, on the other folds' offers (Folds), which serve that
+// fold; the fit's ECE and log loss are out of fold. A flow of one fold, or
+// one whose replay scores no offer, gets no arbiter.
+func FitArbiter(ctx context.Context, src episode.Source, filter episode.Filter, f *flow.Flow) error {
+	f.Arbiter = nil
+	if f.Folds < 2 {
+		return nil
+	}
+	var rows []offerRow
+	feats := flow.ArbiterFeatures
+	var once flow.OfferOnce
+	var fold int
+	opt := flow.ReplayOptions{
+		Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold},
+		Caps: flow.DefaultCaps,
+		Decision: func(d *flow.Decision, hit []bool) {
+			once.Each(d, hit, func(o *flow.Offer, hit bool) {
+				rows = append(rows, offerRow{x: flow.InputsOf(o).Vector(feats, nil), hit: hit, fold: fold})
+			})
+		},
+	}
+	err := src.Episodes(ctx, filter, func(ep *episode.Episode) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		fold = flow.FoldOf(flow.TaskKey(ep), f.Folds)
+		flow.ReplayEpisode(f, ep, opt)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading episodes: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	a := &flow.Arbiter{Features: feats, Weights: fitLogistic(rows, -1, len(feats))}
+	for k := 0; k < f.Folds; k++ {
+		a.Folds = append(a.Folds, fitLogistic(rows, k, len(feats)))
+	}
+	// Out of fold: each offer predicted by the weights fitted without it.
+	ps := make([]float64, len(rows))
+	hits := make([]bool, len(rows))
+	loss := 0.0
+	for i, r := range rows {
+		p := sigmoidDot(a.Folds[r.fold], r.x)
+		ps[i], hits[i] = p, r.hit
+		q := min(max(p, 1e-12), 1-1e-12)
+		if r.hit {
+			loss -= math.Log(q)
+			a.Fit.Hits++
+		} else {
+			loss -= math.Log(1 - q)
+		}
+	}
+	_, ece := flow.Reliability(ps, hits)
+	a.Fit.Offers = len(rows)
+	a.Fit.ECE = math.Round(ece*arbiterRound) / arbiterRound
+	a.Fit.LogLoss = math.Round(loss/float64(len(rows))*arbiterRound) / arbiterRound
+	f.Arbiter = a
+	return f.Validate()
+}
+
+func sigmoidDot(w, x []float64) float64 {
+	z := 0.0
+	for i := range x {
+		z += w[i] * x[i]
+	}
+	return flow.Sigmoid(z)
+}
+
+// fitLogistic fits a ridge logistic regression by Newton's method on the
+// rows not of fold skip (all of them when skip < 0), and returns the
+// weights, rounded.
+func fitLogistic(rows []offerRow, skip, d int) []float64 {
+	w := make([]float64, d)
+	g := make([]float64, d)
+	h := make([][]float64, d)
+	for i := range h {
+		h[i] = make([]float64, d+1)
+	}
+	for iter := 0; iter < 50; iter++ {
+		for i := range g {
+			g[i] = arbiterL2 * w[i]
+			clear(h[i])
+			h[i][i] = arbiterL2
+		}
+		for _, r := range rows {
+			if r.fold == skip {
+				continue
+			}
+			p := sigmoidDot(w, r.x)
+			y := 0.0
+			if r.hit {
+				y = 1
+			}
+			s := p * (1 - p)
+			for i, xi := range r.x {
+				if xi == 0 {
+					continue
+				}
+				g[i] += (p - y) * xi
+				for j, xj := range r.x {
+					h[i][j] += s * xi * xj
+				}
+			}
+		}
+		for i := range g {
+			h[i][d] = g[i]
+		}
+		step := solve(h)
+		moved := 0.0
+		for i := range w {
+			w[i] -= step[i]
+			moved = max(moved, math.Abs(step[i]))
+		}
+		if moved < 1e-9 {
+			break
+		}
+	}
+	for i := range w {
+		w[i] = math.Round(w[i]*arbiterRound) / arbiterRound
+	}
+	return w
+}
+
+// solve solves the augmented system m (d rows of d+1) by Gaussian
+// elimination with partial pivoting; m is overwritten. The ridge makes it
+// positive definite, so a pivot is never 0.
+func solve(m [][]float64) []float64 {
+	d := len(m)
+	for c := 0; c < d; c++ {
+		p := c
+		for r := c + 1; r < d; r++ {
+			if math.Abs(m[r][c]) > math.Abs(m[p][c]) {
+				p = r
+			}
+		}
+		m[c], m[p] = m[p], m[c]
+		for r := c + 1; r < d; r++ {
+			k := m[r][c] / m[c][c]
+			for j := c; j <= d; j++ {
+				m[r][j] -= k * m[c][j]
+			}
+		}
+	}
+	x := make([]float64, d)
+	for r := d - 1; r >= 0; r-- {
+		s := m[r][d]
+		for j := r + 1; j < d; j++ {
+			s -= m[r][j] * x[j]
+		}
+		x[r] = s / m[r][r]
+	}
+	return x
+}
