@@ -56,7 +56,7 @@ var rules = Rules{
 		// the proxy, internal/mcpcli the proxy but no toolkit.
 		"internal/cli": {"audit", "drift", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "redact", "store",
 			"internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
-		"internal/mcpcli":     {"flow", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
+		"internal/mcpcli":     {"flow", "guards", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams"},
 		"internal/cmdutil":    {"internal/buildinfo"},
