@@ -271,3 +271,23 @@ func hasMembers(obj []byte) bool {
 	}
 	return false
 }
+
+// ReadCommitResult reads the steps of hoist_commit's answer from its
+// structuredContent, as AppendCommitResult wrote them; nil when it holds
+// none (an answer that made no call, or not hoist_commit's).
+func ReadCommitResult(structured []byte) []CommitStep {
+	list, ok := jsontext.Lookup(structured, "calls")
+	if !ok || jsontext.Kind(list) != '[' {
+		return nil
+	}
+	var steps []CommitStep
+	for el := range jsontext.Elements(list) {
+		var s CommitStep
+		read(el, member{"name", &s.Name}, member{"arguments", &s.Args}, member{"status", &s.Status}, member{"text", &s.Text})
+		if s.Name == "" || s.Status == "" {
+			continue
+		}
+		steps = append(steps, s)
+	}
+	return steps
+}

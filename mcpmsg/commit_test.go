@@ -131,6 +131,12 @@ func TestAppendCommitResult(t *testing.T) {
 	if diff := cmp.Diff(steps, sc.Calls); diff != "" {
 		t.Errorf("structuredContent (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(steps, ReadCommitResult(res.Structured)); diff != "" {
+		t.Errorf("ReadCommitResult (-want +got):\n%s", diff)
+	}
+	if got := ReadCommitResult([]byte(`{"content":[]}`)); got != nil {
+		t.Errorf("ReadCommitResult of another result: %+v", got)
+	}
 	all := AppendCommitResult(nil, json.RawMessage(`8`), steps[:1])
 	if r := ReadResult(jsonrpc.Classify(all).Result); r.IsError || !strings.HasPrefix(r.Text(), "hoist_commit made all 1 call(s).") {
 		t.Errorf("a commit that made every call: error %v, text %q", r.IsError, r.Text())

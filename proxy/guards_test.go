@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/internal/testbin"
 )
 
@@ -415,6 +417,37 @@ func TestCommitStdio(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{`5 "hoist-commit-1"`, `5 "hoist-commit-2"`, `6 "hoist-commit-3"`, `7 "hoist-commit-5"`}, commits); diff != "" {
 		t.Errorf("the guards log's checks of commit calls (-want +got):\n%s", diff)
+	}
+
+	// The episode of this log: each hoist_commit's calls are the agent's,
+	// in a hoist_commit's turn (the unit test in episode tells them
+	// apart), the refused one with its refusal.
+	ep, err := episode.ReadLog(strings.TrimSuffix(guardsLogs[0], ".guards.jsonl")+".jsonl", episode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitTurns := map[int]bool{}
+	for _, c := range ep.Calls() {
+		if c.Tool == "hoist_commit" {
+			commitTurns[c.Turn] = true
+		}
+	}
+	var calls []string
+	for _, c := range ep.Calls() {
+		if c.Tool == "hoist_commit" || c.By != episode.Agent || c.ID == "3" || c.ID == "4" {
+			continue
+		}
+		calls = append(calls, fmt.Sprintf("%s %s error:%v commit's turn:%v", c.ID, c.Tool, c.Result != nil && c.Result.IsError, commitTurns[c.Turn]))
+	}
+	want := []string{
+		`"hoist-commit-1" modify_pending_order_payment error:false commit's turn:true`,
+		" cancel_pending_order error:true commit's turn:true",
+		`"hoist-commit-3" cancel_pending_order error:false commit's turn:true`,
+		`"hoist-commit-4" get_order_details error:false commit's turn:true`,
+		`"hoist-commit-5" modify_pending_order_payment error:true commit's turn:true`,
+	}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("the episode's calls by the agent (-want +got):\n%s", diff)
 	}
 }
 
