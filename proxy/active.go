@@ -107,6 +107,10 @@ type active struct {
 	// nil when off.
 	gd     *guardsState
 	commit *commitState
+	// rewrites are the ids of the host's initialize, server/discover and
+	// tools/list requests with --commit, whose answers the owner rewrites:
+	// stored by the host's reader, taken by the server's (needsNoVerdict).
+	rewrites sync.Map
 }
 
 // hostEvent is a request the host sent, seen before it is forwarded.
@@ -123,7 +127,7 @@ type hostEvent struct {
 type serverEvent struct {
 	m     jsonrpc.Message
 	line  []byte    // the whole line, terminator included
-	taken chan bool // the verdict: true when the owner took the line over
+	taken chan bool // the verdict: true when the owner took the line over; nil when none is awaited
 }
 
 // endEvent says the server's output has ended.
@@ -225,6 +229,10 @@ func (a *active) fromServer(line []byte) bool {
 	if m.Kind != jsonrpc.Response || !m.HasID() {
 		return false
 	}
+	if a.needsNoVerdict(m) {
+		a.send(serverEvent{m: m, line: line}) // the guards learn from it, in order
+		return false
+	}
 	ev := serverEvent{m: m, line: line, taken: make(chan bool, 1)}
 	return a.ask(ev, ev.taken, mcpmsg.IsProxyID(m.ID)) // when the flow is over, its own answers still never reach the host
 }
@@ -323,10 +331,12 @@ func (a *active) handle(ev any) {
 		a.onHost(ev)
 	case serverEvent:
 		taken := a.onServer(ev)
-		ev.taken <- taken
+		if ev.taken != nil {
+			ev.taken <- taken
+		}
 		a.shown(ev, taken)
 	case holdEvent:
-		ev.taken <- a.onHold(ev)
+		a.onHold(ev)
 	case endEvent:
 		a.gone = true
 		a.finish()

@@ -118,6 +118,23 @@ func (a *active) guardsLogPath() string {
 	return a.gd.log.Path()
 }
 
+// needsNoVerdict reports whether the server's response m may go on to the
+// host before the owner has seen it: without a flow, only hoist_commit's
+// answers and, with --commit, the answers to initialize and tools/list
+// (which it rewrites) are the owner's to decide. The others are handed to
+// the owner without waiting, before they are forwarded, so the guards learn
+// from each before any call the host makes after reading it.
+func (a *active) needsNoVerdict(m jsonrpc.Message) bool {
+	if a.opts.Flow != nil || !a.holdsHost() || mcpmsg.IsProxyID(m.ID) {
+		return false
+	}
+	if a.commit == nil {
+		return true
+	}
+	_, rewrite := a.rewrites.LoadAndDelete(string(m.ID))
+	return !rewrite
+}
+
 // holdsHost reports whether the host's lines must reach the proxy whole,
 // before they are forwarded: with --guards or --commit it answers some of
 // them itself. Without either, the host's bytes are relayed as they always
@@ -138,6 +155,9 @@ func (a *active) hostLine(line []byte) (taken bool) {
 	if !ok {
 		return false
 	}
+	if a.commit != nil && ev.method != mcpmsg.MethodToolsCall {
+		a.rewrites.Store(ev.id, true) // hoist_commit's sentence or tool goes in its answer
+	}
 	if ev.method != mcpmsg.MethodToolsCall || !a.holds(ev.call.Name) {
 		a.send(ev)
 		return false
@@ -151,10 +171,12 @@ func (a *active) holds(tool string) bool {
 	return a.commit != nil && tool == mcpmsg.CommitTool || a.gd != nil && a.gd.writes[tool]
 }
 
-// onHold decides on a held call: hoist_commit is the proxy's to run; a
-// write an enforced rule refuses is answered with the refusal; any other
-// goes on to the server, and the owner learns of it as of every call.
-func (a *active) onHold(ev holdEvent) (taken bool) {
+// onHold decides on a held call, and gives the transport its verdict on
+// ev.taken: hoist_commit is the proxy's to run; a write an enforced rule
+// refuses is answered with the refusal; any other goes on to the server,
+// and the owner learns of it as of every call. The verdict goes out before
+// the guards log is written, which the write need not wait for.
+func (a *active) onHold(ev holdEvent) {
 	h := ev.host
 	if mcpmsg.IsModern(h.version) {
 		a.version = h.version
@@ -162,27 +184,40 @@ func (a *active) onHold(ev holdEvent) (taken bool) {
 	if h.call.Name == mcpmsg.CommitTool {
 		if a.commit != nil && !a.commit.listed {
 			a.startCommit(h)
-			return true
+			ev.taken <- true
+			return
 		}
 		if a.gd == nil || !a.gd.writes[h.call.Name] {
 			a.onHost(h) // the server's own hoist_commit
-			return false
+			ev.taken <- false
+			return
 		}
 	}
-	c := a.check(json.RawMessage(h.id), nil, h.call)
+	id := json.RawMessage(h.id)
+	c, took := a.judge(h.call)
 	if c.Refused != nil {
-		a.answer(mcpmsg.AppendToolResult(nil, json.RawMessage(h.id), c.Refusal(), true, nil))
-		return true
+		a.answer(mcpmsg.AppendToolResult(nil, id, c.Refusal(), true, nil))
+		ev.taken <- true
+	} else {
+		ev.taken <- false
+		a.gd.s.Sent(h.call.Name, h.call.Args)
+		a.onHost(h)
 	}
-	a.gd.s.Sent(h.call.Name, h.call.Args)
-	a.onHost(h)
-	return false
+	a.logCheck(id, nil, h.call, c, took)
 }
 
-// check asks the guards about a call, with the conversation up to now, and
-// logs their verdicts: id is the call's, commit the hoist_commit it was
-// made for (nil for the agent's own).
+// check asks the guards about a call and logs their verdicts: id is the
+// call's, commit the hoist_commit it was made for (nil for the agent's
+// own).
 func (a *active) check(id, commit json.RawMessage, call mcpmsg.Call) guards.Check {
+	c, took := a.judge(call)
+	a.logCheck(id, commit, call, c, took)
+	return c
+}
+
+// judge returns the guards' verdicts on a call, with the conversation up
+// to now, and how long they took.
+func (a *active) judge(call mcpmsg.Call) (guards.Check, time.Duration) {
 	g := a.gd
 	start := time.Now()
 	if g.context != nil {
@@ -196,7 +231,13 @@ func (a *active) check(id, commit json.RawMessage, call mcpmsg.Call) guards.Chec
 	// The confirmation judge will be asked here (--confirm-judge), from
 	// c.Confirmation, before the verdict is final; until it is wired, the
 	// word list's verdict is only logged.
-	took := time.Since(start)
+	return c, time.Since(start)
+}
+
+// logCheck writes a write's verdicts to the guards log, and says so when a
+// rule refused it.
+func (a *active) logCheck(id, commit json.RawMessage, call mcpmsg.Call, c guards.Check, took time.Duration) {
+	g := a.gd
 	if g.log != nil && c.Write {
 		line := mcplog.GuardsCheck{Type: mcplog.TypeCheck, ID: id, Commit: commit, Tool: call.Name, Args: call.Args, CheckUS: took.Microseconds()}
 		if len(line.Args) == 0 {
@@ -220,7 +261,6 @@ func (a *active) check(id, commit json.RawMessage, call mcpmsg.Call) guards.Chec
 	if c.Refused != nil {
 		a.say("guards: refused %s (policy check %s)", call.Name, c.Refused.Rule)
 	}
-	return c
 }
 
 // answer sends the host a line of the proxy's own (without terminator),

@@ -131,7 +131,7 @@ func TestNewCmd(t *testing.T) {
 				"--guards-log", "~/guards/{session}.jsonl", "--commit", "--", "srv"},
 			proxy: defaults(proxy.Options{Command: []string{"srv"}, Domain: "retail", Commit: true, Guards: &proxy.GuardsOptions{
 				Domain: "retail", Modes: map[string]guards.Mode{"retail.confirmed": guards.Enforce, "retail.one_user": guards.Off},
-				Log:    filepath.Join(home, "guards", "{session}.jsonl"),
+				Log: filepath.Join(home, "guards", "{session}.jsonl"),
 			}}),
 		},
 		{
