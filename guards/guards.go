@@ -153,6 +153,11 @@ type Rule struct {
 	Facts []string
 	// Default is the rule's mode unless configured otherwise.
 	Default Mode
+	// LogOnly is true for a rule hoist-mcp never enforces (the confirmation
+	// rules' word list, which cannot tell a confirmation from a request;
+	// manual, --confirm-judge). hoist guards may still count what it would
+	// refuse as if enforced.
+	LogOnly bool
 
 	check func(s *Session, c *call) Verdict
 }

@@ -82,7 +82,9 @@ not an accepted reason (policy check retail.cancel_reason)". A rule that
 lacks a fact it needs (a record the session never showed the agent, the
 conversation without --context) lets the write through. Each rule is
 enforced or only logged by default; --guard RULE=enforce|log|off changes
-one. Every write's verdicts go to --guards-log (default
+one, but the confirmation rules (retail.confirmed, airline.confirmed), a
+word list that cannot tell a confirmation from a request, only ever log.
+Every write's verdicts go to --guards-log (default
 <session>.guards.jsonl beside the log); hoist guards runs the same rules
 over recorded sessions and τ²-bench results, to choose which to enforce.
 --commit adds hoist_commit to the server's tools: it takes {"calls":
@@ -445,6 +447,11 @@ func validateGuards(cmd *cobra.Command, o *options) error {
 	modes, err := guards.ParseModes(o.guardModes)
 	if err != nil {
 		return fmt.Errorf("--guard %w", err)
+	}
+	for id, m := range modes {
+		if r, _ := guards.FindRule(id); m == guards.Enforce && r.LogOnly {
+			return fmt.Errorf("--guard %s=enforce: %s is only logged, since its word list cannot tell a confirmation from a request (hoist guards can count what it would refuse)", id, id)
+		}
 	}
 	g := &proxy.GuardsOptions{Domain: o.Proxy.Domain, Modes: modes}
 	if err := guards.CheckModes(g.Domain, g.Modes); err != nil {

@@ -127,10 +127,10 @@ func TestNewCmd(t *testing.T) {
 		},
 		{
 			name: "--guards with its modes and log, and --commit",
-			args: []string{"--domain", "retail", "--guards", "--guard", "retail.confirmed=enforce", "--guard", "retail.one_user=off",
+			args: []string{"--domain", "retail", "--guards", "--guard", "retail.confirmed=off", "--guard", "retail.one_user=log",
 				"--guards-log", "~/guards/{session}.jsonl", "--commit", "--", "srv"},
 			proxy: defaults(proxy.Options{Command: []string{"srv"}, Domain: "retail", Commit: true, Guards: &proxy.GuardsOptions{
-				Domain: "retail", Modes: map[string]guards.Mode{"retail.confirmed": guards.Enforce, "retail.one_user": guards.Off},
+				Domain: "retail", Modes: map[string]guards.Mode{"retail.confirmed": guards.Off, "retail.one_user": guards.Log},
 				Log: filepath.Join(home, "guards", "{session}.jsonl"),
 			}}),
 		},
@@ -198,6 +198,7 @@ func TestFlagErrors(t *testing.T) {
 		{"a guard flag without --guards", []string{"--guard", "retail.confirmed=log", "--", "srv"}, "--guard: needs --guards"},
 		{"an unknown rule", []string{"--domain", "retail", "--guards", "--guard", "retail.nope=log", "--", "srv"}, "--guard retail.nope=log: no rule retail.nope (docs/guards.md lists them)"},
 		{"a rule of another domain", []string{"--domain", "retail", "--guards", "--guard", "airline.cabin=log", "--", "srv"}, "--guard: no rule airline.cabin in domain retail: the rules are retail.cancel_reason, retail.order_status, retail.once_per_order, retail.same_product, retail.payment_method, retail.gift_card_balance, retail.refund_destination, retail.one_user, retail.confirmed"},
+		{"the word list enforced", []string{"--domain", "airline", "--guards", "--guard", "airline.confirmed=enforce", "--", "srv"}, "--guard airline.confirmed=enforce: airline.confirmed is only logged, since its word list cannot tell a confirmation from a request (hoist guards can count what it would refuse)"},
 		{"an unknown mode", []string{"--domain", "retail", "--guards", "--guard", "retail.confirmed=maybe", "--", "srv"}, `--guard retail.confirmed=maybe: mode "maybe": want enforce, log or off`},
 		{"unknown shell", []string{"--completion", "tcsh"}, `--completion "tcsh": want bash, zsh, fish, powershell`},
 	} {
