@@ -330,6 +330,11 @@ func checkCommitSession(t *testing.T, initAnswer, listAnswer string, do func(lin
 
 	do(toolCall(3, "find_user_id_by_email", `{"email":"c7@example.com"}`))
 	do(toolCall(4, "get_order_details", `{"order_id":"#W7b"}`))
+	// A write of the agent's own that an enforced rule refuses.
+	if r := readResult(t, do(toolCall(9, "cancel_pending_order", `{"order_id":"#W7b","reason":"found it cheaper"}`))); !r.Result.IsError ||
+		r.text() != "Refused by the policy check, so cancel_pending_order was not run and nothing changed: 'found it cheaper' is not an accepted reason (policy check retail.cancel_reason)" {
+		t.Errorf("the agent's own refused write: %+v", r)
+	}
 	// The first call is made, the second refused, the third not run.
 	r := readResult(t, do(commitCall(5,
 		inner("modify_pending_order_payment", `{"order_id":"#W7b","payment_method_id":"paypal_1000007"}`),
@@ -411,11 +416,11 @@ func TestCommitStdio(t *testing.T) {
 	if len(guardsLogs) != 1 {
 		t.Fatalf("guards logs %v", guardsLogs)
 	}
-	var commits []string
+	var commits []string // "<hoist_commit id> <call id>"
 	for _, c := range readGuardsLog(t, guardsLogs[0]) {
 		commits = append(commits, string(c.Commit)+" "+string(c.ID))
 	}
-	if diff := cmp.Diff([]string{`5 "hoist-commit-1"`, `5 "hoist-commit-2"`, `6 "hoist-commit-3"`, `7 "hoist-commit-5"`}, commits); diff != "" {
+	if diff := cmp.Diff([]string{" 9", `5 "hoist-commit-1"`, `5 "hoist-commit-2"`, `6 "hoist-commit-3"`, `7 "hoist-commit-5"`}, commits); diff != "" {
 		t.Errorf("the guards log's checks of commit calls (-want +got):\n%s", diff)
 	}
 
@@ -440,6 +445,7 @@ func TestCommitStdio(t *testing.T) {
 		calls = append(calls, fmt.Sprintf("%s %s error:%v commit's turn:%v", c.ID, c.Tool, c.Result != nil && c.Result.IsError, commitTurns[c.Turn]))
 	}
 	want := []string{
+		"9 cancel_pending_order error:true commit's turn:false",
 		`"hoist-commit-1" modify_pending_order_payment error:false commit's turn:true`,
 		" cancel_pending_order error:true commit's turn:true",
 		`"hoist-commit-3" cancel_pending_order error:false commit's turn:true`,
