@@ -52,12 +52,9 @@ func startClient(name string, argv []string) (*rpcClient, error) {
 // trips.
 const lookupParams = `{"name":"lookup","arguments":{"text":"hello"}}`
 
-// call makes one tools/call of the demo's lookup and returns its round
-// trip: from before the request is written until its response is read.
-func (c *rpcClient) call() (time.Duration, error) { return c.callWith(lookupParams) }
-
 // callWith makes one tools/call with params (JSON) and returns its round
-// trip. The answer must be a result, error or not.
+// trip: from before the request is written until its response is read. The
+// answer must be a result, error or not.
 func (c *rpcClient) callWith(params string) (time.Duration, error) {
 	c.id++
 	c.buf = append(c.buf[:0], `{"jsonrpc":"2.0","id":`...)
