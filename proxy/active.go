@@ -337,6 +337,8 @@ func (a *active) handle(ev any) {
 		a.shown(ev, taken)
 	case holdEvent:
 		a.onHold(ev)
+	case batchEvent:
+		a.onBatch(ev)
 	case endEvent:
 		a.gone = true
 		a.finish()

@@ -151,7 +151,15 @@ func (a *active) hostLine(line []byte) (taken bool) {
 		a.fromHost(line)
 		return false
 	}
-	ev, ok := hostEventOf(jsonrpc.Classify(line))
+	m := jsonrpc.Classify(line)
+	if m.Kind == jsonrpc.Batch {
+		return a.hostBatch(line)
+	}
+	if a.heldNotification(m) {
+		a.say("dropped a tools/call notification of %s: a write is checked only as a request, which has an answer", mcpmsg.ReadCall(m.Params).Name)
+		return true
+	}
+	ev, ok := hostEventOf(m)
 	if !ok {
 		return false
 	}
@@ -164,6 +172,13 @@ func (a *active) hostLine(line []byte) (taken bool) {
 	}
 	h := holdEvent{host: ev, taken: make(chan bool, 1)}
 	return a.ask(h, h.taken, false) // when the session is over, nothing checks any more
+}
+
+// heldNotification reports whether m is a tools/call sent as a
+// notification, without an id, of a tool the proxy holds: it could be
+// neither refused nor answered, so it is never forwarded.
+func (a *active) heldNotification(m jsonrpc.Message) bool {
+	return m.Kind == jsonrpc.Notification && m.Method == mcpmsg.MethodToolsCall && a.holds(mcpmsg.ReadCall(m.Params).Name)
 }
 
 // holds reports whether a call of tool waits for the owner's verdict.

@@ -588,3 +588,56 @@ func TestGuardsBytesExact(t *testing.T) {
 		t.Errorf("the host got back %d bytes that differ from the %d sent (first difference at %d)", len(back), len(corpus), firstDiff(back, corpus))
 	}
 }
+
+// TestGuardsBatch: a batch (MCP 2025-03-26) cannot carry a write past the
+// guards. One with a refused write, or with hoist_commit, reaches the server
+// not at all, and the proxy answers it with a batch of its own; one whose
+// writes are all allowed goes on byte for byte; a write sent as a
+// notification, which could be neither refused nor answered, is dropped.
+// The server's side (a tee of what it read) proves what reached it.
+func TestGuardsBatch(t *testing.T) {
+	tee := filepath.Join(t.TempDir(), "server-received")
+	cmd, env := fake("echo", "HOIST_FAKE_TEE="+tee)
+	p := startProxy(t, env, append([]string{"--domain", "retail", "--guards", "--commit", "--"}, cmd...)...)
+	refusedBatch := `[` + strings.TrimSpace(toolCall(10, "cancel_pending_order", `{"order_id":"#W7a","reason":"found it cheaper"}`)) + `,` +
+		strings.TrimSpace(toolCall(11, "get_order_details", `{"order_id":"#W7a"}`)) + `,{"jsonrpc":"2.0","method":"notifications/progress","params":{}}]` + "\n"
+	p.send(refusedBatch)
+	var answers []result
+	if err := json.Unmarshal([]byte(p.readLine()), &answers); err != nil || len(answers) != 2 {
+		t.Fatalf("the refused batch's answer: %v, %d answers", err, len(answers))
+	}
+	if a := answers[0]; string(a.ID) != "10" || !a.Result.IsError || !strings.HasSuffix(a.text(), "'found it cheaper' is not an accepted reason (policy check retail.cancel_reason)") {
+		t.Errorf("the refused write's answer: %+v", a)
+	}
+	if a := answers[1]; string(a.ID) != "11" || !a.Result.IsError || !strings.HasPrefix(a.text(), "Not run: another call of the same batch was refused") {
+		t.Errorf("the other call's answer: %+v", a)
+	}
+
+	p.send(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"cancel_pending_order","arguments":{"order_id":"#W7a","reason":"no longer needed"}}}` + "\n")
+	allowed := `[` + strings.TrimSpace(toolCall(12, "cancel_pending_order", `{"order_id":"#W7a","reason":"no longer needed"}`)) + `, ` +
+		strings.TrimSpace(toolCall(13, "get_order_details", `{"order_id":"#W7a"}`)) + `]` + "\n"
+	p.send(allowed)
+	if got := p.readLine(); got != allowed {
+		t.Errorf("the allowed batch came back as\n%s\nwant it byte for byte\n%s", got, allowed)
+	}
+
+	p.send(`[` + strings.TrimSpace(commitCall(14, inner("get_order_details", `{"order_id":"#W7a"}`))) + `]` + "\n")
+	answers = nil
+	if err := json.Unmarshal([]byte(p.readLine()), &answers); err != nil || len(answers) != 1 ||
+		answers[0].text() != "hoist_commit was not run: send it on its own, not in a batch" {
+		t.Errorf("a batch with hoist_commit: %v %+v", err, answers)
+	}
+	if rest, code := p.finish(); code != 0 || rest != "" {
+		t.Fatalf("exit %d, more output %q; stderr:\n%s", code, rest, p.stderr)
+	}
+	received, err := os.ReadFile(tee)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(received) != allowed {
+		t.Errorf("the server read\n%s\nwant only the allowed batch\n%s", received, allowed)
+	}
+	if !strings.Contains(p.stderr.String(), "dropped a tools/call notification of cancel_pending_order") {
+		t.Errorf("stderr does not say the notification was dropped:\n%s", p.stderr.String())
+	}
+}
