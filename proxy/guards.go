@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -38,6 +39,9 @@ type guardsState struct {
 
 	s   *guards.Session
 	log *mcplog.Writer
+	// ownLog is true when log was made for this session alone (beside its
+	// session log), not a --guards-log that sessions may share.
+	ownLog bool
 	// context reads the --context file for the guards alone: the
 	// conversation up to each check, whoever else reads the file.
 	context *contextTail
@@ -78,7 +82,7 @@ func (a *active) setUpActive(o Options, rec *mcplog.Writer, context *contextTail
 	}
 	a.gd = g
 	w, err := openGuardsLog(o.Guards.Log, rec, session)
-	g.log = w
+	g.log, g.ownLog = w, w != nil && o.Guards.Log == ""
 	return err
 }
 
@@ -110,12 +114,13 @@ func (a *active) closeGuards() error {
 	return a.gd.log.Close()
 }
 
-// guardsLogPath returns the guards log's path, "" when there is none.
-func (a *active) guardsLogPath() string {
-	if a.gd == nil || a.gd.log == nil {
-		return ""
+// removeOwnGuardsLog removes the guards log of a session that never
+// started, when it was this session's own: a shared --guards-log holds
+// other sessions' lines.
+func (a *active) removeOwnGuardsLog() {
+	if a.gd != nil && a.gd.log != nil && a.gd.ownLog {
+		os.Remove(a.gd.log.Path())
 	}
-	return a.gd.log.Path()
 }
 
 // needsNoVerdict reports whether the server's response m may go on to the

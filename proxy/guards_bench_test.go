@@ -44,7 +44,7 @@ func BenchmarkGuardedWrite(b *testing.B) {
 			b.StopTimer()
 			if string(tc.line) == string(write) {
 				a.close()
-				if log, _ := os.ReadFile(a.guardsLogPath()); !bytes.Contains(log, []byte(`"rule":"retail.order_status","verdict":"refuse"`)) {
+				if log, _ := os.ReadFile(a.gd.log.Path()); !bytes.Contains(log, []byte(`"rule":"retail.order_status","verdict":"refuse"`)) {
 					b.Fatalf("the rules lacked the session's facts: %.300s", log)
 				}
 			}

@@ -641,3 +641,23 @@ func TestGuardsBatch(t *testing.T) {
 		t.Errorf("stderr does not say the notification was dropped:\n%s", p.stderr.String())
 	}
 }
+
+// TestGuardsSharedLogKeptWhenSessionFails: a --listen session whose server
+// cannot start leaves no guards log of its own, but a --guards-log that
+// sessions share, appended to, keeps every line other sessions wrote.
+func TestGuardsSharedLogKeptWhenSessionFails(t *testing.T) {
+	dir := t.TempDir()
+	shared := filepath.Join(dir, "guards.jsonl")
+	if err := os.WriteFile(shared, []byte(`{"type":"check","id":1}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := startListen(t, "--record", dir, "--domain", "retail", "--guards", "--guards-log", shared, "--", filepath.Join(dir, "no-such-server"))
+	if r := l.do("POST", strings.TrimSpace(init16(1)), func(r *http.Request) { r.Header.Set("Accept", "application/json") }); r.status != http.StatusBadGateway {
+		t.Fatalf("initialize with a server that cannot start: %d %s", r.status, r.body)
+	}
+	l.cmd.Process.Signal(syscall.SIGTERM)
+	l.wait()
+	if b, err := os.ReadFile(shared); err != nil || string(b) != `{"type":"check","id":1}`+"\n" {
+		t.Errorf("the shared guards log after a failed session: %q, %v", b, err)
+	}
+}

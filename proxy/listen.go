@@ -782,8 +782,8 @@ func (l *listener) newSession(r *http.Request, key string) (*lsession, int, erro
 		if a := s.active; a != nil && a.flowLog != nil {
 			os.Remove(a.flowLog.Path()) // no log is left of a session that never started
 		}
-		if a := s.active; a != nil && a.guardsLogPath() != "" {
-			os.Remove(a.guardsLogPath())
+		if a := s.active; a != nil {
+			a.removeOwnGuardsLog()
 		}
 		if s.rec != nil {
 			s.rec.Close()
