@@ -603,18 +603,26 @@ func (a *active) logJSON(v any) {
 // standing for the session), appended to, since sessions may share it;
 // else <session>.flow.jsonl beside the session log, made new; else none.
 func openFlowLog(flag string, rec *mcplog.Writer, session string) (*mcplog.Writer, error) {
+	return openSideLog(flag, rec, session, ".flow.jsonl", "flow log")
+}
+
+// openSideLog opens a log kept beside a session's: flag ({session} standing
+// for the session), appended to, since sessions may share it; else the
+// session log's name with suffix for .jsonl, made new; else none. what
+// names the log in an error.
+func openSideLog(flag string, rec *mcplog.Writer, session, suffix, what string) (*mcplog.Writer, error) {
 	var w *mcplog.Writer
 	var err error
 	switch {
 	case flag != "":
 		w, err = mcplog.AppendJSONL(SessionPath(flag, session))
 	case rec != nil:
-		w, err = mcplog.CreateJSONL(strings.TrimSuffix(rec.Path(), ".jsonl") + ".flow.jsonl")
+		w, err = mcplog.CreateJSONL(strings.TrimSuffix(rec.Path(), ".jsonl") + suffix)
 	default:
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("flow log: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return w, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/hoist-mcp/hoist/guards"
@@ -90,20 +89,7 @@ func (a *active) setUpActive(o Options, rec *mcplog.Writer, context *contextTail
 // standing for the session), appended to, since sessions may share it;
 // else <session>.guards.jsonl beside the session log, made new; else none.
 func openGuardsLog(flag string, rec *mcplog.Writer, session string) (*mcplog.Writer, error) {
-	var w *mcplog.Writer
-	var err error
-	switch {
-	case flag != "":
-		w, err = mcplog.AppendJSONL(SessionPath(flag, session))
-	case rec != nil:
-		w, err = mcplog.CreateJSONL(strings.TrimSuffix(rec.Path(), ".jsonl") + mcplog.GuardsSuffix)
-	default:
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("guards log: %w", err)
-	}
-	return w, nil
+	return openSideLog(flag, rec, session, mcplog.GuardsSuffix, "guards log")
 }
 
 // closeGuards closes the guards log, once the loop has returned.

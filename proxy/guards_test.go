@@ -577,16 +577,7 @@ func TestGuardsBytesExact(t *testing.T) {
 	if code := p.wait(); code != 0 {
 		t.Fatalf("exit %d: %s", code, p.stderr)
 	}
-	received, err := os.ReadFile(tee)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(received, corpus) {
-		t.Errorf("the server received %d bytes that differ from the %d sent (first difference at %d)", len(received), len(corpus), firstDiff(received, corpus))
-	}
-	if !bytes.Equal(back, corpus) {
-		t.Errorf("the host got back %d bytes that differ from the %d sent (first difference at %d)", len(back), len(corpus), firstDiff(back, corpus))
-	}
+	checkEchoed(t, tee, back, corpus)
 }
 
 // TestGuardsBatch: a batch (MCP 2025-03-26) cannot carry a write past the
