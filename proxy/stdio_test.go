@@ -403,16 +403,7 @@ func TestBytesExact(t *testing.T) {
 			if code := p.wait(); code != 0 {
 				t.Fatalf("exit %d: %s", code, p.stderr)
 			}
-			received, err := os.ReadFile(tee)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(received, corpus) {
-				t.Errorf("the server received %d bytes that differ from the %d sent (first difference at %d)", len(received), len(corpus), firstDiff(received, corpus))
-			}
-			if !bytes.Equal(back, corpus) {
-				t.Errorf("the host got back %d bytes that differ from the %d sent (first difference at %d)", len(back), len(corpus), firstDiff(back, corpus))
-			}
+			checkEchoed(t, tee, back, corpus)
 			if !tc.recording {
 				return
 			}
@@ -440,6 +431,22 @@ func TestBytesExact(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkEchoed checks that an echo server read exactly corpus (its tee, at
+// path tee) and that the host got exactly corpus back.
+func checkEchoed(t *testing.T, tee string, back, corpus []byte) {
+	t.Helper()
+	received, err := os.ReadFile(tee)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(received, corpus) {
+		t.Errorf("the server received %d bytes that differ from the %d sent (first difference at %d)", len(received), len(corpus), firstDiff(received, corpus))
+	}
+	if !bytes.Equal(back, corpus) {
+		t.Errorf("the host got back %d bytes that differ from the %d sent (first difference at %d)", len(back), len(corpus), firstDiff(back, corpus))
 	}
 }
 

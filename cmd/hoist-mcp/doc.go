@@ -15,6 +15,14 @@
 // their results to the agent's answer, logging each decision to
 // <session>.flow.jsonl.
 //
+// With --guards and --domain retail or airline it checks each of the
+// agent's writes against that domain's policy before the server sees it: a
+// write an enforced rule refuses never reaches the server, and the agent
+// gets an error result naming the rule; every write's verdicts go to
+// <session>.guards.jsonl. --commit adds hoist_commit to the server's tools,
+// which makes several confirmed writes in order, each checked first, and
+// stops at the first refused or failed (docs/guards.md).
+//
 // Exit status: the server's (128+n when signal n ended it); 125 when the
 // proxy itself failed (a log it could not create, a server it could not
 // start, a --flow file it could not read or serve), leaving no log; 2 for

@@ -70,7 +70,9 @@ The loop: hoist-mcp --record DIR records sessions; hoist learn --sessions
 DIR ingests them into the store DIR/hoist.db and writes a flow; hoist
 flow-show renders it for review; hoist-mcp --flow FILE serves it (with
 --flow-shadow it only decides and logs); hoist audit, promote, evaluate and
-drift say what serving it saved, what it cost, and when to learn it again.
+drift say what serving it saved, what it cost, and when to learn it again;
+hoist guards says which of the agent's writes the policy rules of
+hoist-mcp --guards would refuse.
 Every command that reads sessions takes --sessions DIR, or --store PATH for
 a store you ingested into yourself.
 
@@ -120,6 +122,7 @@ Run 'hoist <command> --help' for a command's manual, and
 		newCmdReplay(f, nil),
 		newCmdEvaluate(f, nil),
 		newCmdDrift(f, nil),
+		newCmdGuards(f, nil),
 	)
 	// cobra's completion command, made now rather than at Execute, so that
 	// an unknown shell is a usage mistake and not its help with exit 0.

@@ -39,6 +39,20 @@ func TestNewCmd(t *testing.T) {
 	}
 }
 
+// TestNewCmdCallsLog: --calls-log names the retail world's journal.
+func TestNewCmdCallsLog(t *testing.T) {
+	var got *options
+	cmd := newCmd(&factory{IO: iostreams.Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}}},
+		func(_ context.Context, o *options) error { got = o; return nil })
+	cmd.SetArgs([]string{"--world", "retail", "--calls-log", "calls.jsonl"})
+	if err := cmd.Execute(); err != nil || got == nil {
+		t.Fatalf("err %v", err)
+	}
+	if got.World != "retail" || got.CallsLog != "calls.jsonl" {
+		t.Errorf("world %q, calls log %q; want retail and calls.jsonl", got.World, got.CallsLog)
+	}
+}
+
 func run(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	code = Main(context.Background(), args, iostreams.Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
@@ -55,6 +69,8 @@ func TestFlagErrors(t *testing.T) {
 		{"unknown world", []string{"--world", "shop"}, `--world "shop": want echo, retail or tau2-retail`},
 		{"--db of another world", []string{"--world", "retail", "--db", "x.json"}, "--db: only --world tau2-retail reads a database"},
 		{"empty --db", []string{"--world", "tau2-retail", "--db="}, "--db: want a file, τ²-bench's db/retail.json"},
+		{"--calls-log of another world", []string{"--calls-log", "calls.jsonl"}, "--calls-log: only --world retail journals its calls"},
+		{"empty --calls-log", []string{"--world", "retail", "--calls-log="}, "--calls-log: want a file to append the calls to"},
 		{"no address", []string{"--http"}, "flag needs an argument: --http"},
 		{"empty address", []string{"--http="}, "--http: want an address, such as 127.0.0.1:8932"},
 		{"an argument", []string{"retail"}, `unexpected argument "retail": hoist-mcp-demo takes only flags`},

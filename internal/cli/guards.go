@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/guards"
+	"github.com/hoist-mcp/hoist/internal/iostreams"
+)
+
+// guardsOptions are hoist guards' inputs.
+type guardsOptions struct {
+	IO iostreams.Streams
+	storeOptions
+	Tau2   []string
+	Domain string
+	// Modes are --guard ID=MODE, checked against the rules.
+	Modes map[string]guards.Mode
+	JSON  bool
+
+	guardFlags []string
+}
+
+func newCmdGuards(f *Factory, runF func(context.Context, *guardsOptions) error) *cobra.Command {
+	opts := &guardsOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "guards (--sessions DIR | --store PATH | --tau2 FILE...) [flags]",
+		Short: "What the policy guards would refuse in recorded trajectories",
+		Long: `hoist guards runs the policy guards of hoist-mcp --guards over recorded
+trajectories, offline, exactly as the proxy checks each of the agent's
+writes: before the write, from what the session had shown the agent by
+then (tool results, the lookups a flow appended to them, and the
+conversation), with every rule of the episode's domain (retail or airline).
+
+It reports, per rule and in total: the writes checked, those the rule would
+refuse, and those it lacked a fact for (a rule that lacks a fact lets the
+write through). Each count is split by the episode's outcome: reward 1, the
+task solved, where a refusal is a false alarm; reward below 1; and unknown,
+for session logs without a .meta.json. The totals count a write once,
+however many rules refuse it: over the rules enforced by default (or as
+--guard sets them), and over every rule. Then it lists every write a rule
+would refuse, with its episode, call and reason, so that a person can judge
+each one. This is how to decide which rules to enforce: hoist-mcp --guard
+RULE=enforce|log|off sets the same modes.
+
+--tau2 FILE... reads τ²-bench results files, whose rewards are known;
+--sessions DIR reads session logs recorded by hoist-mcp --record (their
+rewards come from .meta.json files beside them). Only episodes of a domain
+with guards are checked; --domain names the domain of episodes that name
+none, and leaves out the others.
+
+` + storeHelp + `
+
+` + exitHelp,
+		Example: `  # The τ²-bench results, with their rewards:
+  hoist guards --tau2 results/retail-*.json results/airline-*.json
+
+  # Sessions a proxy recorded, as JSON:
+  hoist guards --sessions ~/.hoist/logs --domain retail --json
+
+  # What the totals would be with the confirmation rule enforced:
+  hoist guards --tau2 results/retail-gpt-4.1.json --guard retail.confirmed=enforce`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				if len(opts.Tau2) == 0 {
+					return &FlagError{fmt.Errorf("unexpected argument %q: name results files with --tau2 FILE, logs with --sessions DIR", args[0])}
+				}
+				opts.Tau2 = append(opts.Tau2, args...)
+			}
+			if len(opts.Tau2) == 0 {
+				if _, err := opts.storePath(); err != nil {
+					return &FlagError{errors.New("say what to check: --tau2 and results files, --sessions DIR, or --store PATH")}
+				}
+			}
+			if opts.Domain != "" {
+				if _, err := guards.Rules(opts.Domain); err != nil {
+					return &FlagError{fmt.Errorf("--domain: %w", err)}
+				}
+			}
+			modes, err := guards.ParseModes(opts.guardFlags)
+			if err != nil {
+				return &FlagError{fmt.Errorf("--guard %w", err)}
+			}
+			opts.Modes = modes
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runGuards(cmd.Context(), opts)
+		},
+	}
+	addStoreFlags(cmd, &opts.storeOptions)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opts.Tau2, "tau2", nil, "τ²-bench results `FILE`s (repeat, or list them after the flags)")
+	fl.StringVar(&opts.Domain, "domain", "", "check only episodes of `DOMAIN` (retail or airline), and take episodes that name none for it")
+	fl.StringArrayVar(&opts.guardFlags, "guard", nil, "set a rule's mode, as hoist-mcp --guard does (`RULE=enforce|log|off`; repeatable)")
+	fl.BoolVar(&opts.JSON, "json", false, "write the report as JSON")
+	return cmd
+}
+
+func runGuards(ctx context.Context, o *guardsOptions) error {
+	rep := &guards.Report{}
+	skipped := map[string]int{}
+	each := func(ep *episode.Episode) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		domain := ep.Domain
+		if domain == "" {
+			domain = o.Domain
+		}
+		if o.Domain != "" && domain != o.Domain {
+			skipped[domain]++
+			return nil
+		}
+		s, err := guards.NewSession(guards.Config{Domain: domain, Modes: modesOf(o.Modes, domain)})
+		if err != nil {
+			skipped[domain]++
+			return nil
+		}
+		rep.AddRules(s)
+		checkEpisode(rep, s, ep)
+		return nil
+	}
+	bad := false
+	if len(o.Tau2) > 0 {
+		for _, path := range o.Tau2 {
+			f, err := os.Open(path)
+			if err != nil {
+				return fmt.Errorf("reading τ²-bench results: %w", err)
+			}
+			err = episode.EachTau2(f, path, episode.Tau2Options{Domain: o.Domain}, each)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if o.Sessions != "" || o.Store != "" {
+		db, b, err := openStore(ctx, o.IO, &o.storeOptions)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		bad = b
+		if err := db.Episodes(ctx, episode.Filter{}, each); err != nil {
+			return err
+		}
+	}
+	if !o.Quiet {
+		var names []string
+		for d, n := range skipped {
+			if d == "" {
+				d = "none"
+			}
+			names = append(names, fmt.Sprintf("%d of domain %s", n, d))
+		}
+		sort.Strings(names)
+		if len(names) > 0 {
+			fmt.Fprintf(o.IO.Err, "hoist: left out episodes without guards or of another domain: %s\n", strings.Join(names, ", "))
+		}
+	}
+	if rep.Episodes.All == 0 {
+		return fmt.Errorf("no episodes to check%s (the guards know retail and airline)", domainHint(o.Domain))
+	}
+	if o.JSON {
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		writeGuardsText(o.IO.Out, rep)
+	}
+	if bad {
+		return badInputError()
+	}
+	return nil
+}
+
+// modesOf keeps the modes of one domain's rules.
+func modesOf(all map[string]guards.Mode, domain string) map[string]guards.Mode {
+	out := map[string]guards.Mode{}
+	for id, m := range all {
+		if strings.HasPrefix(id, domain+".") {
+			out[id] = m
+		}
+	}
+	return out
+}
+
+// checkEpisode runs a session's rules over one episode, in its order: the
+// conversation and every result feed the facts, and each of the agent's
+// writes is checked before its result, as the proxy checks it before the
+// server sees it. The proxy's own calls (a flow's lookups) are facts, not
+// writes to check; a write is counted as sent, since it was.
+func checkEpisode(rep *guards.Report, s *guards.Session, ep *episode.Episode) {
+	g := guards.GroupOf(ep.Reward)
+	rep.AddEpisode(g)
+	calls := ep.Calls()
+	type checked struct {
+		c     *episode.Call
+		check guards.Check
+	}
+	var writes []checked
+	for _, ev := range ep.Events {
+		switch ev.Type {
+		case episode.EventMessage:
+			s.Message(ev.Message.Role, ev.Message.Text)
+		case episode.EventCall:
+			c := ev.Call
+			if c.By != episode.Agent {
+				continue
+			}
+			check := s.Check(c.Tool, c.Args)
+			if check.Write {
+				writes = append(writes, checked{c, check})
+				s.Sent(c.Tool, c.Args)
+			}
+		case episode.EventResult:
+			r := ev.Result
+			if r.CallIndex < 0 || r.CallIndex >= len(calls) {
+				continue
+			}
+			c := calls[r.CallIndex]
+			s.Result(c.Tool, c.Args, r.Text, r.IsError)
+		}
+	}
+	// Each write is counted once its outcome is known: whether the server
+	// carried it out.
+	for _, w := range writes {
+		done := w.c.Result != nil && !w.c.Result.IsError
+		rep.AddCheck(g, guards.Where{Episode: ep.ID, TaskID: ep.TaskID, Reward: ep.Reward, Call: w.c.Index, ID: w.c.ID}, w.check, w.c.Args, done)
+	}
+}
+
+func writeGuardsText(w io.Writer, r *guards.Report) {
+	fmt.Fprintf(w, "Policy guards over %d episodes (%d reward 1, %d reward below 1, %d unknown), %d writes\n\n",
+		r.Episodes.All, r.Episodes.Reward1, r.Episodes.Below1, r.Episodes.Unknown, r.Writes.All)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rule\tmode\tchecked\twould refuse\tlacked facts\treward 1: refused\tserver did\treward < 1: refused\tserver did\tunknown: refused")
+	row := func(name, mode string, t guards.Tally) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", name, mode, t.Checked.All, t.Refused.All, t.Lacked.All,
+			share(t.Refused.Reward1, t.Checked.Reward1), share(t.RefusedDone.Reward1, t.Checked.Reward1),
+			share(t.Refused.Below1, t.Checked.Below1), share(t.RefusedDone.Below1, t.Checked.Below1),
+			share(t.Refused.Unknown, t.Checked.Unknown))
+	}
+	for _, rt := range r.Rules {
+		row(rt.Rule, string(rt.Mode), rt.Tally)
+	}
+	row("total, enforced rules", "", r.Enforced)
+	row("total, every rule", "", r.Every)
+	tw.Flush()
+	if len(r.Refusals) == 0 {
+		fmt.Fprintln(w, "\nNo write would be refused.")
+		return
+	}
+	fmt.Fprintf(w, "\nWrites a rule would refuse (%d):\n", len(r.Refusals))
+	for _, f := range r.Refusals {
+		mode := "logged"
+		if f.Enforced {
+			mode = "enforced"
+		}
+		if f.ServerDid {
+			mode += ", the server did it"
+		} else {
+			mode += ", the server failed it"
+		}
+		reward := "reward unknown"
+		if f.Reward != nil {
+			reward = fmt.Sprintf("reward %g", *f.Reward)
+		}
+		task := ""
+		if f.TaskID != "" {
+			task = " task " + f.TaskID + ","
+		}
+		fmt.Fprintf(w, "\n  %s (%s,%s %s) call %d: %s %s\n    %s\n", f.Rule, mode, task, reward, f.Call, f.Tool, clipArgs(f.Args, 300), f.Reason)
+		fmt.Fprintf(w, "    in %s\n", f.Episode)
+	}
+}
+
+// share writes n of total as "n/total (p%)", or "-" when total is 0.
+func share(n, total int) string {
+	if total == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d (%.1f%%)", n, total, 100*float64(n)/float64(total))
+}
+
+func clipArgs(a json.RawMessage, max int) string {
+	s := string(a)
+	if s == "" {
+		s = "{}"
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return s
+}
