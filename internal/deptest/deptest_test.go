@@ -46,7 +46,7 @@ var rules = Rules{
 		"evaluate": {"episode", "flow", "stats", "oracle", "binding", "jsontext"},
 		"drift":    {"episode", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 		"guards":   {"mcpmsg", "jsontext"},
-		"oracle":   {"mcpmsg"},
+		"oracle":   {"jsontext", "internal/atomicfile"}, // the model's questions and their cache; the callers turn their messages into its types
 
 		// The proxy and the scripted client.
 		"proxy":     {"episode", "flow", "jsonrpc", "mcplog", "guards", "oracle", "jsontext", "mcpmsg"}, // episode: the tool types flow.Session.Listed takes
@@ -74,6 +74,7 @@ var rules = Rules{
 		"internal/deptest":    {},
 		"internal/e2e":        {}, // tests only
 		"internal/doccheck":   {}, // tests only: the documents' links and citations
+		"internal/oracletest": {}, // tests only: the fake model server (imports httptest)
 
 		// Benchmark programs (scripts/bench.sh).
 		"internal/benchcmd/auditbench":  {"audit", "episode", "flow", "learn", "store"},

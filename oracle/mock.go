@@ -1,0 +1,107 @@
+package oracle
+
+import (
+	"context"
+	"strings"
+	"unicode"
+)
+
+// The mock's answers.
+const (
+	MockYes    = 0.9 // the rule says yes
+	MockNo     = 0.1 // the rule says no
+	MockUnsure = 0.5 // the rule has no opinion
+)
+
+// Mock answers every question at once, with no network and no cache
+// (--oracle mock), by a rule a person can predict from the conversation:
+//
+//   - Confirmation: MockYes when the customer's reply holds a word of
+//     agreement (yes, yeah, yep, yup, sure, ok, okay, confirm, confirmed,
+//     correct, proceed, "go ahead", "please do", "do it", "sounds good")
+//     and no word of refusal (no, nope, not, don't, dont, wait, stop,
+//     "hold on", "never mind"), as whole words in any case; else MockNo.
+//   - Proposed and Described: MockYes when every string and number among
+//     the call's arguments appears in what the agent said (in any case);
+//     else MockNo.
+//   - Lookup: MockYes when one of the lookup's argument values appears in
+//     the agent's words or the customer's; else MockUnsure.
+//   - Any other question: MockUnsure.
+//
+// A question that is Unaskable is not answered, as in every mode. The
+// answer carries the key jev would give the question, so logs written
+// under mock name the same questions. Like the guards' word list, the
+// rule cannot tell a confirmation from a request: it is for trying the
+// judge and for tests, not for judging.
+type Mock struct {
+	model string
+}
+
+var _ Oracle = (*Mock)(nil)
+
+// NewMock returns the mock; model only names its keys.
+func NewMock(model string) *Mock { return &Mock{model: model} }
+
+// Key returns q's cache key (the package's Key with the mock's model).
+func (m *Mock) Key(q Question) string { return Key(m.model, q) }
+
+// Ask answers q by the rule.
+func (m *Mock) Ask(_ context.Context, q Question) Answer {
+	key, a, done := settled(m.model, nil, q)
+	if done {
+		return a
+	}
+	return Answer{Key: key, Answered: true, PYes: mockRule(q), From: FromMock}
+}
+
+var (
+	agreeing = []string{"yes", "yeah", "yep", "yup", "sure", "ok", "okay", "confirm", "confirmed", "correct", "proceed",
+		"go ahead", "please do", "do it", "sounds good"}
+	refusing = []string{"no", "nope", "not", "don't", "dont", "wait", "stop", "hold on", "never mind"}
+)
+
+func mockRule(q Question) float64 {
+	switch q.Kind {
+	case KindConfirm:
+		words := wordsOf(q.reply)
+		if hasAny(words, agreeing) && !hasAny(words, refusing) {
+			return MockYes
+		}
+		return MockNo
+	case KindProposed, KindDescribed:
+		said := strings.ToLower(q.said)
+		for _, v := range q.values {
+			if !strings.Contains(said, strings.ToLower(v)) {
+				return MockNo
+			}
+		}
+		return MockYes
+	case KindLookup:
+		seen := strings.ToLower(q.said + "\n" + q.reply)
+		for _, v := range q.values {
+			if v != "" && strings.Contains(seen, strings.ToLower(v)) {
+				return MockYes
+			}
+		}
+	}
+	return MockUnsure
+}
+
+// wordsOf returns text's words, lowercased and joined by single spaces,
+// with a space at each end, so that " go ahead " finds a phrase.
+func wordsOf(text string) string {
+	text = strings.ReplaceAll(strings.ToLower(text), "’", "'")
+	f := strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
+	})
+	return " " + strings.Join(f, " ") + " "
+}
+
+func hasAny(words string, phrases []string) bool {
+	for _, p := range phrases {
+		if strings.Contains(words, " "+p+" ") {
+			return true
+		}
+	}
+	return false
+}
