@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -126,6 +127,9 @@ type confirmReport struct {
 	Answered    guards.Split `json:"answered"`
 	WouldRefuse guards.Split `json:"would_refuse"`
 	WordList    guards.Split `json:"word_list_refuses"`
+	// Proposal counts the writes the proposal check flags: a value of the
+	// call of which the exchange named another (logged only, no model).
+	Proposal guards.Split `json:"proposal_check_flags"`
 	// Unanswered counts the first questions left without an answer, by why.
 	Unanswered map[oracle.Why]int `json:"unanswered,omitempty"`
 	Judgments  []judgment         `json:"writes_judged"`
@@ -147,6 +151,9 @@ type judgment struct {
 	Second      *answer         `json:"second,omitempty"`
 	WouldRefuse bool            `json:"would_refuse"`
 	ServerDid   bool            `json:"server_did"`
+	// ProposalCheck lists the call's values of which the exchange named
+	// another (judge.ProposalCheck).
+	ProposalCheck []judge.Mismatch `json:"proposal_check,omitempty"`
 
 	group guards.Group
 	tool  string
@@ -197,8 +204,9 @@ func runConfirm(ctx context.Context, o *confirmOptions) error {
 			}
 			j := judgment{Episode: ep.ID, TaskID: ep.TaskID, Reward: ep.Reward, Call: c.Index, Tool: c.Tool, Args: c.Args,
 				AgentSaid: check.Confirmation.AgentSaid, UserSaid: check.Confirmation.UserSaid,
-				ServerDid: c.Result != nil && !c.Result.IsError,
-				group:     g, tool: c.Tool, args: c.Args, conf: *check.Confirmation}
+				ServerDid:     c.Result != nil && !c.Result.IsError,
+				ProposalCheck: judge.ProposalCheck(*check.Confirmation, c.Args),
+				group:         g, tool: c.Tool, args: c.Args, conf: *check.Confirmation}
 			for _, v := range check.Verdicts {
 				if strings.HasSuffix(v.Rule, ".confirmed") {
 					j.Rule, j.WordList = v.Rule, v.Outcome
@@ -232,6 +240,9 @@ func runConfirm(ctx context.Context, o *confirmOptions) error {
 		if j.WordList == guards.Refuse {
 			add(&rep.WordList, j.group)
 		}
+		if len(j.ProposalCheck) > 0 {
+			add(&rep.Proposal, j.group)
+		}
 	}
 	if o.JSON {
 		if err := writeJSON(o.IO.Out, rep); err != nil {
@@ -255,7 +266,9 @@ func askAll(ctx context.Context, o *confirmOptions, jd judge.Judge, js []judgmen
 		done int
 		next = make(chan int)
 	)
-	every := len(js) / 10
+	// Progress at most once a second: a mock or a warm cache answers at
+	// once and says nothing; a model that takes its time is followed.
+	last := time.Now()
 	for w := 0; w < o.Parallel; w++ {
 		wg.Add(1)
 		go func() {
@@ -270,7 +283,8 @@ func askAll(ctx context.Context, o *confirmOptions, jd judge.Judge, js []judgmen
 				}
 				mu.Lock()
 				done++
-				if !o.Quiet && every >= 10 && done%every == 0 && done < len(js) {
+				if now := time.Now(); !o.Quiet && now.Sub(last) >= time.Second && done < len(js) {
+					last = now
 					fmt.Fprintf(o.IO.Err, "hoist: judged %d of %d writes\n", done, len(js))
 				}
 				mu.Unlock()
@@ -316,7 +330,7 @@ func writeConfirmText(w io.Writer, r *confirmReport) {
 	fmt.Fprintf(w, "Confirmation judge over %d episodes, %d writes asked about; oracle %s%s, threshold %g%s\n\n",
 		r.Episodes.All, r.Writes.All, r.Oracle, model, r.Threshold, second)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "outcome\twrites\tanswered\tjudge would refuse\tword list would refuse")
+	fmt.Fprintln(tw, "outcome\twrites\tanswered\tjudge would refuse\tword list would refuse\tproposal check flags")
 	for _, g := range []struct {
 		name string
 		g    guards.Group
@@ -331,7 +345,7 @@ func writeConfirmText(w io.Writer, r *confirmReport) {
 		if g.g != "" && n == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", g.name, n, share(of(r.Answered), n), share(of(r.WouldRefuse), of(r.Answered)), share(of(r.WordList), n))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", g.name, n, share(of(r.Answered), n), share(of(r.WouldRefuse), of(r.Answered)), share(of(r.WordList), n), share(of(r.Proposal), n))
 	}
 	tw.Flush()
 	if len(r.Unanswered) > 0 {
@@ -362,7 +376,11 @@ func writeConfirmText(w io.Writer, r *confirmReport) {
 		if j.Second != nil {
 			line += fmt.Sprintf("; %s %s", r.Second, answerText(*j.Second))
 		}
-		fmt.Fprintf(w, "%s: %s\n    in %s\n", line, verdict, j.Episode)
+		fmt.Fprintf(w, "%s: %s\n", line, verdict)
+		for _, m := range j.ProposalCheck {
+			fmt.Fprintf(w, "    proposal check: %s is %s, the exchange named %s\n", m.Argument, m.Value, strings.Join(m.Named, ", "))
+		}
+		fmt.Fprintf(w, "    in %s\n", j.Episode)
 	}
 }
 
