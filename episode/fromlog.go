@@ -603,27 +603,29 @@ func (b *builder) call(li int, t int64, from string, id, params json.RawMessage)
 			return
 		}
 	}
-	by := Agent
-	if from == mcplog.FromProxy {
-		by = Proxy
-	}
+	c := b.addCall(li, t, id, p.Name, p.Args, callerOf(from, id))
+	k := idKey{li, string(id)}
+	b.open[k] = append(b.open[k], c.Index)
+}
+
+// addCall adds a call to the episode and its timeline.
+func (b *builder) addCall(li int, t int64, id json.RawMessage, tool string, args json.RawMessage, by Actor) *Call {
 	c := &Call{
 		Index:  len(b.calls),
 		ID:     string(id),
 		Server: b.names[li],
-		Tool:   b.toolName(li, p.Name),
-		Args:   p.Args,
+		Tool:   b.toolName(li, tool),
+		Args:   args,
 		By:     by,
 	}
 	b.calls = append(b.calls, c)
 	b.callLog = append(b.callLog, li)
 	b.callStep = append(b.callStep, len(b.steps))
-	b.callKey = append(b.callKey, mcpmsg.CallKey(p.Name, p.Args))
+	b.callKey = append(b.callKey, mcpmsg.CallKey(tool, args))
 	b.answerStep = append(b.answerStep, -1)
-	k := idKey{li, string(id)}
-	b.open[k] = append(b.open[k], c.Index)
 	b.ep.Events = append(b.ep.Events, Event{Type: EventCall, TMS: t, Call: c})
 	b.steps = append(b.steps, Step{Kind: StepCall, TMS: t, Call: c.Index, By: by, Values: ArgValues(c.Args)})
+	return c
 }
 
 func (b *builder) toolName(li int, tool string) string {
@@ -660,6 +662,9 @@ func (b *builder) response(li int, t int64, from string, key idKey, m jsonrpc.Me
 				b.waiting[rk] = append(b.waiting[rk], c)
 			}
 			return
+		}
+		if from == mcplog.FromProxy {
+			b.commitRefused(li, t, call, m)
 		}
 		res := resultOf(m)
 		res.CallIndex = c

@@ -87,6 +87,7 @@ var airlineRules = []*Rule{
 		Policy:  "The user said yes to the action before it is taken (the word list; logged only, for the confirmation judge to replace).",
 		Facts:   []string{"the conversation (--context)"},
 		Default: Log,
+		LogOnly: true,
 		check:   confirmed,
 	},
 }

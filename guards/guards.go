@@ -42,6 +42,31 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("mode %q: want enforce, log or off", s)
 }
 
+// ParseModes reads RULE=MODE settings, as hoist-mcp --guard and hoist guards
+// --guard take them: each rule must exist in some domain. The error names
+// the setting that is wrong.
+func ParseModes(settings []string) (map[string]Mode, error) {
+	if len(settings) == 0 {
+		return nil, nil
+	}
+	modes := map[string]Mode{}
+	for _, f := range settings {
+		id, m, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want RULE=enforce, RULE=log or RULE=off", f)
+		}
+		mode, err := ParseMode(m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if _, ok := FindRule(id); !ok {
+			return nil, fmt.Errorf("%s: no rule %s (docs/guards.md lists them)", f, id)
+		}
+		modes[id] = mode
+	}
+	return modes, nil
+}
+
 // Outcome is a rule's verdict on one write.
 type Outcome string
 
@@ -128,6 +153,11 @@ type Rule struct {
 	Facts []string
 	// Default is the rule's mode unless configured otherwise.
 	Default Mode
+	// LogOnly is true for a rule hoist-mcp never enforces (the confirmation
+	// rules' word list, which cannot tell a confirmation from a request;
+	// manual, --confirm-judge). hoist guards may still count what it would
+	// refuse as if enforced.
+	LogOnly bool
 
 	check func(s *Session, c *call) Verdict
 }

@@ -96,6 +96,7 @@ var retailRules = []*Rule{
 		Policy:  "The user said yes to the action before it is taken (the word list; logged only, for the confirmation judge to replace).",
 		Facts:   []string{"the conversation (--context)"},
 		Default: Log,
+		LogOnly: true,
 		check:   confirmed,
 	},
 }
@@ -407,7 +408,9 @@ func retailSameProduct(s *Session, c *call) Verdict {
 		inOrder[old]--
 		oi := o.itemNamed(old)
 		nw := news[i]
-		if nw == old {
+		if nw == old && c.tool == "modify_pending_order_items" {
+			// τ²-bench's modification refuses it too; its exchange takes
+			// an item for itself, and successful episodes did so.
 			return refuse("item %s would change for itself: a new item has other options", old)
 		}
 		it := f.items[nw]

@@ -190,6 +190,10 @@ func TestRetailSameProduct(t *testing.T) {
 			"item 7843064651 is a Water Bottle (product 8310926033), not a Hiking Boots (product 7363354090) as item 1615379700 is"},
 		{"an unavailable item", pending, "modify_pending_order_items", `{"order_id":"#W1a","item_ids":["1615379700"],"new_item_ids":["2658930189"],"payment_method_id":"credit_card_1"}`, Refuse, "item 2658930189 is not available"},
 		{"the same item", pending, "modify_pending_order_items", `{"order_id":"#W1a","item_ids":["1615379700"],"new_item_ids":["1615379700"],"payment_method_id":"credit_card_1"}`, Refuse, "would change for itself"},
+		// τ²-bench's exchange takes an item for itself, and a successful
+		// episode did so (task of retail-gpt-4.1, reward 1): only a
+		// modification must change the item.
+		{"the same item in an exchange", delivered, "exchange_delivered_order_items", `{"order_id":"#W1a","item_ids":["1615379700"],"new_item_ids":["1615379700"],"payment_method_id":"credit_card_1"}`, Allow, ""},
 		{"an item not in the order", pending, "modify_pending_order_items", `{"order_id":"#W1a","item_ids":["9999999999"],"new_item_ids":["8277474082"],"payment_method_id":"credit_card_1"}`, Refuse, "item 9999999999 is not in order #W1a"},
 		{"fewer new items", pending, "modify_pending_order_items", `{"order_id":"#W1a","item_ids":["1615379700"],"new_item_ids":[],"payment_method_id":"credit_card_1"}`, Refuse, "1 item(s) to change and 0 new item(s)"},
 		{"a new item whose product was never shown", pending, "modify_pending_order_items", `{"order_id":"#W1a","item_ids":["2366567022"],"new_item_ids":["7843064651"],"payment_method_id":"credit_card_1"}`, Lacks, "the product of item 7843064651"},

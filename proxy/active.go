@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -101,6 +102,15 @@ type active struct {
 	stop    func()                // cancels timer
 	timerID string                // whose wait timer is
 	n       uint64
+
+	// --guards and --commit, owned by loop too (guards.go, commit.go);
+	// nil when off.
+	gd     *guardsState
+	commit *commitState
+	// rewrites are the ids of the host's initialize, server/discover and
+	// tools/list requests with --commit, whose answers the owner rewrites:
+	// stored by the host's reader, taken by the server's (needsNoVerdict).
+	rewrites sync.Map
 }
 
 // hostEvent is a request the host sent, seen before it is forwarded.
@@ -117,7 +127,7 @@ type hostEvent struct {
 type serverEvent struct {
 	m     jsonrpc.Message
 	line  []byte    // the whole line, terminator included
-	taken chan bool // the verdict: true when the owner took the line over
+	taken chan bool // the verdict: true when the owner took the line over; nil when none is awaited
 }
 
 // endEvent says the server's output has ended.
@@ -177,9 +187,16 @@ func (a *active) start() {
 // or server/discover, tools/list and the agent's tools/call. It does not
 // wait for the owner.
 func (a *active) fromHost(line []byte) {
-	m := jsonrpc.Classify(line)
+	if ev, ok := hostEventOf(jsonrpc.Classify(line)); ok {
+		a.send(ev)
+	}
+}
+
+// hostEventOf returns the event of a host message the owner learns from,
+// and whether it is one.
+func hostEventOf(m jsonrpc.Message) (hostEvent, bool) {
 	if m.Kind != jsonrpc.Request {
-		return
+		return hostEvent{}, false
 	}
 	ev := hostEvent{method: m.Method, id: string(m.ID)}
 	switch m.Method {
@@ -189,9 +206,14 @@ func (a *active) fromHost(line []byte) {
 		ev.call.Args = bytes.Clone(ev.call.Args) // line is the pump's
 		ev.retry = mcpmsg.IsRetry(m.Params)
 	default:
-		return
+		return hostEvent{}, false
 	}
 	ev.version = mcpmsg.ReadRequestMeta(m.Params).ProtocolVersion
+	return ev, true
+}
+
+// send hands the owner an event without waiting for it.
+func (a *active) send(ev any) {
 	select {
 	case a.events <- ev:
 	case <-a.done:
@@ -207,23 +229,33 @@ func (a *active) fromServer(line []byte) bool {
 	if m.Kind != jsonrpc.Response || !m.HasID() {
 		return false
 	}
+	if a.needsNoVerdict(m) {
+		a.send(serverEvent{m: m, line: line}) // the guards learn from it, in order
+		return false
+	}
 	ev := serverEvent{m: m, line: line, taken: make(chan bool, 1)}
+	return a.ask(ev, ev.taken, mcpmsg.IsProxyID(m.ID)) // when the flow is over, its own answers still never reach the host
+}
+
+// ask hands the owner ev, whose verdict comes on taken, and waits for it;
+// over is the verdict when the owner has stopped without giving one.
+func (a *active) ask(ev any, taken chan bool, over bool) bool {
 	select {
 	case a.events <- ev:
 	case <-a.done:
-		return mcpmsg.IsProxyID(m.ID) // the flow is over: its own answers still never reach the host
+		return over
 	}
 	select {
-	case taken := <-ev.taken:
-		return taken
+	case t := <-taken:
+		return t
 	case <-a.done:
 		// The owner replies before it returns to its events, so a verdict
 		// is there if the event was handled; else it never will be.
 		select {
-		case taken := <-ev.taken:
-			return taken
+		case t := <-taken:
+			return t
 		default:
-			return mcpmsg.IsProxyID(m.ID)
+			return over
 		}
 	}
 }
@@ -251,6 +283,7 @@ func (a *active) close() error {
 		if a.flowLog != nil {
 			err = a.flowLog.Close()
 		}
+		err = errors.Join(err, a.closeGuards())
 	})
 	return err
 }
@@ -297,15 +330,26 @@ func (a *active) handle(ev any) {
 	case hostEvent:
 		a.onHost(ev)
 	case serverEvent:
-		ev.taken <- a.onServer(ev)
+		taken := a.onServer(ev)
+		if ev.taken != nil {
+			ev.taken <- taken
+		}
+		a.shown(ev, taken)
+	case holdEvent:
+		a.onHold(ev)
 	case endEvent:
 		a.gone = true
 		a.finish()
+		a.endCommits()
 	}
 }
 
 // startSession makes the flow session once the server's name is known.
 func (a *active) startSession(serverName string) {
+	if a.opts.Flow == nil {
+		a.off = true // --guards or --commit without --flow
+		return
+	}
 	name := a.server
 	if name == "" {
 		name = serverName
@@ -339,6 +383,7 @@ func (a *active) onHost(ev hostEvent) {
 	if mcpmsg.IsModern(ev.version) {
 		a.version = ev.version // the proxy's own lookups must name it too
 	}
+	a.guardsCall(ev)
 	switch ev.method {
 	case mcpmsg.MethodInitialize, mcpmsg.MethodDiscover:
 		a.inits[ev.id] = true
@@ -366,6 +411,10 @@ func (a *active) onHost(ev hostEvent) {
 func (a *active) onServer(ev serverEvent) (taken bool) {
 	m := ev.m
 	id := string(m.ID)
+	if mcpmsg.IsCommitID(m.ID) {
+		a.onCommitAnswer(id, m)
+		return true // the proxy's own: never the host's
+	}
 	if mcpmsg.IsProxyID(m.ID) {
 		a.onAnswer(id, m)
 		return true // the proxy's own: never the host's
@@ -376,13 +425,13 @@ func (a *active) onServer(ev serverEvent) (taken bool) {
 		if a.fs == nil && !a.off && m.Result != nil {
 			a.startSession(mcpmsg.ReadInitialized(m.Result).ServerName)
 		}
-		return false
+		return a.commitInstructions(ev)
 	case a.lists[id]:
 		delete(a.lists, id)
 		if a.fs != nil && m.Result != nil {
 			a.fs.Listed(listedTools(m.Result))
 		}
-		return false
+		return a.commitListed(ev)
 	}
 	if a.fs == nil && !a.off && m.Result != nil {
 		// A stateless-era host need not ask the server who it is; each of
@@ -512,6 +561,7 @@ func (a *active) finish() {
 			out = append(with, '\n')
 		}
 	}
+	a.shownHeld(out)
 	a.toHost(out)
 }
 

@@ -22,11 +22,11 @@ import (
 	"github.com/hoist-mcp/hoist/internal/testbin"
 )
 
-// startDemoHTTP starts hoist-mcp-demo --http on a free port and returns its
-// URL.
-func startDemoHTTP(t *testing.T) string {
+// startDemoHTTP starts hoist-mcp-demo --http on a free port, with args
+// before it, and returns its URL.
+func startDemoHTTP(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(testbin.Build(t, "hoist-mcp-demo"), "--http", "127.0.0.1:0")
+	cmd := exec.Command(testbin.Build(t, "hoist-mcp-demo"), append(args, "--http", "127.0.0.1:0")...)
 	cmd.Env = testbin.Env()
 	out, err := cmd.StdoutPipe()
 	if err != nil {

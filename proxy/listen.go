@@ -750,28 +750,40 @@ func (l *listener) newSession(r *http.Request, key string) (*lsession, int, erro
 		}
 		s.context = &contextTail{path: SessionPath(o.Context, name)}
 	}
-	if o.Flow != nil {
+	if o.activeMode() {
 		server := o.ServerName
 		if server == "" {
 			server = o.Domain
 		}
-		a := newActive(*o.Flow, server, func(f string, args ...any) { l.d.say("session "+s.id[:8]+": "+f, args...) })
+		var fo FlowOptions
+		if o.Flow != nil {
+			fo = *o.Flow
+		}
+		a := newActive(fo, server, func(f string, args ...any) { l.d.say("session "+s.id[:8]+": "+f, args...) })
 		a.rec, a.context = s.rec, s.context
 		a.session = hostSession
 		if r.Header.Get("Hoist-Session") == "" {
 			a.session = s.name
 		}
-		w, err := openFlowLog(o.Flow.Log, s.rec, a.session)
-		if err != nil {
+		if o.Flow != nil {
+			w, err := openFlowLog(o.Flow.Log, s.rec, a.session)
+			if err != nil {
+				l.d.say("%v", err)
+			}
+			a.flowLog = w
+		}
+		if err := a.setUpActive(o, s.rec, s.context, a.session); err != nil {
 			l.d.say("%v", err)
 		}
-		a.flowLog = w
 		s.active = a
 	}
 	if err := s.startBackend(); err != nil {
 		s.endFlow()
 		if a := s.active; a != nil && a.flowLog != nil {
 			os.Remove(a.flowLog.Path()) // no log is left of a session that never started
+		}
+		if a := s.active; a != nil && a.guardsLogPath() != "" {
+			os.Remove(a.guardsLogPath())
 		}
 		if s.rec != nil {
 			s.rec.Close()

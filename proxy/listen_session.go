@@ -34,7 +34,7 @@ type lsession struct {
 	rec  *mcplog.Writer
 	// context reads the session's --context file.
 	context *contextTail
-	// active serves --flow in this session.
+	// active serves --flow, --guards and --commit in this session.
 	active *active
 
 	child    *child
@@ -151,8 +151,8 @@ func (w *diagWriter) Write(p []byte) (int, error) {
 func (s *lsession) fromHost(line []byte) {
 	recordContext(s.context, s.rec, line)
 	s.record(mcplog.FromClient, line)
-	if s.active != nil {
-		s.active.fromHost(line)
+	if s.active != nil && s.active.hostLine(line) {
+		return // the proxy answered it: a refused write, or hoist_commit
 	}
 	buf := make([]byte, len(line)+1)
 	copy(buf, line)

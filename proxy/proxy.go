@@ -41,6 +41,11 @@ type Options struct {
 	Domain, AgentModel, ServerName string
 	// Flow, when set, serves a flow after the agent's calls (--flow).
 	Flow *FlowOptions
+	// Guards, when set, checks each of the agent's writes against a
+	// domain's policy before the server sees it (--guards).
+	Guards *GuardsOptions
+	// Commit adds hoist_commit to the server's tools (--commit).
+	Commit bool
 	// Context is the file the host appends the conversation to (--context;
 	// {session} stands for the session). Its new lines are logged as
 	// context entries before each tools/call.

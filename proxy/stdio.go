@@ -90,7 +90,7 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 				s.d.say("warning: %v", pruneErr)
 			}
 		}
-		if o.Flow != nil {
+		if o.activeMode() {
 			if err := s.startFlow(start); err != nil {
 				s.d.say("%v", err)
 			}
@@ -124,7 +124,7 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 			s.d.say("deleted %d session file(s) older than %d days from %s", pruned, o.RetainDays, o.Record)
 		}
 	}
-	if o.Flow != nil {
+	if o.activeMode() {
 		if err := s.startFlow(start); err != nil {
 			s.d.say("%v", err)
 		}
@@ -132,23 +132,32 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 	return s.run(ctx, st)
 }
 
-// startFlow prepares --flow: the flow server and its log.
+// startFlow prepares active mode: --flow (the flow server and its log),
+// --guards and --commit.
 func (s *session) startFlow(start time.Time) error {
 	o := s.opts
 	server := o.ServerName
 	if server == "" {
 		server = o.Domain
 	}
-	a := newActive(*o.Flow, server, s.d.say)
+	var fo FlowOptions
+	if o.Flow != nil {
+		fo = *o.Flow
+	}
+	a := newActive(fo, server, s.d.say)
 	a.rec, a.context = s.rec, s.context
 	a.session = mcplog.HostSession(o.Getenv)
 	if o.Getenv("HOIST_SESSION") == "" {
 		a.session = mcplog.SessionID(start, os.Getpid())
 	}
 	s.active = a
-	w, err := openFlowLog(o.Flow.Log, s.rec, a.session)
-	a.flowLog = w
-	return err
+	var err error
+	if o.Flow != nil {
+		var w *mcplog.Writer
+		w, err = openFlowLog(o.Flow.Log, s.rec, a.session)
+		a.flowLog = w
+	}
+	return errors.Join(err, a.setUpActive(o, s.rec, s.context, a.session))
 }
 
 // session is one proxied session's state.
@@ -164,7 +173,7 @@ type session struct {
 	rawSaid    [2]atomic.Bool
 	tail       tailLines
 	context    *contextTail // --context
-	active     *active      // --flow
+	active     *active      // --flow, --guards, --commit
 }
 
 func (s *session) run(ctx context.Context, st Streams) int {
@@ -184,6 +193,11 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	go func() {
 		defer close(hostDone)
 		p := s.newPump(mcplog.FromClient, st.In, toServer, 0)
+		if a := s.active; a != nil && a.holdsHost() {
+			// --guards and --commit answer some of the host's lines
+			// themselves, so each reaches them whole before it goes on.
+			p.intercept = func(line []byte) bool { return a.hostLine(jsonrpc.TrimLine(line)) }
+		}
 		err := p.run()
 		gate.release()
 		var we errWrite
@@ -299,8 +313,8 @@ func (s *session) newPump(from string, src io.Reader, dst io.Writer, dir int) *p
 	}
 	p.onLine = func(line []byte) {
 		body := jsonrpc.TrimLine(line)
-		if s.active != nil && from == mcplog.FromClient {
-			s.active.fromHost(body)
+		if s.active != nil && from == mcplog.FromClient && !s.active.holdsHost() {
+			s.active.fromHost(body) // held lines go to hostLine instead
 		}
 		if s.opts.Trace {
 			s.d.say("trace %s %d B %s", direction, len(line), describe(jsonrpc.Classify(body)))

@@ -76,8 +76,8 @@ loop:
 				recordContext(s.context, s.rec, body)
 				s.rec.Record(mcplog.FromClient, body)
 			}
-			if a != nil {
-				a.fromHost(body)
+			if a != nil && a.hostLine(body) {
+				continue // the proxy answered it: a refused write, or hoist_commit
 			}
 			u.send(body)
 		case err := <-readDone:

@@ -7,13 +7,15 @@
 // result, and "delay_ms": n makes it wait before answering; calls run
 // concurrently.
 //
-// --world retail serves a tiny shop instead, with four of τ²-bench retail's
+// --world retail serves a tiny shop instead, with five of τ²-bench retail's
 // tools (find_user_id_by_email, get_user_details and get_order_details, which
-// read, and cancel_pending_order, which writes) and canned data:
-// cN@example.com is user_N (N from 1 to 20), whose orders #WNa and #WNb are
-// pending. It answers as τ²-bench does, and a cancelled order stays
-// cancelled until the process exits. hoist-procedure runs scripted
-// customers against it.
+// read, and cancel_pending_order and modify_pending_order_payment, which
+// write) and canned data: cN@example.com is user_N (N from 1 to 20), whose
+// orders #WNa and #WNb are pending, and who has a card or a gift card, a
+// PayPal account, and some a small gift card besides. It answers as
+// τ²-bench does, and a cancelled order stays cancelled until the process
+// exits. --calls-log FILE journals every call it serves. hoist-procedure
+// runs scripted customers against it.
 //
 // --world tau2-retail serves τ²-bench's own retail domain: its sixteen tools
 // over its database (--db FILE, by default the copy in testdata/tau2/db/),

@@ -56,7 +56,7 @@ type toolResult struct {
 	IsError bool `json:"isError"`
 }
 
-// checkTools checks a tools/list result: the four tools, in order, with
+// checkTools checks a tools/list result: the five tools, in order, with
 // their readOnlyHint.
 func checkTools(t *testing.T, raw json.RawMessage) {
 	t.Helper()
@@ -83,7 +83,7 @@ func checkTools(t *testing.T, raw json.RawMessage) {
 			t.Errorf("%s: input schema %v", tool.Name, tool.InputSchema)
 		}
 	}
-	want := []string{"find_user_id_by_email read-only", "get_user_details read-only", "get_order_details read-only", "cancel_pending_order writes"}
+	want := []string{"find_user_id_by_email read-only", "get_user_details read-only", "get_order_details read-only", "cancel_pending_order writes", "modify_pending_order_payment writes"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}

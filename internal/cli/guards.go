@@ -87,9 +87,9 @@ none, and leaves out the others.
 					return &FlagError{fmt.Errorf("--domain: %w", err)}
 				}
 			}
-			modes, err := parseGuardFlags(opts.guardFlags)
+			modes, err := guards.ParseModes(opts.guardFlags)
 			if err != nil {
-				return &FlagError{err}
+				return &FlagError{fmt.Errorf("--guard %w", err)}
 			}
 			opts.Modes = modes
 			if runF != nil {
@@ -105,29 +105,6 @@ none, and leaves out the others.
 	fl.StringArrayVar(&opts.guardFlags, "guard", nil, "set a rule's mode, as hoist-mcp --guard does (`RULE=enforce|log|off`; repeatable)")
 	fl.BoolVar(&opts.JSON, "json", false, "write the report as JSON")
 	return cmd
-}
-
-// parseGuardFlags reads --guard RULE=MODE values: each rule must exist.
-func parseGuardFlags(flags []string) (map[string]guards.Mode, error) {
-	if len(flags) == 0 {
-		return nil, nil
-	}
-	modes := map[string]guards.Mode{}
-	for _, f := range flags {
-		id, m, ok := strings.Cut(f, "=")
-		if !ok {
-			return nil, fmt.Errorf("--guard %q: want RULE=enforce, RULE=log or RULE=off", f)
-		}
-		mode, err := guards.ParseMode(m)
-		if err != nil {
-			return nil, fmt.Errorf("--guard %s: %w", f, err)
-		}
-		if _, ok := guards.FindRule(id); !ok {
-			return nil, fmt.Errorf("--guard %s: no rule %s (hoist guards --help; docs/guards.md lists them)", f, id)
-		}
-		modes[id] = mode
-	}
-	return modes, nil
 }
 
 func runGuards(ctx context.Context, o *guardsOptions) error {

@@ -4,7 +4,7 @@
 // its two tools answer with their arguments, lookup annotated read-only and
 // update annotated as not read-only; "fail": true makes either return an
 // error result, and "delay_ms": n makes it wait n milliseconds first. The
-// retail world (NewRetail) is a tiny shop with four of τ²-bench retail's
+// retail world (NewRetail) is a tiny shop with five of τ²-bench retail's
 // tools and canned data. The τ²-bench retail world (NewTau2Retail) is
 // τ²-bench's own retail domain, all sixteen tools over its database, for
 // replaying recorded agents against the environment they met (issue 16).

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 )
@@ -13,28 +14,39 @@ import (
 // DefaultRetailUsers is how many customers NewRetail's shop has.
 const DefaultRetailUsers = 20
 
-// retailTools are four of τ²-bench retail's tools, with their descriptions
+// retailTools are five of τ²-bench retail's tools, with their descriptions
 // and input schemas copied from ../shared/data/tau2/tools.json, so that a
 // flow learned from τ²-bench pins the same input contracts. Three read and
-// one writes (readOnlyHint false).
+// two write (readOnlyHint false).
 //
 //go:embed retail_tools.json
 var retailTools []byte
 
 // Retail is the retail world of hoist-mcp-demo --world retail: a tiny shop
-// with four of τ²-bench retail's tool names and canned data (hoist-mcp
+// with five of τ²-bench retail's tool names and canned data (hoist-mcp
 // manual, "Try it"). Customer N (1 ≤ N ≤ Users) is user_N, whose email is
-// cN@example.com and whose orders #WNa and #WNb are pending. Answers are
+// cN@example.com and whose orders #WNa and #WNb are pending. Each pays with
+// a credit card (credit_card_100000N), or when N is a multiple of 3 with a
+// gift card (gift_card_100000N, balance 10N + 0.50), and also has a PayPal
+// account (paypal_100000N); a customer who pays by card has a gift card of
+// 25.00 besides (gift_card_200000N), too little for any order, so that the
+// guards' payment rules (issue 10) have something to refuse. Answers are
 // what τ²-bench's retail tools answer: a user id as plain text, users and
 // orders as JSON text with Python's separators, and errors as isError
 // results such as "Error: User not found".
 //
-// The data is the same in every process; cancel_pending_order changes it in
-// memory, so a cancelled order reads as cancelled until the process exits.
-// A Retail is safe for concurrent use.
+// The data is the same in every process; cancel_pending_order and
+// modify_pending_order_payment change it in memory, so a cancelled order
+// reads as cancelled until the process exits. A Retail is safe for
+// concurrent use.
 type Retail struct {
 	tools []any
+	// Journal, when set, gets one JSON line per tools/call the shop serves,
+	// {"tool", "arguments"}, before it is answered: what reached the server
+	// (hoist-mcp-demo --calls-log).
+	Journal io.Writer
 
+	jmu    sync.Mutex // Journal's lines, one at a time
 	mu     sync.Mutex
 	users  map[string]*retailUser
 	orders map[string]*retailOrder
@@ -175,16 +187,24 @@ func (r *Retail) addUser(n int) {
 		Zip:      place.zip,
 	}
 	pay := retailPayment{Source: "credit_card", ID: fmt.Sprintf("credit_card_%d", 1000000+n), Brand: "visa", LastFour: fmt.Sprintf("%04d", 1000+n*37%9000)}
+	methods := map[string]retailPayment{}
 	if n%3 == 0 {
 		bal := jsonFloat(float64(n*10) + 0.5)
 		pay = retailPayment{Source: "gift_card", ID: fmt.Sprintf("gift_card_%d", 1000000+n), Balance: &bal}
+	} else {
+		small := jsonFloat(25)
+		spare := retailPayment{Source: "gift_card", ID: fmt.Sprintf("gift_card_%d", 2000000+n), Balance: &small}
+		methods[spare.ID] = spare
 	}
+	methods[pay.ID] = pay
+	paypal := retailPayment{Source: "paypal", ID: fmt.Sprintf("paypal_%d", 1000000+n)}
+	methods[paypal.ID] = paypal
 	u := &retailUser{
 		UserID:         id,
 		Name:           retailName{FirstName: retailFirstNames[n%len(retailFirstNames)], LastName: retailLastNames[n%len(retailLastNames)]},
 		Address:        addr,
 		Email:          fmt.Sprintf("c%d@example.com", n),
-		PaymentMethods: map[string]retailPayment{pay.ID: pay},
+		PaymentMethods: methods,
 		Orders:         []string{fmt.Sprintf("#W%da", n), fmt.Sprintf("#W%db", n)},
 	}
 	r.users[id] = u
@@ -221,11 +241,14 @@ func (r *Retail) Tools() []any { return r.tools }
 
 // Instructions implements World.
 func (r *Retail) Instructions() string {
-	return fmt.Sprintf("A tiny shop with four of τ²-bench retail's tools. Customers user_1 to user_%d have the emails c1@example.com to c%d@example.com; user_N's orders #WNa and #WNb are pending.", len(r.users), len(r.users))
+	return fmt.Sprintf("A tiny shop with five of τ²-bench retail's tools. Customers user_1 to user_%d have the emails c1@example.com to c%d@example.com; user_N's orders #WNa and #WNb are pending.", len(r.users), len(r.users))
 }
 
 // Call implements World.
 func (r *Retail) Call(_ context.Context, name string, args map[string]any) (any, bool) {
+	if r.Journal != nil {
+		r.journal(name, args)
+	}
 	switch name {
 	case "find_user_id_by_email":
 		email, err := stringArg(args, "email")
@@ -265,18 +288,87 @@ func (r *Retail) Call(_ context.Context, name string, args map[string]any) (any,
 		return jsonResult(o), true
 	case "cancel_pending_order":
 		return r.cancel(args), true
+	case "modify_pending_order_payment":
+		return r.modifyPayment(args), true
 	}
 	return nil, false
+}
+
+// journal writes one call to Journal, whole lines one at a time.
+func (r *Retail) journal(name string, args map[string]any) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	b, err := json.Marshal(map[string]any{"tool": name, "arguments": args})
+	if err != nil {
+		return
+	}
+	r.jmu.Lock()
+	defer r.jmu.Unlock()
+	r.Journal.Write(append(b, '\n'))
+}
+
+// orderArgs reads a write's order_id and its other string argument.
+func orderArgs(args map[string]any, other string) (id, v string, err error) {
+	if id, err = stringArg(args, "order_id"); err != nil {
+		return "", "", err
+	}
+	v, err = stringArg(args, other)
+	return id, v, err
+}
+
+// modifyPayment is τ²-bench's modify_pending_order_payment: a pending
+// order's one payment moves to another of the user's payment methods, which
+// as a gift card must cover the whole amount.
+func (r *Retail) modifyPayment(args map[string]any) any {
+	id, pm, err := orderArgs(args, "payment_method_id")
+	if err != nil {
+		return errorResult(err.Error())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o, ok := r.orders[id]
+	if !ok {
+		return errorResult("Order not found")
+	}
+	if !strings.Contains(o.Status, "pending") {
+		return errorResult("Non-pending order cannot be modified")
+	}
+	u := r.users[o.UserID]
+	method, ok := u.PaymentMethods[pm]
+	if !ok {
+		return errorResult("Payment method not found")
+	}
+	if len(o.PaymentHistory) != 1 || o.PaymentHistory[0].TransactionType != "payment" {
+		return errorResult("There should be exactly one payment for a pending order")
+	}
+	old := o.PaymentHistory[0]
+	if old.PaymentMethodID == pm {
+		return errorResult("The new payment method should be different from the current one")
+	}
+	if method.Source == "gift_card" && float64(*method.Balance) < float64(old.Amount) {
+		return errorResult("Insufficient gift card balance to pay for the order")
+	}
+	o.PaymentHistory = append(o.PaymentHistory,
+		retailTransaction{TransactionType: "payment", Amount: old.Amount, PaymentMethodID: pm},
+		retailTransaction{TransactionType: "refund", Amount: old.Amount, PaymentMethodID: old.PaymentMethodID})
+	if method.Source == "gift_card" {
+		bal := cents(float64(*method.Balance) - float64(old.Amount))
+		method.Balance = &bal
+		u.PaymentMethods[pm] = method
+	}
+	if was := u.PaymentMethods[old.PaymentMethodID]; was.Source == "gift_card" {
+		bal := cents(float64(*was.Balance) + float64(old.Amount))
+		was.Balance = &bal
+		u.PaymentMethods[old.PaymentMethodID] = was
+	}
+	return jsonResult(o)
 }
 
 // cancel is τ²-bench's cancel_pending_order: a pending order becomes
 // cancelled, with its reason and a refund of each payment.
 func (r *Retail) cancel(args map[string]any) any {
-	id, err := stringArg(args, "order_id")
-	if err != nil {
-		return errorResult(err.Error())
-	}
-	reason, err := stringArg(args, "reason")
+	id, reason, err := orderArgs(args, "reason")
 	if err != nil {
 		return errorResult(err.Error())
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -142,7 +143,7 @@ func TestRetailCancel(t *testing.T) {
 func TestRetailJSONStyle(t *testing.T) {
 	r := NewRetail(3)
 	text, _ := call(t, r, "get_user_details", map[string]any{"user_id": "user_3"})
-	want := `{"user_id": "user_3", "name": {"first_name": "Noah", "last_name": "Sanchez"}, "address": {"address1": "121 Cedar Avenue", "address2": "Suite 203", "city": "Austin", "country": "USA", "state": "TX", "zip": "78701"}, "email": "c3@example.com", "payment_methods": {"gift_card_1000003": {"source": "gift_card", "id": "gift_card_1000003", "balance": 30.5}}, "orders": ["#W3a", "#W3b"]}`
+	want := `{"user_id": "user_3", "name": {"first_name": "Noah", "last_name": "Sanchez"}, "address": {"address1": "121 Cedar Avenue", "address2": "Suite 203", "city": "Austin", "country": "USA", "state": "TX", "zip": "78701"}, "email": "c3@example.com", "payment_methods": {"gift_card_1000003": {"source": "gift_card", "id": "gift_card_1000003", "balance": 30.5}, "paypal_1000003": {"source": "paypal", "id": "paypal_1000003"}}, "orders": ["#W3a", "#W3b"]}`
 	if diff := cmp.Diff(want, text); diff != "" {
 		t.Errorf("user_3 (-want +got):\n%s", diff)
 	}
@@ -203,8 +204,81 @@ func TestRetailToolsAreTau2s(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if want := []string{"cancel_pending_order", "find_user_id_by_email", "get_order_details", "get_user_details"}; !cmp.Equal(names, want) {
+	if want := []string{"cancel_pending_order", "find_user_id_by_email", "get_order_details", "get_user_details", "modify_pending_order_payment"}; !cmp.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
+	}
+}
+
+func TestRetailModifyPayment(t *testing.T) {
+	r := NewRetail(DefaultRetailUsers)
+	modify := func(order, pm string) (string, bool) {
+		return call(t, r, "modify_pending_order_payment", map[string]any{"order_id": order, "payment_method_id": pm})
+	}
+	for _, tc := range []struct{ name, order, pm, want string }{
+		{"not the user's", "#W1a", "paypal_1000002", "Error: Payment method not found"},
+		{"the same method", "#W1a", "credit_card_1000001", "Error: The new payment method should be different from the current one"},
+		{"a gift card too small", "#W1a", "gift_card_2000001", "Error: Insufficient gift card balance to pay for the order"},
+		{"an unknown order", "#W0a", "paypal_1000001", "Error: Order not found"},
+	} {
+		if text, isError := modify(tc.order, tc.pm); text != tc.want || !isError {
+			t.Errorf("%s: %q (isError %v), want %q", tc.name, text, isError, tc.want)
+		}
+	}
+	text, isError := modify("#W1a", "paypal_1000001")
+	if isError {
+		t.Fatal(text)
+	}
+	var o struct {
+		Status         string `json:"status"`
+		PaymentHistory []struct {
+			TransactionType string `json:"transaction_type"`
+			PaymentMethodID string `json:"payment_method_id"`
+		} `json:"payment_history"`
+	}
+	if err := json.Unmarshal([]byte(text), &o); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, p := range o.PaymentHistory {
+		got = append(got, p.TransactionType+" "+p.PaymentMethodID)
+	}
+	if want := []string{"payment credit_card_1000001", "payment paypal_1000001", "refund credit_card_1000001"}; o.Status != "pending" || !cmp.Equal(got, want) {
+		t.Errorf("after the change: status %s, payments %v, want pending, %v", o.Status, got, want)
+	}
+	if text, _ := modify("#W1a", "credit_card_1000001"); text != "Error: There should be exactly one payment for a pending order" {
+		t.Errorf("a second change: %s", text)
+	}
+	// A gift card that pays is charged, and refunded when another pays.
+	call(t, r, "modify_pending_order_payment", map[string]any{"order_id": "#W6a", "payment_method_id": "paypal_1000006"})
+	user, _ := call(t, r, "get_user_details", map[string]any{"user_id": "user_6"})
+	order, _ := call(t, r, "get_order_details", map[string]any{"order_id": "#W6a"})
+	var u struct {
+		PaymentMethods map[string]struct {
+			Balance float64 `json:"balance"`
+		} `json:"payment_methods"`
+	}
+	var paid struct {
+		PaymentHistory []struct {
+			Amount float64 `json:"amount"`
+		} `json:"payment_history"`
+	}
+	json.Unmarshal([]byte(user), &u)
+	json.Unmarshal([]byte(order), &paid)
+	if want := 60.5 + paid.PaymentHistory[0].Amount; u.PaymentMethods["gift_card_1000006"].Balance != want {
+		t.Errorf("gift card balance %v after its refund, want %v", u.PaymentMethods["gift_card_1000006"].Balance, want)
+	}
+}
+
+func TestRetailJournal(t *testing.T) {
+	var b strings.Builder
+	r := NewRetail(2)
+	r.Journal = &b
+	call(t, r, "get_order_details", map[string]any{"order_id": "#W1a"})
+	call(t, r, "cancel_pending_order", map[string]any{"order_id": "#W1a", "reason": "no longer needed"})
+	want := `{"arguments":{"order_id":"#W1a"},"tool":"get_order_details"}` + "\n" +
+		`{"arguments":{"order_id":"#W1a","reason":"no longer needed"},"tool":"cancel_pending_order"}` + "\n"
+	if b.String() != want {
+		t.Errorf("journal\n%s\nwant\n%s", b.String(), want)
 	}
 }
 

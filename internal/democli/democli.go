@@ -46,18 +46,29 @@ arguments and store nothing:
 "delay_ms": n makes it wait n ms first (calls run concurrently, so delayed
 calls overlap).
 
---world retail serves a tiny shop instead, with four of τ²-bench retail's
+--world retail serves a tiny shop instead, with five of τ²-bench retail's
 tools and canned data: cN@example.com is user_N (N from 1 to 20), whose
-orders #WNa and #WNb are pending.
+orders #WNa and #WNb are pending. user_N pays with credit_card_100000N, or
+when N is a multiple of 3 with gift_card_100000N (balance 10N + 0.50), and
+also has paypal_100000N; one who pays by card has gift_card_200000N too,
+with 25.00 on it, less than any order costs.
 
-  find_user_id_by_email  {"email"}               read-only
-  get_user_details       {"user_id"}             read-only
-  get_order_details      {"order_id"}            read-only
-  cancel_pending_order   {"order_id", "reason"}  not read-only; the reason
-                         is "no longer needed" or "ordered by mistake"
+  find_user_id_by_email         {"email"}                       read-only
+  get_user_details              {"user_id"}                     read-only
+  get_order_details             {"order_id"}                    read-only
+  cancel_pending_order          {"order_id", "reason"}          not read-only;
+                                the reason is "no longer needed" or
+                                "ordered by mistake"
+  modify_pending_order_payment  {"order_id", "payment_method_id"}
+                                not read-only; another of the user's
+                                methods, a gift card covering the total
 
 Answers are τ²-bench's: JSON text, errors as error results ("Error: User
 not found"). A cancelled order stays cancelled until the process exits.
+--calls-log FILE appends every tools/call the shop serves to FILE, one
+{"tool", "arguments"} line each, before answering it: the server's own
+record of what reached it, behind a proxy that refuses some
+(hoist-mcp --guards).
 
 --world tau2-retail serves τ²-bench's own retail domain: all sixteen of its
 tools over its database (--db FILE, τ²-bench's db/retail.json; by default
@@ -107,6 +118,9 @@ type options struct {
 	World string
 	HTTP  string // "": stdio
 	DB    string // --db, "" for DefaultDB
+	// CallsLog is --calls-log: the file the retail world journals its
+	// calls to.
+	CallsLog string
 
 	prog *cmdutil.Program
 }
@@ -147,6 +161,10 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 				return cmdutil.FlagErrorf("--db: only --world tau2-retail reads a database")
 			case cmd.Flags().Changed("db") && opts.DB == "":
 				return cmdutil.FlagErrorf("--db: want a file, τ²-bench's db/retail.json")
+			case cmd.Flags().Changed("calls-log") && opts.World != "retail":
+				return cmdutil.FlagErrorf("--calls-log: only --world retail journals its calls")
+			case cmd.Flags().Changed("calls-log") && opts.CallsLog == "":
+				return cmdutil.FlagErrorf("--calls-log: want a file to append the calls to")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -159,6 +177,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringVar(&opts.World, "world", "echo", "the `WORLD` to serve: echo (lookup and update), retail (a tiny shop) or tau2-retail (τ²-bench's retail domain)")
 	fl.StringVar(&opts.DB, "db", "", "τ²-bench's retail database `FILE` for --world tau2-retail (default "+DefaultDB+")")
 	fl.StringVar(&opts.HTTP, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (127.0.0.1:0 picks a port)")
+	fl.StringVar(&opts.CallsLog, "calls-log", "", "with --world retail: append each tools/call served to `FILE`, one JSON line each")
 	_ = cmd.RegisterFlagCompletionFunc("world", cobra.FixedCompletions(Worlds, cobra.ShellCompDirectiveNoFileComp))
 	opts.prog.AddFlags(cmd)
 	fl.SortFlags = false
@@ -170,7 +189,16 @@ func runDemo(ctx context.Context, o *options) error {
 	s := &demo.Server{Version: buildinfo.Version()}
 	switch o.World {
 	case "retail":
-		s.World = demo.NewRetail(demo.DefaultRetailUsers)
+		shop := demo.NewRetail(demo.DefaultRetailUsers)
+		if o.CallsLog != "" {
+			f, err := os.OpenFile(o.CallsLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			if err != nil {
+				return fmt.Errorf("--calls-log: %w", err)
+			}
+			defer f.Close()
+			shop.Journal = f
+		}
+		s.World = shop
 	case "tau2-retail":
 		path, err := findDB(o.DB)
 		if err != nil {

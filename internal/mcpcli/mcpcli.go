@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/guards"
 	"github.com/hoist-mcp/hoist/internal/cmdutil"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/mcplog"
@@ -72,6 +73,26 @@ decision and run is logged to --flow-log (default <session>.flow.jsonl).
 --flow-shadow only decides and logs; --flow-explore explores, for hoist
 evaluate.
 
+Guards and hoist_commit. --guards (with --domain retail or airline) checks
+each of the agent's writes against that domain's policy before the server
+sees it. A write an enforced rule refuses never reaches the server: the
+agent gets an error result, "Refused by the policy check, so
+cancel_pending_order was not run and nothing changed: 'found it cheaper' is
+not an accepted reason (policy check retail.cancel_reason)". A rule that
+lacks a fact it needs (a record the session never showed the agent, the
+conversation without --context) lets the write through. Each rule is
+enforced or only logged by default; --guard RULE=enforce|log|off changes
+one, but the confirmation rules (retail.confirmed, airline.confirmed), a
+word list that cannot tell a confirmation from a request, only ever log.
+Every write's verdicts go to --guards-log (default
+<session>.guards.jsonl beside the log); hoist guards runs the same rules
+over recorded sessions and τ²-bench results, to choose which to enforce.
+--commit adds hoist_commit to the server's tools: it takes {"calls":
+[{"name", "arguments"}, ...]}, makes the calls in order (each checked by
+the guards first, with --guards), stops at the first that is refused or
+fails, and returns every call's result and the calls it did not run; a
+sentence on when to use it follows the server's instructions.
+
 Exit status. When the host closes stdin, the server's stdin is closed, its
 remaining output forwarded, and the proxy exits with the server's status
 (128+n if signal n ended it); a server that does not exit within
@@ -101,7 +122,10 @@ const example = `  # Try it with the demo server:
   hoist-mcp --record ~/.hoist/logs --upstream https://example.com/mcp --upstream-header Authorization=ORDERS_AUTH
 
   # One proxy for every host, by URL:
-  hoist-mcp --listen 127.0.0.1:8931 --record ~/.hoist/logs -- npx -y some-mcp-server`
+  hoist-mcp --listen 127.0.0.1:8931 --record ~/.hoist/logs -- npx -y some-mcp-server
+
+  # The retail policy on the agent's writes, and hoist_commit for the ones the user confirmed:
+  hoist-mcp --record ~/.hoist/logs --domain retail --guards --commit -- hoist-mcp-demo --world retail`
 
 // noCommand is the usage mistake of giving no server command. Its message
 // is the recipe, which ends with its own pointer to --help.
@@ -144,6 +168,9 @@ type options struct {
 	flowOpts        proxy.FlowOptions
 	flowExplore     float64
 	questions       int
+	guards          bool
+	guardModes      []string
+	guardsLog       string
 	tokenFile       string
 	idleMinutes     float64
 	record          string
@@ -218,6 +245,10 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.Float64Var(&opts.flowExplore, "flow-explore", 0, "with probability `EPSILON`, take another lookup that binds, drawn by the decider's probabilities, and log the policy")
 	fl.Uint64Var(&opts.flowOpts.Seed, "flow-explore-seed", 1, "`SEED` of --flow-explore's draws")
 	fl.StringVar(&opts.flowOpts.TaskID, "task-id", "", "the task `ID` this session works on, which picks the flow's fold (default: the session)")
+	fl.BoolVar(&opts.guards, "guards", false, "check each of the agent's writes against the policy of --domain (retail or airline) before the server sees it")
+	fl.StringArrayVar(&opts.guardModes, "guard", nil, "set one rule's mode (`RULE=enforce|log|off`; repeatable; hoist guards lists the rules)")
+	fl.StringVar(&opts.guardsLog, "guards-log", "", "append each write's verdicts to `FILE` (default <session>.guards.jsonl beside the log; {session} stands for the session)")
+	fl.BoolVar(&opts.Proxy.Commit, "commit", false, "add hoist_commit to the server's tools: the writes the user confirmed, in one call, in order, each checked by --guards")
 	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete session files older than `N` days from --record (0 keeps all)")
 	fl.BoolVar(&opts.Proxy.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	fl.BoolVar(&opts.Proxy.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
@@ -372,6 +403,9 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 	if err := validateFlow(cmd, o); err != nil {
 		return err
 	}
+	if err := validateGuards(cmd, o); err != nil {
+		return err
+	}
 	if p.Context != "" {
 		path, err := proxy.ExpandHome(p.Context)
 		if err != nil {
@@ -391,5 +425,45 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 	} else if p.RetainDays > 0 {
 		return errors.New("--retain-days: needs --record")
 	}
+	return nil
+}
+
+// validateGuards checks --guards and the flags under it.
+func validateGuards(cmd *cobra.Command, o *options) error {
+	if !o.guards {
+		for _, name := range []string{"guard", "guards-log"} {
+			if cmd.Flags().Changed(name) {
+				return fmt.Errorf("--%s: needs --guards", name)
+			}
+		}
+		return nil
+	}
+	if _, err := guards.Rules(o.Proxy.Domain); err != nil {
+		if o.Proxy.Domain == "" {
+			return fmt.Errorf("--guards: needs --domain %s, the policy to check the writes against", strings.Join(guards.Domains(), " or "))
+		}
+		return fmt.Errorf("--guards: --domain %s: %w", o.Proxy.Domain, err)
+	}
+	modes, err := guards.ParseModes(o.guardModes)
+	if err != nil {
+		return fmt.Errorf("--guard %w", err)
+	}
+	for id, m := range modes {
+		if r, _ := guards.FindRule(id); m == guards.Enforce && r.LogOnly {
+			return fmt.Errorf("--guard %s=enforce: %s is only logged, since its word list cannot tell a confirmation from a request (hoist guards can count what it would refuse)", id, id)
+		}
+	}
+	g := &proxy.GuardsOptions{Domain: o.Proxy.Domain, Modes: modes}
+	if err := guards.CheckModes(g.Domain, g.Modes); err != nil {
+		return fmt.Errorf("--guard: %w", err)
+	}
+	if o.guardsLog != "" {
+		path, err := proxy.ExpandHome(o.guardsLog)
+		if err != nil {
+			return fmt.Errorf("--guards-log: %w", err)
+		}
+		g.Log = path
+	}
+	o.Proxy.Guards = g
 	return nil
 }

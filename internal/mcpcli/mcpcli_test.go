@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/guards"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/proxy"
 )
@@ -125,6 +126,20 @@ func TestNewCmd(t *testing.T) {
 			flowFile: "retail.flow.json",
 		},
 		{
+			name: "--guards with its modes and log, and --commit",
+			args: []string{"--domain", "retail", "--guards", "--guard", "retail.confirmed=off", "--guard", "retail.one_user=log",
+				"--guards-log", "~/guards/{session}.jsonl", "--commit", "--", "srv"},
+			proxy: defaults(proxy.Options{Command: []string{"srv"}, Domain: "retail", Commit: true, Guards: &proxy.GuardsOptions{
+				Domain: "retail", Modes: map[string]guards.Mode{"retail.confirmed": guards.Off, "retail.one_user": guards.Log},
+				Log: filepath.Join(home, "guards", "{session}.jsonl"),
+			}}),
+		},
+		{
+			name:  "--commit alone",
+			args:  []string{"--commit", "--", "srv"},
+			proxy: defaults(proxy.Options{Command: []string{"srv"}, Commit: true}),
+		},
+		{
 			name: "an empty --flow-tools allows no tool",
 			args: []string{"--flow", "f.json", "--flow-tools=", "--", "srv"},
 			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
@@ -178,6 +193,13 @@ func TestFlagErrors(t *testing.T) {
 		{"unknown decider", []string{"--flow", "f.json", "--flow-decider", "oracle", "--", "srv"}, `--flow-decider: unknown decider "oracle": want reach or habit`},
 		{"threshold out of range", []string{"--flow", "f.json", "--flow-threshold", "2", "--", "srv"}, "--flow-threshold: must be between 0 and 1"},
 		{"listen flag without --listen", []string{"--listen-idle", "3", "--", "srv"}, "--listen-token-file and --listen-idle need --listen"},
+		{"guards without a domain", []string{"--guards", "--", "srv"}, "--guards: needs --domain airline or retail, the policy to check the writes against"},
+		{"guards of a domain without rules", []string{"--guards", "--domain", "orders", "--", "srv"}, `--guards: --domain orders: no guards for domain "orders": want airline or retail`},
+		{"a guard flag without --guards", []string{"--guard", "retail.confirmed=log", "--", "srv"}, "--guard: needs --guards"},
+		{"an unknown rule", []string{"--domain", "retail", "--guards", "--guard", "retail.nope=log", "--", "srv"}, "--guard retail.nope=log: no rule retail.nope (docs/guards.md lists them)"},
+		{"a rule of another domain", []string{"--domain", "retail", "--guards", "--guard", "airline.cabin=log", "--", "srv"}, "--guard: no rule airline.cabin in domain retail: the rules are retail.cancel_reason, retail.order_status, retail.once_per_order, retail.same_product, retail.payment_method, retail.gift_card_balance, retail.refund_destination, retail.one_user, retail.confirmed"},
+		{"the word list enforced", []string{"--domain", "airline", "--guards", "--guard", "airline.confirmed=enforce", "--", "srv"}, "--guard airline.confirmed=enforce: airline.confirmed is only logged, since its word list cannot tell a confirmation from a request (hoist guards can count what it would refuse)"},
+		{"an unknown mode", []string{"--domain", "retail", "--guards", "--guard", "retail.confirmed=maybe", "--", "srv"}, `--guard retail.confirmed=maybe: mode "maybe": want enforce, log or off`},
 		{"unknown shell", []string{"--completion", "tcsh"}, `--completion "tcsh": want bash, zsh, fish, powershell`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

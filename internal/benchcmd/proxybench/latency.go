@@ -48,13 +48,23 @@ func startClient(name string, argv []string) (*rpcClient, error) {
 	return c, nil
 }
 
+// lookupParams are the params of the demo's lookup, the call of the round
+// trips.
+const lookupParams = `{"name":"lookup","arguments":{"text":"hello"}}`
+
 // call makes one tools/call of the demo's lookup and returns its round
 // trip: from before the request is written until its response is read.
-func (c *rpcClient) call() (time.Duration, error) {
+func (c *rpcClient) call() (time.Duration, error) { return c.callWith(lookupParams) }
+
+// callWith makes one tools/call with params (JSON) and returns its round
+// trip. The answer must be a result, error or not.
+func (c *rpcClient) callWith(params string) (time.Duration, error) {
 	c.id++
 	c.buf = append(c.buf[:0], `{"jsonrpc":"2.0","id":`...)
 	c.buf = strconv.AppendInt(c.buf, int64(c.id), 10)
-	c.buf = append(c.buf, `,"method":"tools/call","params":{"name":"lookup","arguments":{"text":"hello"}}}`+"\n"...)
+	c.buf = append(c.buf, `,"method":"tools/call","params":`...)
+	c.buf = append(c.buf, params...)
+	c.buf = append(c.buf, "}\n"...)
 	t0 := time.Now()
 	if _, err := c.in.Write(c.buf); err != nil {
 		return 0, fmt.Errorf("%s: writing call %d: %w", c.name, c.id, err)
@@ -89,6 +99,12 @@ func (c *rpcClient) close() (time.Duration, error) {
 // round trips after warm-up, per command, and the CPU time each command
 // (with its children) used per call, warm-up included.
 func latencies(names []string, argvs [][]string, warmup, calls int) ([][]time.Duration, []time.Duration, error) {
+	return latenciesOf(names, argvs, nil, lookupParams, warmup, calls)
+}
+
+// latenciesOf is latencies of the call params, after the calls setup made
+// once through each command.
+func latenciesOf(names []string, argvs [][]string, setup []string, params string, warmup, calls int) ([][]time.Duration, []time.Duration, error) {
 	clients := make([]*rpcClient, len(argvs))
 	defer func() {
 		for _, c := range clients {
@@ -103,6 +119,11 @@ func latencies(names []string, argvs [][]string, warmup, calls int) ([][]time.Du
 			return nil, nil, err
 		}
 		clients[i] = c
+		for _, p := range setup {
+			if _, err := c.callWith(p); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	out := make([][]time.Duration, len(argvs))
 	for i := range out {
@@ -110,7 +131,7 @@ func latencies(names []string, argvs [][]string, warmup, calls int) ([][]time.Du
 	}
 	for n := 0; n < warmup+calls; n++ {
 		for i, c := range clients {
-			d, err := c.call()
+			d, err := c.callWith(params)
 			if err != nil {
 				return nil, nil, err
 			}

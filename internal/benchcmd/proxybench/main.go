@@ -17,9 +17,15 @@
 //   - hoist-mcp --record's peak RSS (VmHWM) with 64 KiB messages,
 //     streamed as fast as the echo allows and sent one at a time.
 //
+// With -guards it measures instead a write that hoist-mcp --guards checks
+// (issue 10, point 7): round trips of cancel_pending_order to
+// hoist-mcp-demo --world retail directly, through hoist-mcp, and through
+// hoist-mcp --guards with every retail rule holding its facts, in turns.
+//
 // Usage:
 //
 //	go run ./internal/benchcmd/proxybench [-hoist bin/hoist-mcp] [-demo bin/hoist-mcp-demo] [flags]
+//	go run ./internal/benchcmd/proxybench -guards [-calls 5000]
 //
 // Figures are noisier while other programs use the CPUs; the load average
 // at the start and at the end is printed with them. A proxy cannot shorten
@@ -61,6 +67,8 @@ type config struct {
 	streamMiB        int
 	rounds           int
 	rssLine, rssMiB  int
+	// guards runs only the guarded-write round trips (benchGuards).
+	guards bool
 }
 
 func main() {
@@ -83,6 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.rounds, "rounds", 7, "throughput rounds (each runs every command once; medians are reported)")
 	fs.IntVar(&c.rssLine, "rss-line", 64<<10, "bytes per message of the RSS runs")
 	fs.IntVar(&c.rssMiB, "rss-mib", 64, "MiB sent per RSS run")
+	fs.BoolVar(&c.guards, "guards", false, "measure only a write checked by hoist-mcp --guards, against the passive proxy and the shop alone (issue 10)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -108,6 +117,9 @@ func bench(c config, w io.Writer) error {
 		}
 		defer os.RemoveAll(d)
 		c.dir = d
+	}
+	if c.guards {
+		return benchGuards(c, w)
 	}
 	record := func() ([]string, func()) {
 		d, err := os.MkdirTemp(c.dir, "record-")

@@ -1,0 +1,314 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hoist-mcp/hoist/guards"
+	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
+)
+
+// GuardsOptions check each of the agent's writes against a domain's policy
+// before the server sees it (hoist-mcp --guards; manual, "Active mode").
+type GuardsOptions struct {
+	// Domain picks the rules: guards.Retail or guards.Airline.
+	Domain string
+	// Modes override the rules' default modes, by rule id (--guard).
+	Modes map[string]guards.Mode
+	// Log is the guards log's path ({session} stands for the session); ""
+	// means <session>.guards.jsonl beside the session log, or none.
+	Log string
+}
+
+// activeMode reports whether the session needs the active owner: a flow,
+// the guards or hoist_commit.
+func (o *Options) activeMode() bool { return o.Flow != nil || o.Guards != nil || o.Commit }
+
+// guardsState is --guards in one session, owned by the active loop; the
+// fields set before start (writes) are read-only after.
+type guardsState struct {
+	// writes are the domain's write tools: the host lines held for a
+	// verdict. Read-only after start, so the transports read it too.
+	writes map[string]bool
+
+	s   *guards.Session
+	log *mcplog.Writer
+	// context reads the --context file for the guards alone: the
+	// conversation up to each check, whoever else reads the file.
+	context *contextTail
+	// calls are the agent's tools/calls awaiting their answer, by raw id:
+	// what their answer shows the agent becomes the guards' facts.
+	calls map[string]mcpmsg.Call
+}
+
+// holdEvent is a tools/call of the host's that the proxy may answer instead
+// of forwarding: a write the guards check, or hoist_commit. The transport
+// waits for the verdict before it forwards anything else of the host's.
+type holdEvent struct {
+	host  hostEvent
+	taken chan bool // true: the proxy answered it, and it is not forwarded
+}
+
+// setUpActive prepares the guards and hoist_commit of a session (o.Guards,
+// o.Commit): the rules, the guards log ({session} is session) and their own
+// reader of the conversation.
+func (a *active) setUpActive(o Options, rec *mcplog.Writer, context *contextTail, session string) error {
+	a.session = session
+	if o.Commit {
+		a.commit = &commitState{}
+	}
+	if o.Guards == nil {
+		return nil
+	}
+	s, err := guards.NewSession(guards.Config{Domain: o.Guards.Domain, Modes: o.Guards.Modes})
+	if err != nil {
+		return fmt.Errorf("--guards: %w", err)
+	}
+	g := &guardsState{writes: map[string]bool{}, s: s, calls: map[string]mcpmsg.Call{}}
+	for _, w := range guards.Writes(o.Guards.Domain) {
+		g.writes[w] = true
+	}
+	if context != nil {
+		g.context = &contextTail{path: context.path}
+	}
+	a.gd = g
+	w, err := openGuardsLog(o.Guards.Log, rec, session)
+	g.log = w
+	return err
+}
+
+// openGuardsLog opens a session's guards log: --guards-log FILE ({session}
+// standing for the session), appended to, since sessions may share it;
+// else <session>.guards.jsonl beside the session log, made new; else none.
+func openGuardsLog(flag string, rec *mcplog.Writer, session string) (*mcplog.Writer, error) {
+	var w *mcplog.Writer
+	var err error
+	switch {
+	case flag != "":
+		w, err = mcplog.AppendJSONL(SessionPath(flag, session))
+	case rec != nil:
+		w, err = mcplog.CreateJSONL(strings.TrimSuffix(rec.Path(), ".jsonl") + mcplog.GuardsSuffix)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("guards log: %w", err)
+	}
+	return w, nil
+}
+
+// closeGuards closes the guards log, once the loop has returned.
+func (a *active) closeGuards() error {
+	if a.gd == nil || a.gd.log == nil {
+		return nil
+	}
+	return a.gd.log.Close()
+}
+
+// guardsLogPath returns the guards log's path, "" when there is none.
+func (a *active) guardsLogPath() string {
+	if a.gd == nil || a.gd.log == nil {
+		return ""
+	}
+	return a.gd.log.Path()
+}
+
+// needsNoVerdict reports whether the server's response m may go on to the
+// host before the owner has seen it: without a flow, only hoist_commit's
+// answers and, with --commit, the answers to initialize and tools/list
+// (which it rewrites) are the owner's to decide. The others are handed to
+// the owner without waiting, before they are forwarded, so the guards learn
+// from each before any call the host makes after reading it.
+func (a *active) needsNoVerdict(m jsonrpc.Message) bool {
+	if a.opts.Flow != nil || !a.holdsHost() || mcpmsg.IsProxyID(m.ID) {
+		return false
+	}
+	if a.commit == nil {
+		return true
+	}
+	_, rewrite := a.rewrites.LoadAndDelete(string(m.ID))
+	return !rewrite
+}
+
+// holdsHost reports whether the host's lines must reach the proxy whole,
+// before they are forwarded: with --guards or --commit it answers some of
+// them itself. Without either, the host's bytes are relayed as they always
+// were.
+func (a *active) holdsHost() bool { return a.gd != nil || a.commit != nil }
+
+// hostLine takes one whole line of the host's (without terminator) before
+// it is forwarded, and reports whether the proxy answered it instead: a
+// write an enforced rule refused, or hoist_commit. A write the guards check
+// waits for the owner's verdict; anything else is only learnt from, as
+// fromHost does.
+func (a *active) hostLine(line []byte) (taken bool) {
+	if !a.holdsHost() {
+		a.fromHost(line)
+		return false
+	}
+	ev, ok := hostEventOf(jsonrpc.Classify(line))
+	if !ok {
+		return false
+	}
+	if a.commit != nil && ev.method != mcpmsg.MethodToolsCall {
+		a.rewrites.Store(ev.id, true) // hoist_commit's sentence or tool goes in its answer
+	}
+	if ev.method != mcpmsg.MethodToolsCall || !a.holds(ev.call.Name) {
+		a.send(ev)
+		return false
+	}
+	h := holdEvent{host: ev, taken: make(chan bool, 1)}
+	return a.ask(h, h.taken, false) // when the session is over, nothing checks any more
+}
+
+// holds reports whether a call of tool waits for the owner's verdict.
+func (a *active) holds(tool string) bool {
+	return a.commit != nil && tool == mcpmsg.CommitTool || a.gd != nil && a.gd.writes[tool]
+}
+
+// onHold decides on a held call, and gives the transport its verdict on
+// ev.taken: hoist_commit is the proxy's to run; a write an enforced rule
+// refuses is answered with the refusal; any other goes on to the server,
+// and the owner learns of it as of every call. The verdict goes out before
+// the guards log is written, which the write need not wait for.
+func (a *active) onHold(ev holdEvent) {
+	h := ev.host
+	if mcpmsg.IsModern(h.version) {
+		a.version = h.version
+	}
+	if h.call.Name == mcpmsg.CommitTool {
+		if a.commit != nil && !a.commit.listed {
+			a.startCommit(h)
+			ev.taken <- true
+			return
+		}
+		if a.gd == nil || !a.gd.writes[h.call.Name] {
+			a.onHost(h) // the server's own hoist_commit
+			ev.taken <- false
+			return
+		}
+	}
+	id := json.RawMessage(h.id)
+	c, took := a.judge(h.call)
+	if c.Refused != nil {
+		a.answer(mcpmsg.AppendToolResult(nil, id, c.Refusal(), true, nil))
+		ev.taken <- true
+	} else {
+		ev.taken <- false
+		a.gd.s.Sent(h.call.Name, h.call.Args)
+		a.onHost(h)
+	}
+	a.logCheck(id, nil, h.call, c, took)
+}
+
+// check asks the guards about a call and logs their verdicts: id is the
+// call's, commit the hoist_commit it was made for (nil for the agent's
+// own).
+func (a *active) check(id, commit json.RawMessage, call mcpmsg.Call) guards.Check {
+	c, took := a.judge(call)
+	a.logCheck(id, commit, call, c, took)
+	return c
+}
+
+// judge returns the guards' verdicts on a call, with the conversation up
+// to now, and how long they took.
+func (a *active) judge(call mcpmsg.Call) (guards.Check, time.Duration) {
+	g := a.gd
+	start := time.Now()
+	if g.context != nil {
+		for _, l := range g.context.read() {
+			if role, text, ok := mcpmsg.ReadChat(l); ok {
+				g.s.Message(role, text)
+			}
+		}
+	}
+	c := g.s.Check(call.Name, call.Args)
+	// The confirmation judge will be asked here (--confirm-judge), from
+	// c.Confirmation, before the verdict is final; until it is wired, the
+	// word list's verdict is only logged.
+	return c, time.Since(start)
+}
+
+// logCheck writes a write's verdicts to the guards log, and says so when a
+// rule refused it.
+func (a *active) logCheck(id, commit json.RawMessage, call mcpmsg.Call, c guards.Check, took time.Duration) {
+	g := a.gd
+	if g.log != nil && c.Write {
+		line := mcplog.GuardsCheck{Type: mcplog.TypeCheck, ID: id, Commit: commit, Tool: call.Name, Args: call.Args, CheckUS: took.Microseconds()}
+		if len(line.Args) == 0 {
+			line.Args = json.RawMessage("{}")
+		}
+		for _, v := range c.Verdicts {
+			line.Verdicts = append(line.Verdicts, mcplog.GuardVerdict{Rule: v.Rule, Verdict: string(v.Outcome), Reason: v.Reason, Lacks: v.Lacks, Enforced: v.Enforced})
+		}
+		if c.Refused != nil {
+			line.Refused, line.Refusal = c.Refused.Rule, c.Refusal()
+		}
+		if cf := c.Confirmation; cf != nil {
+			line.Confirmation = &mcplog.GuardConfirmation{AgentSaid: cf.AgentSaid, UserSaid: cf.UserSaid}
+		}
+		if b, err := json.Marshal(line); err == nil {
+			g.log.Append(b)
+		} else {
+			a.say("guards log: %v", err)
+		}
+	}
+	if c.Refused != nil {
+		a.say("guards: refused %s (policy check %s)", call.Name, c.Refused.Rule)
+	}
+}
+
+// answer sends the host a line of the proxy's own (without terminator),
+// logged as a proxy entry.
+func (a *active) answer(line []byte) {
+	if a.rec != nil {
+		a.rec.Record(mcplog.FromProxy, bytes.Clone(line))
+	}
+	a.toHost(append(line, '\n'))
+}
+
+// guardsCall notes one of the agent's calls, whose answer the guards will
+// learn from.
+func (a *active) guardsCall(ev hostEvent) {
+	if a.gd != nil && ev.method == mcpmsg.MethodToolsCall {
+		a.gd.calls[ev.id] = ev.call
+	}
+}
+
+// shown gives the guards what a server response showed the agent, once the
+// transport has its verdict. A response the flow holds shows the agent
+// nothing yet: shownHeld takes it when the flow hands it back.
+func (a *active) shown(ev serverEvent, taken bool) {
+	if a.gd == nil || taken {
+		return
+	}
+	a.learn(ev.m)
+}
+
+// shownHeld gives the guards the agent's answer a flow held, as the agent
+// gets it: with the lookups appended.
+func (a *active) shownHeld(line []byte) {
+	if a.gd == nil {
+		return
+	}
+	a.learn(jsonrpc.Classify(jsonrpc.TrimLine(line)))
+}
+
+// learn takes the answer m to one of the agent's calls as facts.
+func (a *active) learn(m jsonrpc.Message) {
+	call, ok := a.gd.calls[string(m.ID)]
+	if !ok {
+		return
+	}
+	delete(a.gd.calls, string(m.ID))
+	if m.Result != nil && mcpmsg.InputRequired(m.Result) {
+		return // not an answer: the host sends the call again
+	}
+	res := mcpmsg.ResultOf(m)
+	a.gd.s.Result(call.Name, call.Args, res.Text(), res.IsError)
+}
