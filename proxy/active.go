@@ -279,6 +279,7 @@ func (a *active) close() error {
 			close(a.quit)
 			<-a.done
 		}
+		a.cancelJudge() // a question in flight would hold up the wait
 		a.sends.Wait()
 		if a.flowLog != nil {
 			err = a.flowLog.Close()
@@ -337,6 +338,8 @@ func (a *active) handle(ev any) {
 		a.shown(ev, taken)
 	case holdEvent:
 		a.onHold(ev)
+	case judgedEvent:
+		a.onJudged(ev)
 	case endEvent:
 		a.gone = true
 		a.finish()

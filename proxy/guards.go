@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -23,6 +24,8 @@ type GuardsOptions struct {
 	// Log is the guards log's path ({session} stands for the session); ""
 	// means <session>.guards.jsonl beside the session log, or none.
 	Log string
+	// Judge, when set, is the confirmation judge (--confirm-judge).
+	Judge *JudgeOptions
 }
 
 // activeMode reports whether the session needs the active owner: a flow,
@@ -44,6 +47,8 @@ type guardsState struct {
 	// calls are the agent's tools/calls awaiting their answer, by raw id:
 	// what their answer shows the agent becomes the guards' facts.
 	calls map[string]mcpmsg.Call
+	// jd is the confirmation judge, nil when off (judge.go).
+	jd *judgeState
 }
 
 // holdEvent is a tools/call of the host's that the proxy may answer instead
@@ -79,6 +84,10 @@ func (a *active) setUpActive(o Options, rec *mcplog.Writer, context *contextTail
 	a.gd = g
 	w, err := openGuardsLog(o.Guards.Log, rec, session)
 	g.log = w
+	if err != nil {
+		return err
+	}
+	g.jd, err = newJudgeState(o.Guards.Judge, rec, session)
 	return err
 }
 
@@ -104,10 +113,14 @@ func openGuardsLog(flag string, rec *mcplog.Writer, session string) (*mcplog.Wri
 
 // closeGuards closes the guards log, once the loop has returned.
 func (a *active) closeGuards() error {
-	if a.gd == nil || a.gd.log == nil {
+	if a.gd == nil {
 		return nil
 	}
-	return a.gd.log.Close()
+	err := a.gd.jd.close()
+	if a.gd.log != nil {
+		err = errors.Join(a.gd.log.Close(), err)
+	}
+	return err
 }
 
 // guardsLogPath returns the guards log's path, "" when there is none.
@@ -195,6 +208,11 @@ func (a *active) onHold(ev holdEvent) {
 	}
 	id := json.RawMessage(h.id)
 	c, took := a.judge(h.call)
+	if a.judges(c) {
+		a.logCheck(id, nil, h.call, c, took)
+		a.startJudge(judgedEvent{hold: &ev, id: id, call: h.call}, c)
+		return
+	}
 	if c.Refused != nil {
 		a.answer(mcpmsg.AppendToolResult(nil, id, c.Refusal(), true, nil))
 		ev.taken <- true
