@@ -1,8 +1,13 @@
 package cli_test
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,5 +167,104 @@ func TestConfirmMockAndFlags(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("hoist %s: exit %d, stderr %q; want 2 and %q", strings.Join(c.args, " "), r.code, r.stderr, c.want)
 		}
+	}
+}
+
+// The proxy's judge and hoist confirm share the cache: a session judged by
+// hoist-mcp --confirm-judge, recorded with its conversation, asks hoist
+// confirm --oracle replay the same questions, whose answers are there.
+func TestConfirmSharesTheProxysCache(t *testing.T) {
+	const secret = "sk-shared-cache-99"
+	srv := oracletest.Start(t)
+	srv.Default(oracletest.WithLogprobs(0.3))
+	dir, tmp := t.TempDir(), t.TempDir()
+	chatFile, cache := filepath.Join(tmp, "chat.jsonl"), filepath.Join(tmp, "cache")
+	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), "--record", dir, "--domain", "retail", "--guards", "--context", chatFile,
+		"--confirm-judge", "log", "--oracle-url", srv.URL, "--oracle-model", "jev-test", "--oracle-cache", cache,
+		"--", testbin.Build(t, "hoist-mcp-demo"), "--world", "retail")
+	cmd.Env = testbin.Env("TYPESAFE_API_KEY=" + secret)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(outPipe)
+	say := func(role, text string) {
+		f, err := os.OpenFile(chatFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(map[string]string{"role": role, "content": text})
+		f.Write(append(b, '\n'))
+		f.Close()
+	}
+	call := func(id int, tool, args string) {
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`+"\n", id, tool, args)
+		if _, err := out.ReadString('\n'); err != nil {
+			t.Fatalf("reading the answer to %d: %v (stderr: %s)", id, err, stderr.String())
+		}
+	}
+	io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
+	out.ReadString('\n')
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	say("user", "Hi, I'm c7@example.com; please cancel #W7a, I no longer need it.")
+	call(2, "find_user_id_by_email", `{"email":"c7@example.com"}`)
+	call(3, "get_order_details", `{"order_id":"#W7a"}`)
+	say("assistant", "I will cancel #W7a for 'no longer needed'. Shall I go ahead?")
+	say("user", "Yes, go ahead.")
+	call(4, "cancel_pending_order", `{"order_id":"#W7a","reason":"no longer needed"}`)
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("hoist-mcp: %v\n%s", err, stderr.String())
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("the proxy asked %d questions, want 1", n)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.confirm.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("confirm logs: %v", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	var judged struct {
+		Answers []struct {
+			Key string `json:"key"`
+		} `json:"answers"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(b), &judged); err != nil || len(judged.Answers) != 1 {
+		t.Fatalf("confirm log %s: %v", b, err)
+	}
+
+	r := run(t, nil, "confirm", "--sessions", dir, "--store", filepath.Join(tmp, "s.db"), "--json",
+		"--oracle", "replay", "--oracle-model", "jev-test", "--oracle-cache", cache)
+	if r.code != 0 {
+		t.Fatalf("hoist confirm: exit %d\n%s", r.code, r.stderr)
+	}
+	var rep confirmJSON
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Judgments) != 1 || !rep.Judgments[0].First.Cached || rep.Judgments[0].First.Key != judged.Answers[0].Key {
+		t.Errorf("hoist confirm's judgments %+v; want the proxy's question %s, from the cache", rep.Judgments, judged.Answers[0].Key)
+	}
+	if len(srv.Requests()) != 1 {
+		t.Error("hoist confirm --oracle replay asked the model")
+	}
+	for _, d := range []string{dir, tmp} {
+		filepath.WalkDir(d, func(path string, e os.DirEntry, err error) error {
+			if err == nil && !e.IsDir() {
+				if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(secret)) {
+					t.Errorf("the key is in %s", path)
+				}
+			}
+			return nil
+		})
 	}
 }
