@@ -118,9 +118,13 @@ func isNo(a oracle.Answer, th float64) bool { return a.Answered && a.PYes < th }
 // that failed the write, so that the agent knows what to do next: describe
 // the change and ask again.
 func (v Verdict) Refusal(tool string) string {
-	why := fmt.Sprintf("confirmation judge: p_yes %.2f", v.First.PYes)
+	first := "no answer"
+	if v.First.Answered {
+		first = fmt.Sprintf("p_yes %.2f", v.First.PYes)
+	}
+	why := "confirmation judge: " + first
 	if !isNo(v.First, v.Threshold) && v.Second != nil {
-		why = fmt.Sprintf("confirmation judge: p_yes %.2f; %s: p_yes %.2f", v.First.PYes, v.SecondKind, v.Second.PYes)
+		why = fmt.Sprintf("confirmation judge: %s; %s: p_yes %.2f", first, v.SecondKind, v.Second.PYes)
 	}
 	return guards.RefusalPrefix + tool + " was not run and nothing changed: the customer has not explicitly agreed to this exact change (" +
 		why + "); describe the change and ask the customer to confirm it first."

@@ -65,6 +65,15 @@ func TestRefusalText(t *testing.T) {
 	}
 }
 
+// A second no after a first question without an answer names no p_yes for
+// the first.
+func TestRefusalAfterNoFirstAnswer(t *testing.T) {
+	v := Verdict{First: oracle.Answer{Why: oracle.Miss}, Second: &oracle.Answer{Answered: true, PYes: 0.1}, SecondKind: SecondProposed, Threshold: 0.5, Fails: true}
+	if got := v.Refusal("x"); !strings.Contains(got, "(confirmation judge: no answer; proposed: p_yes 0.10)") {
+		t.Errorf("Refusal = %q", got)
+	}
+}
+
 // A judge that cannot answer refuses nothing: replay over an empty cache
 // misses every question.
 func TestNoAnswerRefusesNothing(t *testing.T) {

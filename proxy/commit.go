@@ -84,7 +84,8 @@ func (a *active) commitNext() {
 				continue
 			}
 			if a.judges(c) {
-				r.wait = commitJudging // onJudged sends it, or refuses it
+				a.gd.s.Sent(call.Name, call.Args) // in flight while judged
+				r.wait = commitJudging            // onJudged sends it, or refuses it
 				a.startJudge(judgedEvent{run: r, id: id, call: call}, c)
 				return
 			}

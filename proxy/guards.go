@@ -84,11 +84,10 @@ func (a *active) setUpActive(o Options, rec *mcplog.Writer, context *contextTail
 	a.gd = g
 	w, err := openGuardsLog(o.Guards.Log, rec, session)
 	g.log = w
-	if err != nil {
-		return err
-	}
-	g.jd, err = newJudgeState(o.Guards.Judge, rec, session)
-	return err
+	// The judge judges without its log, as the guards check without theirs.
+	jd, jerr := newJudgeState(o.Guards.Judge, rec, session)
+	g.jd = jd
+	return errors.Join(err, jerr)
 }
 
 // openGuardsLog opens a session's guards log: --guards-log FILE ({session}
@@ -210,6 +209,9 @@ func (a *active) onHold(ev holdEvent) {
 	c, took := a.judge(h.call)
 	if a.judges(c) {
 		a.logCheck(id, nil, h.call, c, took)
+		// In flight while the judge thinks: the writes checked meanwhile
+		// see it, as they would once it was sent.
+		a.gd.s.Sent(h.call.Name, h.call.Args)
 		a.startJudge(judgedEvent{hold: &ev, id: id, call: h.call}, c)
 		return
 	}
@@ -246,9 +248,8 @@ func (a *active) judge(call mcpmsg.Call) (guards.Check, time.Duration) {
 		}
 	}
 	c := g.s.Check(call.Name, call.Args)
-	// The confirmation judge will be asked here (--confirm-judge), from
-	// c.Confirmation, before the verdict is final; until it is wired, the
-	// word list's verdict is only logged.
+	// The confirmation judge, when on, is asked next, from c.Confirmation
+	// (judges, startJudge): the word list's verdict is only logged.
 	return c, time.Since(start)
 }
 

@@ -138,8 +138,11 @@ func (a *active) startJudge(ev judgedEvent, c guards.Check) {
 }
 
 // onJudged takes the judge's verdict on a write: refused when the judge
-// enforces and the answers fail it, else sent on to the server.
+// enforces and the answers fail it, else sent on to the server. The write
+// has counted as sent since the judge began (startJudge's callers), so a
+// refused one is given to the guards as the failed call the agent sees.
 func (a *active) onJudged(ev judgedEvent) {
+	waited := time.Since(ev.start)
 	jd := a.gd.jd
 	refuse := jd.enforce && ev.v.Fails
 	refusal := ""
@@ -153,40 +156,45 @@ func (a *active) onJudged(ev judgedEvent) {
 			ev.hold.taken <- true
 		} else {
 			ev.hold.taken <- false
-			a.gd.s.Sent(ev.call.Name, ev.call.Args)
 			a.onHost(ev.hold.host)
 		}
 	case ev.run != nil:
-		if a.commit == nil || len(a.commit.runs) == 0 || a.commit.runs[0] != ev.run || ev.run.wait != commitJudging {
-			break // the commit is over (the server closed meanwhile)
-		}
 		r := ev.run
+		if a.commit == nil || len(a.commit.runs) == 0 || a.commit.runs[0] != r || r.wait != commitJudging {
+			// The commit is over (the server closed meanwhile): the call
+			// was never sent, and the judgment stopped nothing.
+			a.gd.s.Result(ev.call.Name, ev.call.Args, "not sent", true)
+			refuse, refusal = false, ""
+			break
+		}
 		r.wait = ""
 		if refuse {
 			step := &r.steps[r.at]
 			step.Status, step.Text = mcpmsg.CommitRefused, refusal
 			r.at++
-			a.commitNext()
 		} else {
-			a.gd.s.Sent(ev.call.Name, ev.call.Args)
 			a.sendCommitCall(r, ev.id, ev.call)
 		}
 	}
 	if refuse {
+		a.gd.s.Result(ev.call.Name, ev.call.Args, refusal, true)
 		a.say("confirmation judge: refused %s (p_yes %.2f)", ev.call.Name, ev.v.First.PYes)
 	}
-	a.logJudgment(ev, refuse, refusal)
+	a.logJudgment(ev, refuse, refusal, waited)
+	if ev.run != nil && refuse {
+		a.commitNext()
+	}
 }
 
 // logJudgment writes one judgment to the confirm log.
-func (a *active) logJudgment(ev judgedEvent, enforced bool, refusal string) {
+func (a *active) logJudgment(ev judgedEvent, enforced bool, refusal string, waited time.Duration) {
 	jd := a.gd.jd
 	if jd.log == nil {
 		return
 	}
 	line := mcplog.ConfirmJudgment{Type: mcplog.TypeJudgment, ID: ev.id, Tool: ev.call.Name, Args: ev.call.Args,
 		Rule: ev.rule, WordList: string(ev.words), Failed: ev.v.Fails, Enforced: enforced, Refusal: refusal,
-		WaitedUS: time.Since(ev.start).Microseconds()}
+		WaitedUS: waited.Microseconds()}
 	if ev.run != nil {
 		line.Commit = ev.run.id
 	}

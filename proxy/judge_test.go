@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bufio"
 	"encoding/json"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -167,11 +168,11 @@ func TestJudgeEnforceStdio(t *testing.T) {
 	}
 	l := lines[0]
 	if l.Type != "judgment" || l.Tool != "cancel_pending_order" || l.Rule != "retail.confirmed" || !l.Failed || !l.Enforced || l.Refusal != judgeRefusal ||
-		len(l.Answers) != 1 || l.Answers[0].Question != "confirm" || l.Answers[0].PYes == nil || *l.Answers[0].PYes != 0.15 || l.Answers[0].From != "logprobs" ||
+		len(l.Answers) != 1 || l.Answers[0].Question != "confirm" || l.Answers[0].PYes == nil || math.Abs(*l.Answers[0].PYes-0.15) > 1e-9 || l.Answers[0].From != "logprobs" ||
 		len(l.Answers[0].Key) != 64 || l.WaitedUS == nil {
 		t.Errorf("the refused write's judgment: %+v", l)
 	}
-	if l := lines[1]; l.Failed || l.Enforced || l.Refusal != "" || *l.Answers[0].PYes != 0.95 || l.Answers[0].Key == lines[0].Answers[0].Key {
+	if l := lines[1]; l.Failed || l.Enforced || l.Refusal != "" || math.Abs(*l.Answers[0].PYes-0.95) > 1e-9 || l.Answers[0].Key == lines[0].Answers[0].Key {
 		t.Errorf("the confirmed write's judgment: %+v", l)
 	}
 	if !strings.Contains(p.stderr.String(), "confirmation judge: refused cancel_pending_order (p_yes 0.15)") {
@@ -307,5 +308,63 @@ func TestJudgeCommit(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 2 {
 		t.Errorf("%d questions, want one per cancel", n)
+	}
+}
+
+// TestJudgeSecondShadowAndBudget: the second question in shadow is asked
+// and logged but fails nothing, and once --confirm-questions is spent the
+// judge has no answer ("spent") and refuses nothing.
+func TestJudgeSecondShadowAndBudget(t *testing.T) {
+	srv := oracletest.Start(t)
+	dir, tmp := t.TempDir(), t.TempDir()
+	ctxFile, cache := filepath.Join(tmp, "chat.jsonl"), filepath.Join(tmp, "cache")
+	args := append([]string{"--record", dir, "--confirm-second", "proposed", "--confirm-second-shadow", "--confirm-questions", "2"},
+		judgeArgs(srv, ctxFile, cache, "enforce")...)
+	p, _, _, _ := openShop(t, []string{"TYPESAFE_API_KEY=" + judgeKey}, args...)
+	do := func(line string) string { p.send(line); return p.readLine() }
+	srv.Push(oracletest.WithLogprobs(0.9), oracletest.WithLogprobs(0.1))
+	chat(t, ctxFile, "user", "I'm c7@example.com: cancel #W7a and #W7b, I no longer need them.")
+	do(toolCall(3, "find_user_id_by_email", `{"email":"c7@example.com"}`))
+	do(toolCall(4, "get_order_details", `{"order_id":"#W7a"}`))
+	do(toolCall(5, "get_order_details", `{"order_id":"#W7b"}`))
+	chat(t, ctxFile, "assistant", "Shall I cancel both?")
+	chat(t, ctxFile, "user", "Yes.")
+	for i, order := range []string{"#W7a", "#W7b"} {
+		got := do(toolCall(6+i, "cancel_pending_order", `{"order_id":"`+order+`","reason":"no longer needed"}`))
+		if r := readResult(t, got); r.Result.IsError {
+			t.Errorf("cancel %s refused: %s", order, got)
+		}
+	}
+	if _, code := p.finish(); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d questions asked, want the budget's 2", n)
+	}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.confirm.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("confirm logs %v", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d judgments", len(lines))
+	}
+	var first, second struct {
+		Failed  bool `json:"failed"`
+		Answers []struct {
+			Question string   `json:"question"`
+			PYes     *float64 `json:"p_yes"`
+			Why      string   `json:"why"`
+			Shadow   bool     `json:"second_shadow"`
+		} `json:"answers"`
+	}
+	json.Unmarshal([]byte(lines[0]), &first)
+	json.Unmarshal([]byte(lines[1]), &second)
+	if first.Failed || len(first.Answers) != 2 || first.Answers[1].Question != "proposed" || !first.Answers[1].Shadow || math.Abs(*first.Answers[1].PYes-0.1) > 1e-9 {
+		t.Errorf("the first judgment: %s", lines[0])
+	}
+	if second.Failed || len(second.Answers) != 2 || second.Answers[0].Why != "spent" || second.Answers[0].PYes != nil {
+		t.Errorf("the judgment past the budget: %s", lines[1])
 	}
 }

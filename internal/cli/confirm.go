@@ -78,7 +78,7 @@ cannot answer is counted apart and refuses nothing, as in the proxy.
 			if err := opts.Oracle.Check(); err != nil {
 				return &FlagError{err}
 			}
-			if opts.Threshold <= 0 || opts.Threshold > 1 {
+			if !(opts.Threshold > 0 && opts.Threshold <= 1) { // NaN too
 				return &FlagError{fmt.Errorf("--confirm-threshold %g: want a probability above 0, at most 1", opts.Threshold)}
 			}
 			if opts.second != "" {
@@ -118,15 +118,20 @@ type confirmReport struct {
 	Second    string  `json:"second,omitempty"`
 	Shadow    bool    `json:"second_shadow,omitempty"`
 	// Episodes are the episodes read; Writes the writes a confirmation
-	// rule checks, each asked about.
-	Episodes guards.Split `json:"episodes"`
-	Writes   guards.Split `json:"writes"`
+	// rule checks, each asked about; GuardsRefused those an enforced rule
+	// refuses first, which the judge is not asked about, as in the proxy.
+	Episodes      guards.Split `json:"episodes"`
+	Writes        guards.Split `json:"writes"`
+	GuardsRefused guards.Split `json:"guards_refused"`
 	// Answered counts the writes whose first question got an answer;
 	// WouldRefuse those the judge would refuse; WordList those the word
 	// list would refuse, for comparison.
 	Answered    guards.Split `json:"answered"`
 	WouldRefuse guards.Split `json:"would_refuse"`
-	WordList    guards.Split `json:"word_list_refuses"`
+	// WouldRefuseDone are those of WouldRefuse the server carried out in
+	// the recording: in an episode of reward 1, a write that helped.
+	WouldRefuseDone guards.Split `json:"would_refuse_server_did"`
+	WordList        guards.Split `json:"word_list_refuses"`
 	// Proposal counts the writes the proposal check flags: a value of the
 	// call of which the exchange named another (logged only, no model).
 	Proposal guards.Split `json:"proposal_check_flags"`
@@ -202,6 +207,12 @@ func runConfirm(ctx context.Context, o *confirmOptions) error {
 			if check.Confirmation == nil {
 				return
 			}
+			if check.Refused != nil {
+				// The proxy asks the judge nothing about a write an
+				// enforced rule refuses: nor does hoist confirm.
+				add(&rep.GuardsRefused, g)
+				return
+			}
 			j := judgment{Episode: ep.ID, TaskID: ep.TaskID, Reward: ep.Reward, Call: c.Index, Tool: c.Tool, Args: c.Args,
 				AgentSaid: check.Confirmation.AgentSaid, UserSaid: check.Confirmation.UserSaid,
 				ServerDid:     c.Result != nil && !c.Result.IsError,
@@ -236,6 +247,9 @@ func runConfirm(ctx context.Context, o *confirmOptions) error {
 		}
 		if j.WouldRefuse {
 			add(&rep.WouldRefuse, j.group)
+			if j.ServerDid {
+				add(&rep.WouldRefuseDone, j.group)
+			}
 		}
 		if j.WordList == guards.Refuse {
 			add(&rep.WordList, j.group)
@@ -330,7 +344,7 @@ func writeConfirmText(w io.Writer, r *confirmReport) {
 	fmt.Fprintf(w, "Confirmation judge over %d episodes, %d writes asked about; oracle %s%s, threshold %g%s\n\n",
 		r.Episodes.All, r.Writes.All, r.Oracle, model, r.Threshold, second)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "outcome\twrites\tanswered\tjudge would refuse\tword list would refuse\tproposal check flags")
+	fmt.Fprintln(tw, "outcome\twrites\tanswered\tjudge would refuse\tof which the server did\tword list would refuse\tproposal check flags")
 	for _, g := range []struct {
 		name string
 		g    guards.Group
@@ -345,9 +359,13 @@ func writeConfirmText(w io.Writer, r *confirmReport) {
 		if g.g != "" && n == 0 {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", g.name, n, share(of(r.Answered), n), share(of(r.WouldRefuse), of(r.Answered)), share(of(r.WordList), n), share(of(r.Proposal), n))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", g.name, n, share(of(r.Answered), n), share(of(r.WouldRefuse), n),
+			share(of(r.WouldRefuseDone), n), share(of(r.WordList), n), share(of(r.Proposal), n))
 	}
 	tw.Flush()
+	if n := r.GuardsRefused.All; n > 0 {
+		fmt.Fprintf(w, "\n%d more writes an enforced guard refuses first were not asked about, as the proxy does not ask.\n", n)
+	}
 	if len(r.Unanswered) > 0 {
 		var whys []string
 		for why, n := range r.Unanswered {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/hoist-mcp/hoist/guards"
 	"github.com/hoist-mcp/hoist/internal/oraclecli"
 	"github.com/hoist-mcp/hoist/judge"
 	"github.com/hoist-mcp/hoist/proxy"
@@ -90,8 +91,11 @@ func validateJudge(cmd *cobra.Command, o *options) error {
 	if o.Proxy.Context == "" {
 		return errors.New("--confirm-judge: needs --context: the judge reads the customer's reply in the conversation")
 	}
-	if j.threshold <= 0 || j.threshold > 1 {
+	if !(j.threshold > 0 && j.threshold <= 1) { // NaN too
 		return fmt.Errorf("--confirm-threshold %g: want a probability above 0, at most 1", j.threshold)
+	}
+	if m, ok := o.Proxy.Guards.Modes[o.Proxy.Domain+".confirmed"]; ok && m == guards.Off {
+		return fmt.Errorf("--confirm-judge: --guard %s.confirmed=off turns off the rule whose writes the judge checks", o.Proxy.Domain)
 	}
 	opts := &proxy.JudgeOptions{Enforce: j.mode == "enforce", Questions: j.questions}
 	opts.Judge.Threshold = j.threshold

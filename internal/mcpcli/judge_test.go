@@ -26,6 +26,8 @@ func TestJudgeFlagErrors(t *testing.T) {
 		{"threshold", with("--confirm-judge", "enforce", "--confirm-threshold", "0"), "--confirm-threshold 0: want a probability above 0, at most 1"},
 		{"second question", with("--confirm-judge", "enforce", "--confirm-second", "both"), `--confirm-second: unknown second question "both": want proposed or described`},
 		{"shadow without a second", with("--confirm-judge", "enforce", "--confirm-second-shadow"), "--confirm-second-shadow: needs --confirm-second proposed or described"},
+		{"threshold NaN", with("--confirm-judge", "enforce", "--confirm-threshold", "NaN"), "--confirm-threshold NaN: want a probability above 0, at most 1"},
+		{"the rule off", with("--confirm-judge", "log", "--guard", "retail.confirmed=off"), "--confirm-judge: --guard retail.confirmed=off turns off the rule whose writes the judge checks"},
 		{"negative budget", with("--confirm-judge", "enforce", "--confirm-questions", "-1"), "--confirm-questions -1: want 0 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

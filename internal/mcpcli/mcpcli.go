@@ -253,7 +253,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringVar(&opts.guardsLog, "guards-log", "", "append each write's verdicts to `FILE` (default <session>.guards.jsonl beside the log; {session} stands for the session)")
 	addJudgeFlags(fl, &opts.judge)
 	fl.BoolVar(&opts.Proxy.Commit, "commit", false, "add hoist_commit to the server's tools: the writes the user confirmed, in one call, in order, each checked by --guards")
-	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete session files older than `N` days from --record (0 keeps all)")
+	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete what is older than `N` days from --record and from the judge's --oracle-cache (0 keeps all)")
 	fl.BoolVar(&opts.Proxy.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	fl.BoolVar(&opts.Proxy.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
 	fl.IntVar(&opts.Proxy.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
@@ -432,8 +432,8 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 			return fmt.Errorf("--record: %w", err)
 		}
 		p.Record = dir
-	} else if p.RetainDays > 0 {
-		return errors.New("--retain-days: needs --record")
+	} else if p.RetainDays > 0 && (p.Guards == nil || p.Guards.Judge == nil) {
+		return errors.New("--retain-days: needs --record, or --confirm-judge, whose --oracle-cache it prunes too")
 	}
 	return nil
 }
