@@ -114,7 +114,7 @@ const (
 const exportMarker = ".hoist-export"
 
 // sidecars are files beside a log that are not logs themselves.
-var sidecars = []string{".context.jsonl", ".flow.jsonl", ".confirm.jsonl"}
+var sidecars = []string{".context.jsonl", ".flow.jsonl", ".confirm.jsonl", mcplog.GuardsSuffix}
 
 // ownFile reports whether name is a file hoist keeps among the logs that
 // ingest does not read: a sidecar, a store, a redacted copy's manifest and

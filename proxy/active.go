@@ -283,6 +283,7 @@ func (a *active) close() error {
 			close(a.quit)
 			<-a.done
 		}
+		a.cancelJudge() // a question in flight would hold up the wait
 		a.sends.Wait()
 		if a.flowLog != nil {
 			err = a.flowLog.Close()
@@ -343,6 +344,8 @@ func (a *active) handle(ev any) {
 		a.onHold(ev)
 	case batchEvent:
 		a.onBatch(ev)
+	case judgedEvent:
+		a.onJudged(ev)
 	case endEvent:
 		a.gone = true
 		a.finish()

@@ -83,24 +83,36 @@ func (a *active) commitNext() {
 				r.at++
 				continue
 			}
+			if a.judges(c) {
+				a.gd.s.Sent(call.Name, call.Args) // in flight while judged
+				r.wait = commitJudging            // onJudged sends it, or refuses it
+				a.startJudge(judgedEvent{run: r, id: id, call: call}, c)
+				return
+			}
 			a.gd.s.Sent(call.Name, call.Args)
 		}
-		var meta []byte
-		if mcpmsg.IsModern(a.version) {
-			meta = mcpmsg.ModernMeta(a.version)
-		}
-		req := mcpmsg.AppendToolCallMeta(nil, id, call.Name, call.Args, meta)
-		if a.rec != nil {
-			a.rec.Record(mcplog.FromProxy, bytes.Clone(req))
-		}
-		r.wait = string(id)
-		a.sends.Add(1)
-		go func() {
-			defer a.sends.Done()
-			a.toServer(append(req, '\n'))
-		}()
+		a.sendCommitCall(r, id, call)
 		return
 	}
+}
+
+// sendCommitCall sends the server a call of the commit r, as a request of
+// the proxy's own, and waits for its answer (onCommitAnswer).
+func (a *active) sendCommitCall(r *commitRun, id json.RawMessage, call mcpmsg.Call) {
+	var meta []byte
+	if mcpmsg.IsModern(a.version) {
+		meta = mcpmsg.ModernMeta(a.version)
+	}
+	req := mcpmsg.AppendToolCallMeta(nil, id, call.Name, call.Args, meta)
+	if a.rec != nil {
+		a.rec.Record(mcplog.FromProxy, bytes.Clone(req))
+	}
+	r.wait = string(id)
+	a.sends.Add(1)
+	go func() {
+		defer a.sends.Done()
+		a.toServer(append(req, '\n'))
+	}()
 }
 
 // onCommitAnswer takes the server's answer to a call of a commit: its
@@ -151,8 +163,12 @@ func (a *active) endCommits() {
 	for len(a.commit.runs) > 0 {
 		r := a.commit.runs[0]
 		if r.wait != "" {
+			text := "the MCP server closed before it answered"
+			if r.wait == commitJudging {
+				text = "the MCP server has closed: the call was not sent"
+			}
 			r.wait = ""
-			r.steps[r.at].Status, r.steps[r.at].Text = mcpmsg.CommitFailed, "the MCP server closed before it answered"
+			r.steps[r.at].Status, r.steps[r.at].Text = mcpmsg.CommitFailed, text
 			r.at++
 		}
 		a.commitNext()

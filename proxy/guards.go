@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -23,6 +24,8 @@ type GuardsOptions struct {
 	// Log is the guards log's path ({session} stands for the session); ""
 	// means <session>.guards.jsonl beside the session log, or none.
 	Log string
+	// Judge, when set, is the confirmation judge (--confirm-judge).
+	Judge *JudgeOptions
 }
 
 // activeMode reports whether the session needs the active owner: a flow,
@@ -47,6 +50,8 @@ type guardsState struct {
 	// calls are the agent's tools/calls awaiting their answer, by raw id:
 	// what their answer shows the agent becomes the guards' facts.
 	calls map[string]mcpmsg.Call
+	// jd is the confirmation judge, nil when off (judge.go).
+	jd *judgeState
 }
 
 // holdEvent is a tools/call of the host's that the proxy may answer instead
@@ -82,7 +87,10 @@ func (a *active) setUpActive(o Options, rec *mcplog.Writer, context *contextTail
 	a.gd = g
 	w, err := openGuardsLog(o.Guards.Log, rec, session)
 	g.log, g.ownLog = w, w != nil && o.Guards.Log == ""
-	return err
+	// The judge judges without its log, as the guards check without theirs.
+	jd, jerr := newJudgeState(o.Guards.Judge, rec, session)
+	g.jd = jd
+	return errors.Join(err, jerr)
 }
 
 // openGuardsLog opens a session's guards log: --guards-log FILE ({session}
@@ -94,10 +102,14 @@ func openGuardsLog(flag string, rec *mcplog.Writer, session string) (*mcplog.Wri
 
 // closeGuards closes the guards log, once the loop has returned.
 func (a *active) closeGuards() error {
-	if a.gd == nil || a.gd.log == nil {
+	if a.gd == nil {
 		return nil
 	}
-	return a.gd.log.Close()
+	err := a.gd.jd.close()
+	if a.gd.log != nil {
+		err = errors.Join(a.gd.log.Close(), err)
+	}
+	return err
 }
 
 // removeOwnGuardsLog removes the guards log of a session that never
@@ -106,6 +118,9 @@ func (a *active) closeGuards() error {
 func (a *active) removeOwnGuardsLog() {
 	if a.gd != nil && a.gd.log != nil && a.gd.ownLog {
 		os.Remove(a.gd.log.Path())
+	}
+	if a.gd != nil {
+		a.gd.jd.removeOwn()
 	}
 }
 
@@ -201,6 +216,14 @@ func (a *active) onHold(ev holdEvent) {
 	}
 	id := json.RawMessage(h.id)
 	c, took := a.judge(h.call)
+	if a.judges(c) {
+		a.logCheck(id, nil, h.call, c, took)
+		// In flight while the judge thinks: the writes checked meanwhile
+		// see it, as they would once it was sent.
+		a.gd.s.Sent(h.call.Name, h.call.Args)
+		a.startJudge(judgedEvent{hold: &ev, id: id, call: h.call}, c)
+		return
+	}
 	if c.Refused != nil {
 		a.answer(mcpmsg.AppendToolResult(nil, id, c.Refusal(), true, nil))
 		ev.taken <- true
@@ -234,9 +257,8 @@ func (a *active) judge(call mcpmsg.Call) (guards.Check, time.Duration) {
 		}
 	}
 	c := g.s.Check(call.Name, call.Args)
-	// The confirmation judge will be asked here (--confirm-judge), from
-	// c.Confirmation, before the verdict is final; until it is wired, the
-	// word list's verdict is only logged.
+	// The confirmation judge, when on, is asked next, from c.Confirmation
+	// (judges, startJudge): the word list's verdict is only logged.
 	return c, time.Since(start)
 }
 

@@ -3,11 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -21,9 +18,7 @@ import (
 // guardsOptions are hoist guards' inputs.
 type guardsOptions struct {
 	IO iostreams.Streams
-	storeOptions
-	Tau2   []string
-	Domain string
+	trajectoryOptions
 	// Modes are --guard ID=MODE, checked against the rules.
 	Modes map[string]guards.Mode
 	JSON  bool
@@ -71,21 +66,8 @@ none, and leaves out the others.
   # What the totals would be with the confirmation rule enforced:
   hoist guards --tau2 results/retail-gpt-4.1.json --guard retail.confirmed=enforce`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				if len(opts.Tau2) == 0 {
-					return &FlagError{fmt.Errorf("unexpected argument %q: name results files with --tau2 FILE, logs with --sessions DIR", args[0])}
-				}
-				opts.Tau2 = append(opts.Tau2, args...)
-			}
-			if len(opts.Tau2) == 0 {
-				if _, err := opts.storePath(); err != nil {
-					return &FlagError{errors.New("say what to check: --tau2 and results files, --sessions DIR, or --store PATH")}
-				}
-			}
-			if opts.Domain != "" {
-				if _, err := guards.Rules(opts.Domain); err != nil {
-					return &FlagError{fmt.Errorf("--domain: %w", err)}
-				}
+			if err := opts.checkTrajectoryArgs(args); err != nil {
+				return err
 			}
 			modes, err := guards.ParseModes(opts.guardFlags)
 			if err != nil {
@@ -98,10 +80,8 @@ none, and leaves out the others.
 			return runGuards(cmd.Context(), opts)
 		},
 	}
-	addStoreFlags(cmd, &opts.storeOptions)
+	addTrajectoryFlags(cmd, &opts.trajectoryOptions)
 	fl := cmd.Flags()
-	fl.StringArrayVar(&opts.Tau2, "tau2", nil, "τ²-bench results `FILE`s (repeat, or list them after the flags)")
-	fl.StringVar(&opts.Domain, "domain", "", "check only episodes of `DOMAIN` (retail or airline), and take episodes that name none for it")
 	fl.StringArrayVar(&opts.guardFlags, "guard", nil, "set a rule's mode, as hoist-mcp --guard does (`RULE=enforce|log|off`; repeatable)")
 	fl.BoolVar(&opts.JSON, "json", false, "write the report as JSON")
 	return cmd
@@ -109,73 +89,22 @@ none, and leaves out the others.
 
 func runGuards(ctx context.Context, o *guardsOptions) error {
 	rep := &guards.Report{}
-	skipped := map[string]int{}
-	each := func(ep *episode.Episode) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		domain := ep.Domain
-		if domain == "" {
-			domain = o.Domain
-		}
-		if o.Domain != "" && domain != o.Domain {
-			skipped[domain]++
-			return nil
-		}
-		s, err := guards.NewSession(guards.Config{Domain: domain, Modes: modesOf(o.Modes, domain)})
-		if err != nil {
-			skipped[domain]++
-			return nil
-		}
+	session := func(domain string) (*guards.Session, error) {
+		return guards.NewSession(guards.Config{Domain: domain, Modes: modesOf(o.Modes, domain)})
+	}
+	bad, err := eachTrajectory(ctx, o.IO, &o.trajectoryOptions, session, func(ep *episode.Episode, s *guards.Session) error {
 		rep.AddRules(s)
 		checkEpisode(rep, s, ep)
 		return nil
-	}
-	bad := false
-	if len(o.Tau2) > 0 {
-		for _, path := range o.Tau2 {
-			f, err := os.Open(path)
-			if err != nil {
-				return fmt.Errorf("reading τ²-bench results: %w", err)
-			}
-			err = episode.EachTau2(f, path, episode.Tau2Options{Domain: o.Domain}, each)
-			f.Close()
-			if err != nil {
-				return err
-			}
-		}
-	}
-	if o.Sessions != "" || o.Store != "" {
-		db, b, err := openStore(ctx, o.IO, &o.storeOptions)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		bad = b
-		if err := db.Episodes(ctx, episode.Filter{}, each); err != nil {
-			return err
-		}
-	}
-	if !o.Quiet {
-		var names []string
-		for d, n := range skipped {
-			if d == "" {
-				d = "none"
-			}
-			names = append(names, fmt.Sprintf("%d of domain %s", n, d))
-		}
-		sort.Strings(names)
-		if len(names) > 0 {
-			fmt.Fprintf(o.IO.Err, "hoist: left out episodes without guards or of another domain: %s\n", strings.Join(names, ", "))
-		}
+	})
+	if err != nil {
+		return err
 	}
 	if rep.Episodes.All == 0 {
 		return fmt.Errorf("no episodes to check%s (the guards know retail and airline)", domainHint(o.Domain))
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := writeJSON(o.IO.Out, rep); err != nil {
 			return err
 		}
 	} else {
@@ -206,35 +135,12 @@ func modesOf(all map[string]guards.Mode, domain string) map[string]guards.Mode {
 func checkEpisode(rep *guards.Report, s *guards.Session, ep *episode.Episode) {
 	g := guards.GroupOf(ep.Reward)
 	rep.AddEpisode(g)
-	calls := ep.Calls()
 	type checked struct {
 		c     *episode.Call
 		check guards.Check
 	}
 	var writes []checked
-	for _, ev := range ep.Events {
-		switch ev.Type {
-		case episode.EventMessage:
-			s.Message(ev.Message.Role, ev.Message.Text)
-		case episode.EventCall:
-			c := ev.Call
-			if c.By != episode.Agent {
-				continue
-			}
-			check := s.Check(c.Tool, c.Args)
-			if check.Write {
-				writes = append(writes, checked{c, check})
-				s.Sent(c.Tool, c.Args)
-			}
-		case episode.EventResult:
-			r := ev.Result
-			if r.CallIndex < 0 || r.CallIndex >= len(calls) {
-				continue
-			}
-			c := calls[r.CallIndex]
-			s.Result(c.Tool, c.Args, r.Text, r.IsError)
-		}
-	}
+	walkWrites(s, ep, func(c *episode.Call, check guards.Check) { writes = append(writes, checked{c, check}) })
 	// Each write is counted once its outcome is known: whether the server
 	// carried it out.
 	for _, w := range writes {

@@ -11,7 +11,7 @@ import (
 const module = "github.com/hoist-mcp/hoist"
 
 // cli are the command-line packages: the only ones that parse flags.
-var cli = []string{"internal/cli", "internal/mcpcli", "internal/proccli", "internal/democli", "internal/cmdutil"}
+var cli = []string{"internal/cli", "internal/mcpcli", "internal/proccli", "internal/democli", "internal/cmdutil", "internal/oraclecli"}
 
 // rules are hoist's import rules (DESIGN.md, "Packages" and "Dependencies").
 var rules = Rules{
@@ -47,19 +47,21 @@ var rules = Rules{
 		"drift":    {"episode", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 		"guards":   {"mcpmsg", "jsontext"},
 		"oracle":   {"jsontext", "internal/atomicfile"}, // the model's questions and their cache; the callers turn their messages into its types
+		"judge":    {"guards", "oracle"},                // the confirmation judge: the guards' confirmations put to the oracle
 
 		// The proxy and the scripted client.
-		"proxy":     {"episode", "flow", "jsonrpc", "mcplog", "guards", "oracle", "jsontext", "mcpmsg"}, // episode: the tool types flow.Session.Listed takes
+		"proxy":     {"episode", "flow", "jsonrpc", "mcplog", "guards", "judge", "oracle", "jsontext", "mcpmsg"}, // episode: the tool types flow.Session.Listed takes
 		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding", "episode"},
 
 		// Command lines; internal/cli is every toolkit package but never
 		// the proxy, internal/mcpcli the proxy but no toolkit.
 		"internal/cli": {"audit", "drift", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "redact", "store",
-			"internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
-		"internal/mcpcli":     {"flow", "guards", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
+			"judge", "oracle", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
+		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams"},
 		"internal/cmdutil":    {"internal/buildinfo"},
+		"internal/oraclecli":  {"oracle"}, // the oracle's flags, shared by hoist and hoist-mcp
 		"cmd/hoist":           {"internal/cli", "internal/iostreams"},
 		"cmd/hoist-mcp":       {"internal/mcpcli", "internal/iostreams"},
 		"cmd/hoist-procedure": {"internal/proccli", "internal/iostreams"},
@@ -171,7 +173,7 @@ func TestCheck(t *testing.T) {
 		{"proxy imports internal/cli", []Package{
 			{ImportPath: m("proxy"), Name: "proxy", Imports: []string{m("jsonrpc"), m("internal/cli")}},
 		}, []string{
-			"proxy imports internal/cli: proxy may import only [episode flow jsonrpc mcplog guards oracle jsontext mcpmsg] (DESIGN.md, Packages)",
+			"proxy imports internal/cli: proxy may import only [episode flow jsonrpc mcplog guards judge oracle jsontext mcpmsg] (DESIGN.md, Packages)",
 		}},
 		{"jsonrpc imports internal/testbin", []Package{
 			{ImportPath: m("jsonrpc"), Name: "jsonrpc", Imports: []string{m("internal/testbin"), m("jsontext")}},

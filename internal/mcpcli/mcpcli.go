@@ -98,6 +98,8 @@ the guards first, with --guards), stops at the first that is refused or
 fails, and returns every call's result and the calls it did not run; a
 sentence on when to use it follows the server's instructions.
 
+` + judgeHelp + `
+
 Exit status. When the host closes stdin, the server's stdin is closed, its
 remaining output forwarded, and the proxy exits with the server's status
 (128+n if signal n ended it); a server that does not exit within
@@ -178,6 +180,7 @@ type options struct {
 	guards          bool
 	guardModes      []string
 	guardsLog       string
+	judge           judgeFlags
 	tokenFile       string
 	idleMinutes     float64
 	record          string
@@ -258,8 +261,9 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.BoolVar(&opts.guards, "guards", false, "check each of the agent's writes against the policy of --domain (retail or airline) before the server sees it")
 	fl.StringArrayVar(&opts.guardModes, "guard", nil, "set one rule's mode (`RULE=enforce|log|off`; repeatable; hoist guards lists the rules)")
 	fl.StringVar(&opts.guardsLog, "guards-log", "", "append each write's verdicts to `FILE` (default <session>.guards.jsonl beside the log; {session} stands for the session)")
+	addJudgeFlags(fl, &opts.judge)
 	fl.BoolVar(&opts.Proxy.Commit, "commit", false, "add hoist_commit to the server's tools: the writes the user confirmed, in one call, in order, each checked by --guards")
-	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete session files older than `N` days from --record (0 keeps all)")
+	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete what is older than `N` days from --record and from the judge's --oracle-cache (0 keeps all)")
 	fl.BoolVar(&opts.Proxy.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	fl.BoolVar(&opts.Proxy.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
 	fl.IntVar(&opts.Proxy.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
@@ -279,6 +283,9 @@ func runProxy(ctx context.Context, o *options) error {
 			return fmt.Errorf("--flow: %w", err)
 		}
 		o.Proxy.Flow.Flow = f
+	}
+	if err := openJudge(o); err != nil {
+		return err
 	}
 	var errFile *os.File
 	if f, ok := o.IO.Err.(*os.File); ok {
@@ -449,6 +456,9 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 		}
 		p.Context = path
 	}
+	if err := validateJudge(cmd, o); err != nil {
+		return err
+	}
 	if cmd.Flags().Changed("record") {
 		if strings.TrimSpace(o.record) == "" {
 			return errors.New("--record: directory is empty")
@@ -458,8 +468,8 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 			return fmt.Errorf("--record: %w", err)
 		}
 		p.Record = dir
-	} else if p.RetainDays > 0 {
-		return errors.New("--retain-days: needs --record")
+	} else if p.RetainDays > 0 && (p.Guards == nil || p.Guards.Judge == nil) {
+		return errors.New("--retain-days: needs --record, or --confirm-judge, whose --oracle-cache it prunes too")
 	}
 	return nil
 }
