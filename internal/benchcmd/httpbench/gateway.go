@@ -105,6 +105,6 @@ func gatewayBench(c config, w io.Writer, everything string) (bool, error) {
 		return false, err
 	}
 	return turns.Compare(w, "tools/call of server-everything's echo (on stdio) over Streamable HTTP, one session each (issue 13, point 4)",
-		"(CPU per call: user and system time of the gateway's own process, not its server's; 10 ms ticks summed over the rounds)",
+		"(CPU per call: CPU time of the gateway's own process, not its server's; summed over the rounds)",
 		c.gatewayRounds, turns.Grid(c.gatewayCalls, c.gatewayLargeCalls), base, subject, targetGatewayRatio)
 }

@@ -110,6 +110,6 @@ func relayBench(c config, w io.Writer) (bool, error) {
 	cats := side(clients[0], func() []int { return turns.ChildrenNamed(clients[0].cmd.Process.Pid, "cat") })
 	hoist := side(clients[1], func() []int { return []int{clients[1].cmd.Process.Pid} })
 	return turns.Compare(w, "tools/call of server-everything's echo over stdio, a raw JSON-RPC client (issue 13, point 4)",
-		"(CPU per call: user and system time of the two cats, and of hoist-mcp alone, not the server's; 10 ms ticks summed over the rounds)",
+		"(CPU per call: CPU time of the two cats, and of hoist-mcp alone, not the server's; summed over the rounds)",
 		c.relayRounds, turns.Grid(c.relayCalls, c.relayLargeCalls), cats, hoist, targetRelayRatio)
 }

@@ -198,24 +198,27 @@ func Median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// CPU returns the user and system time the processes have used so far, from
-// /proc/PID/stat (in clock ticks of 10 ms, so sum it over enough calls).
-// A process that is gone counts nothing.
+// CPU returns the time the processes' threads have spent on a CPU so far,
+// summed from /proc/PID/task/*/schedstat (nanoseconds, where /proc/PID/stat
+// counts 10 ms ticks). A thread that has exited no longer counts; the
+// relays measured here (cat, Go programs, node) keep theirs for as long as
+// they run. A process that is gone counts nothing.
 func CPU(pids ...int) time.Duration {
 	var total time.Duration
 	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+		for _, t := range tasks {
+			b, err := os.ReadFile(t)
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b))
+			if len(f) == 0 {
+				continue
+			}
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			total += time.Duration(ns)
 		}
-		// The command name, field 2, may hold spaces: count from its ')'.
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		total += time.Duration(ut+st) * 10 * time.Millisecond
 	}
 	return total
 }
