@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -448,7 +447,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxListenBody))
+	body, err := readBody(w, r, MaxListenBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -540,6 +539,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		case msg := <-wt.ch:
 			if !wt.sse {
 				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", strconv.Itoa(len(msg.line)))
 				w.WriteHeader(http.StatusOK)
 				w.Write(msg.line)
 				return
