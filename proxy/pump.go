@@ -17,6 +17,13 @@ const readBufSize = 256 << 10
 // keepAssembly is the largest line-assembly buffer a pump keeps between lines.
 const keepAssembly = 4 << 20
 
+// startPeek is how much of a line's first piece onStart is shown: enough
+// for the cheap checks it serves, which read a line's first members
+// (jsonrpc.LooksLikeMessage says yes to a prefix it cannot finish), and not
+// a large message's whole first piece, which such a check would otherwise
+// scan to its end on the forwarding path (issue 13, point 4).
+const startPeek = 4 << 10
+
 // pump copies one stream line by line, forwarding every byte unchanged and
 // in order, and hands each complete line to the recorder just before its
 // last byte is forwarded. A line may be of any length: it is forwarded in
@@ -33,8 +40,9 @@ type pump struct {
 	// onLine is called with each complete line (terminator included) when
 	// keep is true, before the line's last piece is forwarded; it owns line.
 	onLine func(line []byte)
-	// onStart is called with the first piece of every line, before it is
-	// forwarded (for cheap checks that need no whole line).
+	// onStart is called with the start of every line (at most startPeek
+	// bytes of its first piece), before it is forwarded, for cheap checks
+	// that need no whole line.
 	onStart func(first []byte)
 	// onRaw is called once when the stream turns into a raw pipe.
 	onRaw func(size int)
@@ -68,7 +76,7 @@ func (p *pump) run() error {
 			if !started {
 				started = true
 				if p.onStart != nil {
-					p.onStart(chunk)
+					p.onStart(chunk[:min(len(chunk), startPeek)])
 				}
 			}
 			total += len(chunk)
@@ -136,7 +144,7 @@ func (p *pump) runWhole(br *bufio.Reader) error {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(acc) == 0 && len(chunk) > 0 && p.onStart != nil {
-			p.onStart(chunk)
+			p.onStart(chunk[:min(len(chunk), startPeek)])
 		}
 		acc = append(acc, chunk...)
 		if len(acc) > p.maxFrame {
