@@ -16,9 +16,9 @@
 //   - calls per second of server-everything's echo tool on stdio, over one
 //     Streamable HTTP session keeping one or eight calls in flight, with
 //     16-byte and 64 KiB messages, through hoist-mcp --listen and through
-//     supergateway --stateful (an npm stdio-to-HTTP bridge), the two in
-//     turns round by round, and the ratio of each round (issue 13, point
-//     4). -only gateway runs this part alone.
+//     supergateway --stateful (an npm stdio-to-HTTP bridge), the two
+//     taking turns of a hundred calls, and the ratio of each round (issue
+//     13, point 4). -only gateway runs this part alone.
 //
 // Usage:
 //

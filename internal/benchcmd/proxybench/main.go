@@ -20,8 +20,8 @@
 //     a raw JSON-RPC client keeping one or eight calls in flight, with
 //     16-byte and 64 KiB messages, through hoist-mcp --record and through a
 //     cat relay (the server between two cats: the cost of two more pipes and
-//     nothing else), the two in turns round by round, and the ratio of each
-//     round (issue 13, point 4). -only relay runs this part alone.
+//     nothing else), the two taking turns of a hundred calls, and the ratio
+//     of each round (issue 13, point 4). -only relay runs this part alone.
 //
 // Usage:
 //

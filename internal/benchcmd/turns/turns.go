@@ -1,9 +1,9 @@
 // Package turns measures a program against its baseline in the same run:
 // over a grid of cells (a message size and how many calls are in flight),
-// the two take turns round by round, from a rotating start, and the ratio
-// of each round is kept, so that whatever else loads the machine weighs on
-// both alike and a figure is never compared with one measured at another
-// time (issue 13, point 4). proxybench's relay runs and httpbench's gateway
+// the two take turns of a hundred calls, from a rotating start, and the
+// ratio of each round is kept, so that whatever else loads the machine
+// weighs on both alike and a figure is never compared with one measured at
+// another time (issue 13, point 4). proxybench's relay runs and httpbench's gateway
 // runs share it.
 package turns
 
@@ -70,8 +70,12 @@ type Result struct {
 func (r Result) Ratio() float64 { return Median(r.Ratios) }
 
 // Run warms both sides up on every cell (a fifth of its calls, at least
-// 16), then runs rounds rounds: in each, every cell once per side, the
-// side that goes first alternating from cell to cell and round to round.
+// 16), then runs rounds rounds: in each, every cell once per side. Within a
+// round the cell's calls are made in turns of at most Turn calls, the two
+// sides alternating turn by turn from a side that alternates from cell to
+// cell and round to round, so that a burst of other load lands on both
+// sides of a round alike rather than on whichever side ran then. A
+// round's rate of a side is its calls over the time its turns took.
 func Run(rounds int, cells []Cell, base, subject Side) ([]Result, error) {
 	sides := [2]Side{base, subject}
 	for _, s := range sides {
@@ -88,17 +92,23 @@ func Run(rounds int, cells []Cell, base, subject Side) ([]Result, error) {
 		for ci, c := range cells {
 			r := &results[ci]
 			r.Cell = c
-			var rate [2]float64
-			for k := range sides {
-				i := (round + ci + k) % 2
-				s := sides[i]
-				before := s.cpu()
-				d, err := s.Run(c)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", s.Name, c, err)
+			var took [2]time.Duration
+			for _, t := range Turns(c) {
+				for k := range sides {
+					i := (round + ci + k) % 2
+					s := sides[i]
+					before := s.cpu()
+					d, err := s.Run(t)
+					if err != nil {
+						return nil, fmt.Errorf("%s: %s: %w", s.Name, c, err)
+					}
+					r.CPU[i] += s.cpu() - before
+					took[i] += d
 				}
-				r.CPU[i] += s.cpu() - before
-				rate[i] = float64(c.Calls) / d.Seconds()
+			}
+			var rate [2]float64
+			for i := range sides {
+				rate[i] = float64(c.Calls) / took[i].Seconds()
 				r.Rates[i] = append(r.Rates[i], rate[i])
 			}
 			r.Ratios = append(r.Ratios, rate[1]/rate[0])
@@ -106,6 +116,27 @@ func Run(rounds int, cells []Cell, base, subject Side) ([]Result, error) {
 		}
 	}
 	return results, nil
+}
+
+// Turn is the most calls one side makes before the other takes its turn.
+// A turn of eight in flight starts with an empty pipeline and ends by
+// draining it, so turns are long enough that the filling and draining
+// weigh little beside the calls in between.
+const Turn = 100
+
+// Turns splits a cell's calls into turns of at most Turn calls each, as
+// even as they go: 250 calls make turns of 84, 83 and 83.
+func Turns(c Cell) []Cell {
+	n := max((c.Calls+Turn-1)/Turn, 1)
+	out := make([]Cell, n)
+	for i := range out {
+		out[i] = c
+		out[i].Calls = c.Calls / n
+		if i < c.Calls%n {
+			out[i].Calls++
+		}
+	}
+	return out
 }
 
 func (s Side) cpu() time.Duration {

@@ -47,3 +47,19 @@ func TestCell(t *testing.T) {
 		t.Errorf("Grid(10, 2) = %v", g)
 	}
 }
+
+func TestTurns(t *testing.T) {
+	for _, calls := range []int{1, 99, 100, 101, 250, 2000} {
+		ts := Turns(Cell{Size: 16, InFlight: 8, Calls: calls})
+		sum := 0
+		for _, c := range ts {
+			if c.Calls > Turn || c.Calls < 1 || c.Size != 16 || c.InFlight != 8 {
+				t.Errorf("Turns(%d calls): a turn %+v", calls, c)
+			}
+			sum += c.Calls
+		}
+		if sum != calls || len(ts) != (calls+Turn-1)/Turn {
+			t.Errorf("Turns(%d calls) = %d turns of %d calls in all", calls, len(ts), sum)
+		}
+	}
+}
