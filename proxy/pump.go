@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +14,6 @@ import (
 // readBufSize is the size of each stream's read buffer. A line longer than
 // this is forwarded in pieces as it arrives, never held back whole.
 const readBufSize = 256 << 10
-
-// keepAssembly is the largest line-assembly buffer a pump keeps between lines.
-const keepAssembly = 4 << 20
 
 // startPeek is how much of a line's first piece onStart is shown: enough
 // for the cheap checks it serves, which read a line's first members
@@ -62,80 +60,97 @@ func (e errWrite) Error() string { return "forwarding: " + e.err.Error() }
 func (e errWrite) Unwrap() error { return e.err }
 
 // run pumps until the source ends (nil) or a read or write fails.
+//
+// Each read is forwarded in one write, like cat's, once every line it
+// completes has gone to the recorder: when the peer sends several lines at
+// once (calls in flight), they cost one write, not one each, and a line
+// longer than one read goes on in pieces as they come. A line in pieces is
+// assembled for the recorder in a buffer that becomes the recorder's, so
+// its bytes are copied once (issue 13, point 4).
 func (p *pump) run() error {
-	br := bufio.NewReaderSize(p.src, readBufSize)
-	var acc []byte   // the line so far, when keep
-	started := false // a piece of the current line has been seen
-	total := 0       // bytes of the current line
 	if p.intercept != nil {
-		return p.runWhole(br)
+		return p.runWhole(bufio.NewReaderSize(p.src, readBufSize))
 	}
+	buf := make([]byte, readBufSize)
+	var acc []byte // the current line's pieces so far, when keep
+	total := 0     // bytes of the current line so far; 0 before its first
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			if !started {
-				started = true
-				if p.onStart != nil {
-					p.onStart(chunk[:min(len(chunk), startPeek)])
-				}
+		n, err := p.src.Read(buf)
+		data := buf[:n]
+		for rest := data; len(rest) > 0; {
+			piece, complete := rest, false
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				piece, complete = rest[:i+1], true
 			}
-			total += len(chunk)
-			complete := err == nil
-			if p.keep {
-				if total > p.maxFrame {
-					// Too big to assemble: forward what we have and the rest
-					// of the stream as it comes, and stop looking at it.
-					if p.onRaw != nil {
-						p.onRaw(p.maxFrame)
-					}
-					if werr := writeAll(p.dst, chunk); werr != nil {
-						return werr
-					}
-					return p.raw(br)
+			if total == 0 && p.onStart != nil {
+				p.onStart(piece[:min(len(piece), startPeek)])
+			}
+			total += len(piece)
+			if total > p.maxFrame && (p.keep || p.onRaw != nil) {
+				// Too big to assemble: forward this read and the rest of
+				// the stream as it comes, and stop looking at it.
+				if p.onRaw != nil {
+					p.onRaw(p.maxFrame)
 				}
-				switch {
-				case len(acc) == 0 && complete:
-					p.onLine(clone(chunk))
-				default:
-					// A line in pieces is assembled in a buffer kept from
-					// line to line, then handed over in one exact copy.
-					acc = append(acc, chunk...)
-					if complete || err == io.EOF {
-						p.onLine(clone(acc))
-						acc = acc[:0]
-						if cap(acc) > keepAssembly {
-							acc = nil
-						}
-					}
-				}
-			} else if total > p.maxFrame && p.onRaw != nil {
-				p.onRaw(p.maxFrame)
-				if werr := writeAll(p.dst, chunk); werr != nil {
+				if werr := writeAll(p.dst, data); werr != nil {
 					return werr
 				}
-				return p.raw(br)
+				if err != nil {
+					return readEnd(err)
+				}
+				return p.raw(p.src)
 			}
-			if werr := writeAll(p.dst, chunk); werr != nil {
+			if p.keep {
+				switch {
+				case !complete:
+					acc = appendPiece(acc, piece)
+				case len(acc) == 0:
+					p.onLine(clone(piece))
+				default:
+					p.onLine(appendPiece(acc, piece))
+					acc = nil // the recorder's now
+				}
+			}
+			if !complete {
+				break
+			}
+			total = 0
+			rest = rest[len(piece):]
+		}
+		if len(data) > 0 {
+			if werr := writeAll(p.dst, data); werr != nil {
 				return werr
 			}
-			if complete {
-				started, total = false, 0
-			}
 		}
-		switch {
-		case err == nil, errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case err == io.EOF, errors.Is(err, os.ErrDeadlineExceeded):
-			// EOF: a last line without newline is still a line. Deadline:
-			// the owner stopped waiting for this stream.
-			if p.keep && len(acc) > 0 {
-				p.onLine(clone(acc))
+		if err != nil {
+			// At the end a last line without newline is still a line.
+			if p.keep && len(acc) > 0 && readEnd(err) == nil {
+				p.onLine(acc)
 			}
-			return nil
-		default:
-			return fmt.Errorf("reading: %w", err)
+			return readEnd(err)
 		}
 	}
+}
+
+// readEnd returns what a pump returns for a read's error: nil at the end
+// of the source, or when the owner stopped waiting for the stream (a
+// deadline), else the error.
+func readEnd(err error) error {
+	if err == io.EOF || errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil
+	}
+	return fmt.Errorf("reading: %w", err)
+}
+
+// appendPiece appends a piece of a line to the line's start in acc, in a
+// buffer of the recorder's (mcplog.Borrow) that grows by doubling.
+func appendPiece(acc, piece []byte) []byte {
+	if n := len(acc) + len(piece); n > cap(acc) {
+		grown := mcplog.Borrow(max(n, 2*cap(acc)))[:len(acc)]
+		copy(grown, acc)
+		acc = grown
+	}
+	return append(acc, piece...)
 }
 
 // runWhole pumps whole lines through intercept (active mode).
@@ -172,31 +187,24 @@ func (p *pump) runWhole(br *bufio.Reader) error {
 				}
 			}
 		}
-		switch {
-		case err == nil:
-		case err == io.EOF, errors.Is(err, os.ErrDeadlineExceeded):
-			return nil
-		default:
-			return fmt.Errorf("reading: %w", err)
+		if err != nil {
+			return readEnd(err)
 		}
 	}
 }
 
-// raw copies the rest of the stream without looking at it.
-func (p *pump) raw(br *bufio.Reader) error {
+// raw copies the rest of the stream from r without looking at it.
+func (p *pump) raw(r io.Reader) error {
 	buf := make([]byte, readBufSize)
 	for {
-		n, err := br.Read(buf)
+		n, err := r.Read(buf)
 		if n > 0 {
 			if werr := writeAll(p.dst, buf[:n]); werr != nil {
 				return werr
 			}
 		}
-		if err == io.EOF || errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil
-		}
 		if err != nil {
-			return fmt.Errorf("reading: %w", err)
+			return readEnd(err)
 		}
 	}
 }
