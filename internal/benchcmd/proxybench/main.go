@@ -78,6 +78,7 @@ type config struct {
 	relayCalls      int
 	relayLargeCalls int
 	relayRounds     int
+	relayAgainst    string
 }
 
 func main() {
@@ -105,6 +106,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.relayCalls, "relay-calls", 2000, "calls per round of the relay runs' 16-byte cells")
 	fs.IntVar(&c.relayLargeCalls, "relay-large-calls", 300, "calls per round of the relay runs' 64 KiB cells")
 	fs.IntVar(&c.relayRounds, "relay-rounds", 5, "rounds of the relay runs")
+	fs.StringVar(&c.relayAgainst, "relay-against", "", "measure the relay runs against this hoist-mcp `binary` (another build, also with --record) instead of the cat relay")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -88,12 +88,20 @@ func relayBench(c config, w io.Writer) (bool, error) {
 		return false, err
 	}
 	defer os.RemoveAll(dir)
-	clients, stop, err := startClients([]string{"cat relay", "hoist-mcp --record"}, [][]string{
+	names := []string{"cat relay", "hoist-mcp --record"}
+	argvs := [][]string{
 		// The server between two cats: two more pipes and two more
 		// processes in the path, and nothing else.
 		{"sh", "-c", `cat | "$@" | cat`, "sh", c.everything},
 		{c.hoist, "--record", dir, "--", c.everything},
-	})
+	}
+	if c.relayAgainst != "" {
+		// Another build in the cat's place: before and after a change,
+		// in the same run.
+		names[0] = "-relay-against"
+		argvs[0] = []string{c.relayAgainst, "--record", dir, "--", c.everything}
+	}
+	clients, stop, err := startClients(names, argvs)
 	if err != nil {
 		return false, err
 	}
@@ -108,8 +116,14 @@ func relayBench(c config, w io.Writer) (bool, error) {
 		}
 	}
 	cats := side(clients[0], func() []int { return turns.ChildrenNamed(clients[0].cmd.Process.Pid, "cat") })
+	if c.relayAgainst != "" {
+		cats.PIDs = func() []int { return []int{clients[0].cmd.Process.Pid} }
+	}
 	hoist := side(clients[1], func() []int { return []int{clients[1].cmd.Process.Pid} })
+	note := "(CPU per call: CPU time of the two cats, and of hoist-mcp alone, not the server's; summed over the rounds)"
+	if c.relayAgainst != "" {
+		note = fmt.Sprintf("(-relay-against is %s; CPU per call: each hoist-mcp's own, not the server's; summed over the rounds)", c.relayAgainst)
+	}
 	return turns.Compare(w, "tools/call of server-everything's echo over stdio, a raw JSON-RPC client (issue 13, point 4)",
-		"(CPU per call: CPU time of the two cats, and of hoist-mcp alone, not the server's; summed over the rounds)",
-		c.relayRounds, turns.Grid(c.relayCalls, c.relayLargeCalls), cats, hoist, targetRelayRatio)
+		note, c.relayRounds, turns.Grid(c.relayCalls, c.relayLargeCalls), cats, hoist, targetRelayRatio)
 }
