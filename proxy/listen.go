@@ -516,7 +516,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	wt, err := s.wait(m.ID, acceptsSSE(r), mcpmsg.ReadRequestMeta(m.Params).ProgressToken)
+	wt, err := s.wait(m.ID, acceptsSSE(r), requestMeta(m.Params).ProgressToken)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return

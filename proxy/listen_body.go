@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"sync"
+
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // readBody reads a POST's body of at most limit bytes. A body whose length
@@ -43,4 +46,16 @@ func writeWithEnd(w io.Writer, line []byte) (int, error) {
 		lineBufs.Put(bp)
 	}
 	return n, err
+}
+
+// requestMeta returns what a request's params say in _meta
+// (mcpmsg.ReadRequestMeta), without scanning params that cannot hold it:
+// finding a member means moving past every value before it, a large
+// tool call's arguments among them, while looking for the name's bytes is
+// a fast search. A name spelled with escapes (\u005f…) holds a "\u".
+func requestMeta(params []byte) mcpmsg.RequestMeta {
+	if !bytes.Contains(params, []byte(`"_meta"`)) && !bytes.Contains(params, []byte(`\u`)) {
+		return mcpmsg.RequestMeta{}
+	}
+	return mcpmsg.ReadRequestMeta(params)
 }

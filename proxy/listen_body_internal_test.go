@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // TestReadBody: a body is read whole whether or not the request declares
@@ -98,4 +100,25 @@ type writes []string
 func (w *writes) Write(p []byte) (int, error) {
 	*w = append(*w, string(p))
 	return len(p), nil
+}
+
+// TestRequestMeta: the search that skips params without _meta gives what
+// mcpmsg.ReadRequestMeta gives, for params with and without one.
+func TestRequestMeta(t *testing.T) {
+	for _, params := range []string{
+		`{"name":"echo","arguments":{"message":"` + strings.Repeat("m", 5000) + `"}}`,
+		`{"name":"echo","arguments":{"message":"a"},"_meta":{"progressToken":7}}`,
+		`{"name":"echo","arguments":{"message":"_meta"},"_meta":{"progressToken":"t"}}`,
+		`{"name":"echo","_met\u0061":{"progressToken":8}}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`,
+		`{}`, ``,
+	} {
+		got, want := requestMeta([]byte(params)), mcpmsg.ReadRequestMeta([]byte(params))
+		if string(got.ProgressToken) != string(want.ProgressToken) || got.ProtocolVersion != want.ProtocolVersion || got.ClientName != want.ClientName {
+			t.Errorf("requestMeta(%.60s) = %+v, ReadRequestMeta %+v", params, got, want)
+		}
+	}
+	if requestMeta([]byte(`{"_meta":{"progressToken":7}}`)).ProgressToken == nil {
+		t.Error("requestMeta misses a progressToken")
+	}
 }
