@@ -39,6 +39,7 @@ bench: build
 
 # The recording proxy at the relay floor: hoist-mcp --record against a cat
 # relay and --listen against supergateway, in front of server-everything.
+# AGAINST=BINARY measures against another hoist-mcp build instead.
 bench-relay: build
 	scripts/bench.sh relay
 

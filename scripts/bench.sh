@@ -12,7 +12,9 @@
 #          against a cat relay (proxybench -only relay), and through --listen
 #          against supergateway --stateful (httpbench -only gateway); stdio
 #          also runs the first part, http the second; relay takes no flags
-#          (pass -relay-* to proxybench, -gateway-* to httpbench)
+#          (pass -relay-* to proxybench, -gateway-* to httpbench), but
+#          AGAINST=BINARY measures both parts against another hoist-mcp
+#          build instead of cat and supergateway: before and after a change
 #   ingest hoist ingest of a generated corpus beside DuckDB's read_json on the
 #          same files, re-ingest and export (go run ./internal/benchcmd/ingestbench -h)
 #   flow   decision latency of a 200-site flow, learn throughput, and the
@@ -43,9 +45,9 @@ http)
   ;;
 relay)
   scripts/peers.sh
-  go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -everything peers/node_modules/.bin/mcp-server-everything -only relay
+  go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -everything peers/node_modules/.bin/mcp-server-everything -only relay ${AGAINST:+-relay-against "$AGAINST"}
   echo
-  exec go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -peers peers/node_modules -only gateway
+  exec go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -peers peers/node_modules -only gateway ${AGAINST:+-gateway-against "$AGAINST"}
   ;;
 ingest) exec scripts/bench-ingest.sh "$@" ;;
 flow) exec go run ./internal/benchcmd/flowbench "$@" ;;

@@ -60,14 +60,22 @@ func cmpOr(a, b error) error {
 // returns whether every cell met the target.
 func gatewayBench(c config, w io.Writer, everything string) (bool, error) {
 	gateway := filepath.Join(c.peers, ".bin", "supergateway")
-	if _, err := os.Stat(gateway); err != nil {
+	if _, err := os.Stat(gateway); err != nil && c.gatewayAgainst == "" {
 		return false, fmt.Errorf("supergateway not installed (run scripts/peers.sh): %w", err)
 	}
 	gport, lport := freePort(), freePort()
 	// supergateway with its logging off, its fastest: by default it logs
 	// every message.
-	sg, err := startProc(nil, gateway, "--stdio", everything, "--outputTransport", "streamableHttp",
-		"--stateful", "--port", gport, "--logLevel", "none")
+	baseName, baseArgv := "supergateway --stateful", []string{gateway, "--stdio", everything, "--outputTransport", "streamableHttp",
+		"--stateful", "--port", gport, "--logLevel", "none"}
+	note := "(CPU per call: CPU time of the gateway's own process, not its server's; summed over the rounds)"
+	if c.gatewayAgainst != "" {
+		// Another build in supergateway's place: before and after a
+		// change, in the same run.
+		baseName, baseArgv = "-gateway-against", []string{c.gatewayAgainst, "--listen", "127.0.0.1:" + gport, "--", everything}
+		note = fmt.Sprintf("(-gateway-against is %s; CPU per call: each hoist-mcp's own, not the server's; summed over the rounds)", c.gatewayAgainst)
+	}
+	sg, err := startProc(nil, baseArgv[0], baseArgv[1:]...)
 	if err != nil {
 		return false, err
 	}
@@ -96,7 +104,7 @@ func gatewayBench(c config, w io.Writer, everything string) (bool, error) {
 			PIDs: func() []int { return []int{p.cmd.Process.Pid} },
 		}, nil
 	}
-	base, err := side("supergateway --stateful", sg, gport)
+	base, err := side(baseName, sg, gport)
 	if err != nil {
 		return false, err
 	}
@@ -105,6 +113,5 @@ func gatewayBench(c config, w io.Writer, everything string) (bool, error) {
 		return false, err
 	}
 	return turns.Compare(w, "tools/call of server-everything's echo (on stdio) over Streamable HTTP, one session each (issue 13, point 4)",
-		"(CPU per call: CPU time of the gateway's own process, not its server's; summed over the rounds)",
-		c.gatewayRounds, turns.Grid(c.gatewayCalls, c.gatewayLargeCalls), base, subject, targetGatewayRatio)
+		note, c.gatewayRounds, turns.Grid(c.gatewayCalls, c.gatewayLargeCalls), base, subject, targetGatewayRatio)
 }
