@@ -22,6 +22,9 @@ const readBufSize = 256 << 10
 // scan to its end on the forwarding path (issue 13, point 4).
 const startPeek = 4 << 10
 
+// keepAssembly is the largest line-assembly buffer a pump keeps between lines.
+const keepAssembly = 4 << 20
+
 // pump copies one stream line by line, forwarding every byte unchanged and
 // in order, and hands each complete line to the recorder just before its
 // last byte is forwarded. A line may be of any length: it is forwarded in
@@ -64,9 +67,7 @@ func (e errWrite) Unwrap() error { return e.err }
 // Each read is forwarded in one write, like cat's, once every line it
 // completes has gone to the recorder: when the peer sends several lines at
 // once (calls in flight), they cost one write, not one each, and a line
-// longer than one read goes on in pieces as they come. A line in pieces is
-// assembled for the recorder in a buffer that becomes the recorder's, so
-// its bytes are copied once (issue 13, point 4).
+// longer than one read goes on in pieces as they come (issue 13, point 4).
 func (p *pump) run() error {
 	if p.intercept != nil {
 		return p.runWhole(bufio.NewReaderSize(p.src, readBufSize))
@@ -103,12 +104,17 @@ func (p *pump) run() error {
 			if p.keep {
 				switch {
 				case !complete:
-					acc = appendPiece(acc, piece)
+					acc = append(acc, piece...)
 				case len(acc) == 0:
 					p.onLine(clone(piece))
 				default:
-					p.onLine(appendPiece(acc, piece))
-					acc = nil // the recorder's now
+					// A line in pieces is assembled in a buffer kept from
+					// line to line, then handed over in one exact copy.
+					p.onLine(clone(append(acc, piece...)))
+					acc = acc[:0]
+					if cap(acc) > keepAssembly {
+						acc = nil
+					}
 				}
 			}
 			if !complete {
@@ -125,7 +131,7 @@ func (p *pump) run() error {
 		if err != nil {
 			// At the end a last line without newline is still a line.
 			if p.keep && len(acc) > 0 && readEnd(err) == nil {
-				p.onLine(acc)
+				p.onLine(clone(acc))
 			}
 			return readEnd(err)
 		}
@@ -140,17 +146,6 @@ func readEnd(err error) error {
 		return nil
 	}
 	return fmt.Errorf("reading: %w", err)
-}
-
-// appendPiece appends a piece of a line to the line's start in acc, in a
-// buffer of the recorder's (mcplog.Borrow) that grows by doubling.
-func appendPiece(acc, piece []byte) []byte {
-	if n := len(acc) + len(piece); n > cap(acc) {
-		grown := mcplog.Borrow(max(n, 2*cap(acc)))[:len(acc)]
-		copy(grown, acc)
-		acc = grown
-	}
-	return append(acc, piece...)
 }
 
 // runWhole pumps whole lines through intercept (active mode).
