@@ -528,15 +528,21 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", s.id)
+	var head <-chan time.Time // the stream's head is due on its own
 	if wt.sse {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache, no-transform")
 		w.WriteHeader(http.StatusOK)
-		http.NewResponseController(w).Flush()
+		t := time.NewTimer(headDelay)
+		defer t.Stop()
+		head = t.C
 	}
 	for {
 		select {
+		case <-head:
+			http.NewResponseController(w).Flush()
 		case msg := <-wt.ch:
+			head = nil // the event carries the head
 			if !wt.sse {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("Content-Length", strconv.Itoa(len(msg.line)))

@@ -160,6 +160,14 @@ func (s *sseReader) readLine() ([]byte, error) {
 	}
 }
 
+// headDelay is how long a request's event stream waits for its first event
+// before its head (status and headers) goes out alone. An answer that comes
+// sooner, as most do, goes out in the same write as the head: a write and a
+// wake-up of the host fewer per call (issue 13, point 4). A call that runs
+// longer still shows the host its stream open long before any client gives
+// up waiting for a response's head.
+const headDelay = 50 * time.Millisecond
+
 // writeEvent writes one message as an SSE event and flushes it.
 // The proxy keeps no history of events (manual, "Limits"), so they carry
 // no id to resume from.
