@@ -64,10 +64,11 @@ func (e errWrite) Unwrap() error { return e.err }
 
 // run pumps until the source ends (nil) or a read or write fails.
 //
-// Each read is forwarded in one write, like cat's, once every line it
+// What is read is forwarded in one write, like cat's, once every line it
 // completes has gone to the recorder: when the peer sends several lines at
-// once (calls in flight), they cost one write, not one each, and a line
-// longer than one read goes on in pieces as they come (issue 13, point 4).
+// once (calls in flight), they cost one write, not one each. A line that
+// does not fit the read buffer goes on in pieces as they come (issue 13,
+// point 4).
 func (p *pump) run() error {
 	if p.intercept != nil {
 		return p.runWhole(bufio.NewReaderSize(p.src, readBufSize))
@@ -75,9 +76,19 @@ func (p *pump) run() error {
 	buf := make([]byte, readBufSize)
 	var acc []byte // the current line's pieces so far, when keep
 	total := 0     // bytes of the current line so far; 0 before its first
+	n := 0         // bytes read into buf, not yet forwarded
 	for {
-		n, err := p.src.Read(buf)
+		m, err := p.src.Read(buf[n:])
+		n += m
+		if err == nil && n < len(buf) && bytes.IndexByte(buf[n-m:n], '\n') < 0 {
+			// Only the start of a line so far (buf holds no line end):
+			// wait for its end while there is room, so that a line that
+			// comes in a few reads is forwarded in one write and handed
+			// to the recorder without being assembled.
+			continue
+		}
 		data := buf[:n]
+		n = 0
 		for rest := data; len(rest) > 0; {
 			piece, complete := rest, false
 			if i := bytes.IndexByte(rest, '\n'); i >= 0 {

@@ -13,7 +13,7 @@ import (
 // only, however long the line, and still tells a large JSON-RPC answer from
 // a server's log line; every line is forwarded and recorded whole.
 func TestPumpStartPeek(t *testing.T) {
-	big := `{"result":{"content":[{"type":"text","text":"` + strings.Repeat("e", 200<<10) + `"}]},"jsonrpc":"2.0","id":7}`
+	big := `{"result":{"content":[{"type":"text","text":"` + strings.Repeat("e", readBufSize+50<<10) + `"}]},"jsonrpc":"2.0","id":7}`
 	in := big + "\n" + "server listening on :8080\n" + `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"
 	for _, tc := range []struct {
 		name      string
