@@ -206,8 +206,8 @@ func (w *Writer) loop() {
 	// on a thread of its own and never on one that forwards: the kernel's
 	// scheduler then charges that CPU time to this thread alone, and on a
 	// busy machine it still wakes the forwarding threads, which use little,
-	// as promptly as a cat relay's (issue 13, point 4; proxybench measured
-	// 1.06–1.27× the calls per second of the same build without). The
+	// as promptly as a cat relay's (issue 13, point 4; in two proxybench
+	// runs, 1.04–1.27× the calls per second of the same build without). The
 	// thread ends with the goroutine, which never unlocks it.
 	runtime.LockOSThread()
 	defer close(w.done)

@@ -18,7 +18,9 @@
 //     16-byte and 64 KiB messages, through hoist-mcp --listen and through
 //     supergateway --stateful (an npm stdio-to-HTTP bridge), the two
 //     taking turns of a hundred calls, and the ratio of each round (issue
-//     13, point 4). -only gateway runs this part alone.
+//     13, point 4). -only gateway runs this part alone; -gateway-against
+//     BINARY puts another hoist-mcp build (with --listen) in supergateway's
+//     place, to measure a change before and after in the same run.
 //
 // Usage:
 //

@@ -21,7 +21,10 @@
 //     16-byte and 64 KiB messages, through hoist-mcp --record and through a
 //     cat relay (the server between two cats: the cost of two more pipes and
 //     nothing else), the two taking turns of a hundred calls, and the ratio
-//     of each round (issue 13, point 4). -only relay runs this part alone.
+//     of each round (issue 13, point 4). -only relay runs this part alone;
+//     -relay-against BINARY puts another hoist-mcp build (with --record) in
+//     the cat relay's place, to measure a change before and after in the
+//     same run.
 //
 // Usage:
 //
