@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/hoist-mcp/hoist/internal/buildinfo.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build demo try test peers lint bench bench-replay clean
+.PHONY: all build demo try test peers lint bench bench-relay bench-replay clean
 
 all: build
 
@@ -36,6 +36,12 @@ lint:
 
 bench: build
 	scripts/bench.sh
+
+# The recording proxy at the relay floor: hoist-mcp --record against a cat
+# relay and --listen against supergateway, in front of server-everything.
+# AGAINST=BINARY measures against another hoist-mcp build instead.
+bench-relay: build
+	scripts/bench.sh relay
 
 # A flow measured live: τ²-bench's retail logs (../shared/data/tau2) replayed
 # through hoist-mcp --flow against τ²-bench's retail world, beside hoist

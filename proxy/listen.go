@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net"
 	"net/http"
@@ -448,7 +447,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxListenBody))
+	body, err := readBody(w, r, MaxListenBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -517,7 +516,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	wt, err := s.wait(m.ID, acceptsSSE(r), mcpmsg.ReadRequestMeta(m.Params).ProgressToken)
+	wt, err := s.wait(m.ID, acceptsSSE(r), requestMeta(m.Params).ProgressToken)
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
@@ -529,17 +528,24 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", s.id)
+	var head <-chan time.Time // the stream's head is due on its own
 	if wt.sse {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache, no-transform")
 		w.WriteHeader(http.StatusOK)
-		http.NewResponseController(w).Flush()
+		t := time.NewTimer(headDelay)
+		defer t.Stop()
+		head = t.C
 	}
 	for {
 		select {
+		case <-head:
+			http.NewResponseController(w).Flush()
 		case msg := <-wt.ch:
+			head = nil // the event carries the head
 			if !wt.sse {
 				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", strconv.Itoa(len(msg.line)))
 				w.WriteHeader(http.StatusOK)
 				w.Write(msg.line)
 				return

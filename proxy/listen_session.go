@@ -91,7 +91,7 @@ func (s *lsession) idleFor() time.Duration {
 
 func (s *lsession) record(from string, line []byte) {
 	if s.rec != nil {
-		s.rec.Record(from, append([]byte(nil), line...))
+		s.rec.Record(from, clone(line)) // a buffer the log's writer recycles
 	}
 }
 
@@ -153,6 +153,14 @@ func (s *lsession) fromHost(line []byte) {
 	s.record(mcplog.FromClient, line)
 	if s.active != nil && s.active.hostLine(line) {
 		return // the proxy answered it: a refused write, or hoist_commit
+	}
+	if s.up == nil {
+		// Written at once, so the line and its end go out in one write
+		// through a buffer kept for the next line.
+		s.inMu.Lock()
+		defer s.inMu.Unlock()
+		writeWithEnd(s.child.stdin, line)
+		return
 	}
 	buf := make([]byte, len(line)+1)
 	copy(buf, line)

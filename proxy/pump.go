@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,13 @@ import (
 // readBufSize is the size of each stream's read buffer. A line longer than
 // this is forwarded in pieces as it arrives, never held back whole.
 const readBufSize = 256 << 10
+
+// startPeek is how much of a line's first piece onStart is shown: enough
+// for the cheap checks it serves, which read a line's first members
+// (jsonrpc.LooksLikeMessage says yes to a prefix it cannot finish), and not
+// a large message's whole first piece, which such a check would otherwise
+// scan to its end on the forwarding path (issue 13, point 4).
+const startPeek = 4 << 10
 
 // keepAssembly is the largest line-assembly buffer a pump keeps between lines.
 const keepAssembly = 4 << 20
@@ -33,8 +41,9 @@ type pump struct {
 	// onLine is called with each complete line (terminator included) when
 	// keep is true, before the line's last piece is forwarded; it owns line.
 	onLine func(line []byte)
-	// onStart is called with the first piece of every line, before it is
-	// forwarded (for cheap checks that need no whole line).
+	// onStart is called with the start of every line (at most startPeek
+	// bytes of its first piece), before it is forwarded, for cheap checks
+	// that need no whole line.
 	onStart func(first []byte)
 	// onRaw is called once when the stream turns into a raw pipe.
 	onRaw func(size int)
@@ -54,80 +63,100 @@ func (e errWrite) Error() string { return "forwarding: " + e.err.Error() }
 func (e errWrite) Unwrap() error { return e.err }
 
 // run pumps until the source ends (nil) or a read or write fails.
+//
+// What is read is forwarded in one write, like cat's, once every line it
+// completes has gone to the recorder: when the peer sends several lines at
+// once (calls in flight), they cost one write, not one each. A line that
+// does not fit the read buffer goes on in pieces as they come (issue 13,
+// point 4).
 func (p *pump) run() error {
-	br := bufio.NewReaderSize(p.src, readBufSize)
-	var acc []byte   // the line so far, when keep
-	started := false // a piece of the current line has been seen
-	total := 0       // bytes of the current line
 	if p.intercept != nil {
-		return p.runWhole(br)
+		return p.runWhole(bufio.NewReaderSize(p.src, readBufSize))
 	}
+	buf := make([]byte, readBufSize)
+	var acc []byte // the current line's pieces so far, when keep
+	total := 0     // bytes of the current line so far; 0 before its first
+	n := 0         // bytes read into buf, not yet forwarded
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			if !started {
-				started = true
-				if p.onStart != nil {
-					p.onStart(chunk)
-				}
+		m, err := p.src.Read(buf[n:])
+		n += m
+		if err == nil && n < len(buf) && bytes.IndexByte(buf[n-m:n], '\n') < 0 {
+			// Only the start of a line so far (buf holds no line end):
+			// wait for its end while there is room, so that a line that
+			// comes in a few reads is forwarded in one write and handed
+			// to the recorder without being assembled.
+			continue
+		}
+		data := buf[:n]
+		n = 0
+		for rest := data; len(rest) > 0; {
+			piece, complete := rest, false
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				piece, complete = rest[:i+1], true
 			}
-			total += len(chunk)
-			complete := err == nil
-			if p.keep {
-				if total > p.maxFrame {
-					// Too big to assemble: forward what we have and the rest
-					// of the stream as it comes, and stop looking at it.
-					if p.onRaw != nil {
-						p.onRaw(p.maxFrame)
-					}
-					if werr := writeAll(p.dst, chunk); werr != nil {
-						return werr
-					}
-					return p.raw(br)
+			if total == 0 && p.onStart != nil {
+				p.onStart(piece[:min(len(piece), startPeek)])
+			}
+			total += len(piece)
+			if total > p.maxFrame && (p.keep || p.onRaw != nil) {
+				// Too big to assemble: forward this read and the rest of
+				// the stream as it comes, and stop looking at it.
+				if p.onRaw != nil {
+					p.onRaw(p.maxFrame)
 				}
+				if werr := writeAll(p.dst, data); werr != nil {
+					return werr
+				}
+				if err != nil {
+					return readEnd(err)
+				}
+				return p.raw(p.src)
+			}
+			if p.keep {
 				switch {
-				case len(acc) == 0 && complete:
-					p.onLine(clone(chunk))
+				case !complete:
+					acc = append(acc, piece...)
+				case len(acc) == 0:
+					p.onLine(clone(piece))
 				default:
 					// A line in pieces is assembled in a buffer kept from
 					// line to line, then handed over in one exact copy.
-					acc = append(acc, chunk...)
-					if complete || err == io.EOF {
-						p.onLine(clone(acc))
-						acc = acc[:0]
-						if cap(acc) > keepAssembly {
-							acc = nil
-						}
+					p.onLine(clone(append(acc, piece...)))
+					acc = acc[:0]
+					if cap(acc) > keepAssembly {
+						acc = nil
 					}
 				}
-			} else if total > p.maxFrame && p.onRaw != nil {
-				p.onRaw(p.maxFrame)
-				if werr := writeAll(p.dst, chunk); werr != nil {
-					return werr
-				}
-				return p.raw(br)
 			}
-			if werr := writeAll(p.dst, chunk); werr != nil {
+			if !complete {
+				break
+			}
+			total = 0
+			rest = rest[len(piece):]
+		}
+		if len(data) > 0 {
+			if werr := writeAll(p.dst, data); werr != nil {
 				return werr
 			}
-			if complete {
-				started, total = false, 0
-			}
 		}
-		switch {
-		case err == nil, errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case err == io.EOF, errors.Is(err, os.ErrDeadlineExceeded):
-			// EOF: a last line without newline is still a line. Deadline:
-			// the owner stopped waiting for this stream.
-			if p.keep && len(acc) > 0 {
+		if err != nil {
+			// At the end a last line without newline is still a line.
+			if p.keep && len(acc) > 0 && readEnd(err) == nil {
 				p.onLine(clone(acc))
 			}
-			return nil
-		default:
-			return fmt.Errorf("reading: %w", err)
+			return readEnd(err)
 		}
 	}
+}
+
+// readEnd returns what a pump returns for a read's error: nil at the end
+// of the source, or when the owner stopped waiting for the stream (a
+// deadline), else the error.
+func readEnd(err error) error {
+	if err == io.EOF || errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil
+	}
+	return fmt.Errorf("reading: %w", err)
 }
 
 // runWhole pumps whole lines through intercept (active mode).
@@ -136,7 +165,7 @@ func (p *pump) runWhole(br *bufio.Reader) error {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(acc) == 0 && len(chunk) > 0 && p.onStart != nil {
-			p.onStart(chunk)
+			p.onStart(chunk[:min(len(chunk), startPeek)])
 		}
 		acc = append(acc, chunk...)
 		if len(acc) > p.maxFrame {
@@ -164,31 +193,24 @@ func (p *pump) runWhole(br *bufio.Reader) error {
 				}
 			}
 		}
-		switch {
-		case err == nil:
-		case err == io.EOF, errors.Is(err, os.ErrDeadlineExceeded):
-			return nil
-		default:
-			return fmt.Errorf("reading: %w", err)
+		if err != nil {
+			return readEnd(err)
 		}
 	}
 }
 
-// raw copies the rest of the stream without looking at it.
-func (p *pump) raw(br *bufio.Reader) error {
+// raw copies the rest of the stream from r without looking at it.
+func (p *pump) raw(r io.Reader) error {
 	buf := make([]byte, readBufSize)
 	for {
-		n, err := br.Read(buf)
+		n, err := r.Read(buf)
 		if n > 0 {
 			if werr := writeAll(p.dst, buf[:n]); werr != nil {
 				return werr
 			}
 		}
-		if err == io.EOF || errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil
-		}
 		if err != nil {
-			return fmt.Errorf("reading: %w", err)
+			return readEnd(err)
 		}
 	}
 }

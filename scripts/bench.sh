@@ -5,8 +5,16 @@
 #          directly, throughput against a plain pipe through cat, peak RSS
 #          (go run ./internal/benchcmd/proxybench -h)
 #   http   --listen against server-everything's own HTTP endpoint, --upstream
-#          against a direct HTTP client, and a 64-session soak
-#          (go run ./internal/benchcmd/httpbench -h)
+#          against a direct HTTP client, a 64-session soak, and the gateway
+#          runs below (go run ./internal/benchcmd/httpbench -h)
+#   relay  the proxy at the relay floor: calls/s of server-everything's echo
+#          at 16 B and 64 KiB, one and eight in flight, through --record
+#          against a cat relay (proxybench -only relay), and through --listen
+#          against supergateway --stateful (httpbench -only gateway); stdio
+#          also runs the first part, http the second; relay takes no flags
+#          (pass -relay-* to proxybench, -gateway-* to httpbench), but
+#          AGAINST=BINARY measures both parts against another hoist-mcp
+#          build instead of cat and supergateway: before and after a change
 #   ingest hoist ingest of a generated corpus beside DuckDB's read_json on the
 #          same files, re-ingest and export (go run ./internal/benchcmd/ingestbench -h)
 #   flow   decision latency of a 200-site flow, learn throughput, and the
@@ -19,17 +27,27 @@
 #          (go run ./internal/benchcmd/evalbench -h)
 #   redact hoist redact's MB/s on τ²-bench's logs
 #          (go run ./internal/benchcmd/redactbench -h; reads ../shared/data/tau2/logs)
-# Usage: scripts/bench.sh [stdio|http|ingest|flow|audit|eval|redact|all] [flags for that benchmark]
-# Expects bin/ built (make bench does it) and, for http, the npm peers.
+# Usage: scripts/bench.sh [stdio|http|relay|ingest|flow|audit|eval|redact|all] [flags for that benchmark]
+# Expects bin/ built (make bench does it); installs the npm peers for stdio,
+# http and relay.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
 [ $# -gt 0 ] && shift
 case "$which" in
-stdio) exec go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo "$@" ;;
+stdio)
+  scripts/peers.sh
+  exec go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -everything peers/node_modules/.bin/mcp-server-everything "$@"
+  ;;
 http)
   scripts/peers.sh
   exec go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules "$@"
+  ;;
+relay)
+  scripts/peers.sh
+  go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -everything peers/node_modules/.bin/mcp-server-everything -only relay ${AGAINST:+-relay-against "$AGAINST"}
+  echo
+  exec go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -peers peers/node_modules -only gateway ${AGAINST:+-gateway-against "$AGAINST"}
   ;;
 ingest) exec scripts/bench-ingest.sh "$@" ;;
 flow) exec go run ./internal/benchcmd/flowbench "$@" ;;
@@ -37,9 +55,9 @@ audit) exec go run ./internal/benchcmd/auditbench "$@" ;;
 eval) exec go run ./internal/benchcmd/evalbench "$@" ;;
 redact) exec go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs "$@" ;;
 all)
-  go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo
-  echo
   scripts/peers.sh
+  go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -everything peers/node_modules/.bin/mcp-server-everything
+  echo
   go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules
   echo
   scripts/bench-ingest.sh
@@ -52,5 +70,5 @@ all)
   echo
   go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs
   ;;
-*) echo "usage: scripts/bench.sh [stdio|http|ingest|flow|audit|eval|redact|all] [flags]" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh [stdio|http|relay|ingest|flow|audit|eval|redact|all] [flags]" >&2; exit 2 ;;
 esac

@@ -83,11 +83,12 @@ var rules = Rules{
 		"internal/benchcmd/evalbench":   {"episode", "evaluate", "flow", "store", "internal/cli", "internal/iostreams"},
 		"internal/benchcmd/flowbench":   {"audit", "episode", "flow", "ingest", "learn", "store", "binding", "jsontext"},
 		"internal/benchcmd/hoistprof":   {"internal/mcpcli", "internal/iostreams"},
-		"internal/benchcmd/httpbench":   {},
+		"internal/benchcmd/httpbench":   {"internal/benchcmd/turns"},
 		"internal/benchcmd/ingestbench": {"mcplog"},
-		"internal/benchcmd/proxybench":  {"mcplog"},
+		"internal/benchcmd/proxybench":  {"mcplog", "internal/benchcmd/turns"},
 		"internal/benchcmd/redactbench": {"redact"},
 		"internal/benchcmd/replaybench": {"audit", "internal/cli"},
+		"internal/benchcmd/turns":       {}, // a program against its baseline, in turns
 	},
 	Modules: []Module{
 		{"github.com/mattn/go-sqlite3", []string{"store"}, "the store is the one place that talks SQL"},

@@ -12,11 +12,19 @@
 //   - -soak-sessions sessions held open through --listen (in front of
 //     hoist-mcp-demo) for -soak seconds, each calling every 50 ms: errors,
 //     and the proxy's RSS sampled over the run: it should stay flat after
-//     the first sample under load (the first of all is taken before it).
+//     the first sample under load (the first of all is taken before it);
+//   - calls per second of server-everything's echo tool on stdio, over one
+//     Streamable HTTP session keeping one or eight calls in flight, with
+//     16-byte and 64 KiB messages, through hoist-mcp --listen and through
+//     supergateway --stateful (an npm stdio-to-HTTP bridge), the two
+//     taking turns of a hundred calls, and the ratio of each round (issue
+//     13, point 4). -only gateway runs this part alone; -gateway-against
+//     BINARY puts another hoist-mcp build (with --listen) in supergateway's
+//     place, to measure a change before and after in the same run.
 //
 // Usage:
 //
-//	go run ./internal/benchcmd/httpbench [-hoist bin/hoist-mcp] [-demo bin/hoist-mcp-demo] [-peers peers/node_modules] [flags]
+//	go run ./internal/benchcmd/httpbench [-hoist bin/hoist-mcp] [-demo bin/hoist-mcp-demo] [-peers peers/node_modules] [-only gateway] [flags]
 package main
 
 import (
@@ -47,6 +55,9 @@ import (
 const (
 	targetRateShare = 0.90
 	targetAddedP99  = time.Millisecond
+	// Issue 13, point 4: --listen at least three times supergateway's
+	// calls per second in every cell.
+	targetGatewayRatio = 3.0
 )
 
 type config struct {
@@ -55,6 +66,11 @@ type config struct {
 	workers            int
 	soak               time.Duration
 	soakSessions       int
+
+	only                            string
+	gatewayCalls, gatewayLargeCalls int
+	gatewayRounds                   int
+	gatewayAgainst                  string
 }
 
 func main() {
@@ -73,7 +89,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.workers, "workers", 4, "concurrent sessions of the rate runs")
 	fs.DurationVar(&c.soak, "soak", 60*time.Second, "how long the soak holds its sessions")
 	fs.IntVar(&c.soakSessions, "soak-sessions", 64, "sessions of the soak")
+	fs.StringVar(&c.only, "only", "", "run only this `part`: gateway")
+	fs.IntVar(&c.gatewayCalls, "gateway-calls", 1000, "calls per round of the gateway runs' 16-byte cells")
+	fs.IntVar(&c.gatewayLargeCalls, "gateway-large-calls", 300, "calls per round of the gateway runs' 64 KiB cells")
+	fs.IntVar(&c.gatewayRounds, "gateway-rounds", 5, "rounds of the gateway runs")
+	fs.StringVar(&c.gatewayAgainst, "gateway-against", "", "measure the gateway runs against this hoist-mcp `binary` (another build, also --listen) instead of supergateway")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if c.only != "" && c.only != "gateway" {
+		fmt.Fprintf(stderr, "httpbench: -only %q: the one part that runs alone is gateway\n", c.only)
 		return 2
 	}
 	if err := bench(c, stdout); err != nil {
@@ -89,6 +114,13 @@ func bench(c config, w io.Writer) error {
 		return fmt.Errorf("server-everything not installed (run scripts/peers.sh): %w", err)
 	}
 	fmt.Fprintf(w, "hoist-mcp Streamable HTTP benchmark: %d CPUs, load average %s at start\n\n", numCPU(), loadAverage())
+	if c.only == "gateway" {
+		if _, err := gatewayBench(c, w, everything); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "load average %s at the end on %d CPUs\n", loadAverage(), numCPU())
+		return nil
+	}
 
 	port := freePort()
 	direct, err := startProc([]string{"PORT=" + port}, everything, "streamableHttp")
@@ -169,7 +201,13 @@ func bench(c config, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "  RSS samples, MB: %s\n", strings.Join(samples, " "))
 
-	fmt.Fprintf(w, "\nagainst the targets (issue 5, point 6)\n")
+	fmt.Fprintln(w)
+	gatewayMet, err := gatewayBench(c, w, everything)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+
+	fmt.Fprintf(w, "\nagainst the targets (issue 5, point 6; issue 13, point 4)\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tmeasured\ttarget\t\t")
 	verdict := func(ok bool) string {
@@ -187,6 +225,7 @@ func bench(c config, w io.Writer) error {
 	base := soak.rss[min(1, len(soak.rss)-1)]
 	growth := float64(soak.rss[len(soak.rss)-1]) / float64(base)
 	fmt.Fprintf(tw, "soak errors, RSS end / after warm-up\t%d, %.2f×\t0, ≤ 1.20×\t%s\t\n", soak.errors, growth, verdict(soak.errors == 0 && growth <= 1.2))
+	fmt.Fprintf(tw, "calls/s --listen / supergateway, every cell\tabove\t≥ %.0f×\t%s\t\n", targetGatewayRatio, verdict(gatewayMet))
 	tw.Flush()
 	fmt.Fprintf(w, "load average %s at the end on %d CPUs\n", loadAverage(), numCPU())
 	return nil
@@ -228,7 +267,7 @@ type session struct {
 	client  *http.Client
 	id      string
 	version string
-	next    int
+	next    atomic.Int64 // the last request id used; calls may run at once
 }
 
 var callBody = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}`
@@ -236,20 +275,20 @@ var callBody = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":
 func newSession(url string, client *http.Client) (*session, error) {
 	s := &session{url: url, client: client}
 	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"httpbench","version":"0"}}}`
-	resp, err := s.post(init)
+	resp, _, err := s.post(init)
 	if err != nil {
 		return nil, err
 	}
 	s.id = resp.Header.Get("Mcp-Session-Id")
 	s.version = "2025-06-18"
-	if _, err := s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+	if _, _, err := s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // post sends one message and reads the whole answer.
-func (s *session) post(body string) (*http.Response, error) {
+func (s *session) post(body string) (*http.Response, []byte, error) {
 	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -259,25 +298,24 @@ func (s *session) post(body string) (*http.Response, error) {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+		return nil, nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(b))
 	}
 	if bytes.Contains(b, []byte(`"error":{`)) {
-		return nil, fmt.Errorf("JSON-RPC error: %s", bytes.TrimSpace(b))
+		return nil, nil, fmt.Errorf("JSON-RPC error: %s", bytes.TrimSpace(b))
 	}
-	return resp, nil
+	return resp, b, nil
 }
 
 func (s *session) call(tool, args string) error {
-	s.next++
-	_, err := s.post(fmt.Sprintf(callBody, s.next, tool, args))
+	_, _, err := s.post(fmt.Sprintf(callBody, s.next.Add(1), tool, args))
 	return err
 }
 

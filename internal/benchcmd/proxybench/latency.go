@@ -42,10 +42,20 @@ func startClient(name string, argv []string) (*rpcClient, error) {
 	if _, err := io.WriteString(in, init); err != nil {
 		return nil, fmt.Errorf("%s: initializing: %w", name, err)
 	}
-	if line, err := c.out.ReadSlice('\n'); err != nil || !bytes.Contains(line, []byte(`"protocolVersion"`)) {
-		return nil, fmt.Errorf("%s: initializing: %q, %v", name, line, err)
+	// A server may send notifications before its answer (server-everything
+	// announces its tools): the answer is the line that names the version.
+	for {
+		line, err := c.out.ReadSlice('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%s: initializing: %q, %v", name, line, err)
+		}
+		if bytes.Contains(line, []byte(`"protocolVersion"`)) {
+			return c, nil
+		}
+		if !bytes.Contains(line, []byte(`"method"`)) {
+			return nil, fmt.Errorf("%s: initializing: %q", name, line)
+		}
 	}
-	return c, nil
 }
 
 // lookupParams are the params of the demo's lookup, the call of the round
@@ -102,26 +112,19 @@ func latencies(names []string, argvs [][]string, warmup, calls int) ([][]time.Du
 // latenciesOf is latencies of the call params, after the calls setup made
 // once through each command.
 func latenciesOf(names []string, argvs [][]string, setup []string, params string, warmup, calls int) ([][]time.Duration, []time.Duration, error) {
-	clients := make([]*rpcClient, len(argvs))
-	defer func() {
-		for _, c := range clients {
-			if c != nil {
-				c.close()
-			}
-		}
-	}()
-	for i, argv := range argvs {
-		c, err := startClient(names[i], argv)
-		if err != nil {
-			return nil, nil, err
-		}
-		clients[i] = c
+	clients, stop, err := startClients(names, argvs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range clients {
 		for _, p := range setup {
 			if _, err := c.callWith(p); err != nil {
+				stop()
 				return nil, nil, err
 			}
 		}
 	}
+	defer stop()
 	out := make([][]time.Duration, len(argvs))
 	for i := range out {
 		out[i] = make([]time.Duration, 0, calls)
@@ -139,7 +142,7 @@ func latenciesOf(names []string, argvs [][]string, setup []string, params string
 	}
 	cpu := make([]time.Duration, len(clients))
 	for i, c := range clients {
-		clients[i] = nil
+		clients[i] = nil // closed here, not by stop
 		t, err := c.close()
 		if err != nil {
 			return nil, nil, err
@@ -147,4 +150,24 @@ func latenciesOf(names []string, argvs [][]string, setup []string, params string
 		cpu[i] = t / time.Duration(warmup+calls)
 	}
 	return out, cpu, nil
+}
+
+// startClients starts a client of each command; stop closes those that are
+// still open (a nil entry is skipped).
+func startClients(names []string, argvs [][]string) (clients []*rpcClient, stop func(), err error) {
+	clients = make([]*rpcClient, len(argvs))
+	stop = func() {
+		for _, c := range clients {
+			if c != nil {
+				c.close()
+			}
+		}
+	}
+	for i, argv := range argvs {
+		if clients[i], err = startClient(names[i], argv); err != nil {
+			stop()
+			return nil, nil, err
+		}
+	}
+	return clients, stop, nil
 }

@@ -15,7 +15,16 @@
 //     the three once each, from a rotating start; a share of the pipe is the
 //     median of the rounds' ratios. MB are 10^6 bytes;
 //   - hoist-mcp --record's peak RSS (VmHWM) with 64 KiB messages,
-//     streamed as fast as the echo allows and sent one at a time.
+//     streamed as fast as the echo allows and sent one at a time;
+//   - calls per second of server-everything's echo tool (-everything) from
+//     a raw JSON-RPC client keeping one or eight calls in flight, with
+//     16-byte and 64 KiB messages, through hoist-mcp --record and through a
+//     cat relay (the server between two cats: the cost of two more pipes and
+//     nothing else), the two taking turns of a hundred calls, and the ratio
+//     of each round (issue 13, point 4). -only relay runs this part alone;
+//     -relay-against BINARY puts another hoist-mcp build (with --record) in
+//     the cat relay's place, to measure a change before and after in the
+//     same run.
 //
 // With -guards it measures instead a write that hoist-mcp --guards checks
 // (issue 10, point 7): round trips of cancel_pending_order to
@@ -24,7 +33,7 @@
 //
 // Usage:
 //
-//	go run ./internal/benchcmd/proxybench [-hoist bin/hoist-mcp] [-demo bin/hoist-mcp-demo] [flags]
+//	go run ./internal/benchcmd/proxybench [-hoist bin/hoist-mcp] [-demo bin/hoist-mcp-demo] [-everything PATH] [-only relay] [flags]
 //	go run ./internal/benchcmd/proxybench -guards [-calls 5000]
 //
 // Figures are noisier while other programs use the CPUs; the load average
@@ -38,12 +47,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hoist-mcp/hoist/internal/benchcmd/turns"
 	"github.com/hoist-mcp/hoist/mcplog"
 )
 
@@ -56,6 +67,9 @@ const (
 	targetRSS         = 20e6 // bytes
 	// Issue 4, point 9: serving a flow on a call that triggers no lookup.
 	targetServing = 10 * time.Microsecond
+	// Issue 13, point 4: with --record, at least the calls per second of a
+	// cat relay in every cell.
+	targetRelayRatio = 1.0
 )
 
 type config struct {
@@ -69,6 +83,13 @@ type config struct {
 	rssLine, rssMiB  int
 	// guards runs only the guarded-write round trips (benchGuards).
 	guards bool
+
+	everything      string
+	only            string
+	relayCalls      int
+	relayLargeCalls int
+	relayRounds     int
+	relayAgainst    string
 }
 
 func main() {
@@ -92,7 +113,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.rssLine, "rss-line", 64<<10, "bytes per message of the RSS runs")
 	fs.IntVar(&c.rssMiB, "rss-mib", 64, "MiB sent per RSS run")
 	fs.BoolVar(&c.guards, "guards", false, "measure only a write checked by hoist-mcp --guards, against the passive proxy and the shop alone (issue 10)")
+	fs.StringVar(&c.everything, "everything", "peers/node_modules/.bin/mcp-server-everything", "server-everything's `binary` for the relay runs (scripts/peers.sh installs it); skipped when missing")
+	fs.StringVar(&c.only, "only", "", "run only this `part`: relay")
+	fs.IntVar(&c.relayCalls, "relay-calls", 2000, "calls per round of the relay runs' 16-byte cells")
+	fs.IntVar(&c.relayLargeCalls, "relay-large-calls", 300, "calls per round of the relay runs' 64 KiB cells")
+	fs.IntVar(&c.relayRounds, "relay-rounds", 5, "rounds of the relay runs")
+	fs.StringVar(&c.relayAgainst, "relay-against", "", "measure the relay runs against this hoist-mcp `binary` (another build, also with --record) instead of the cat relay")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if c.only != "" && c.only != "relay" {
+		fmt.Fprintf(stderr, "proxybench: -only %q: the one part that runs alone is relay\n", c.only)
 		return 2
 	}
 	if err := bench(c, stdout); err != nil {
@@ -103,6 +134,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func bench(c config, w io.Writer) error {
+	if _, err := os.Stat(c.everything); err != nil {
+		if c.only == "relay" {
+			return fmt.Errorf("server-everything not installed (run scripts/peers.sh): %w", err)
+		}
+		c.everything = ""
+	} else if c.everything, err = filepath.Abs(c.everything); err != nil {
+		return err
+	}
 	for _, p := range []*string{&c.hoist, &c.demo, &c.cat} {
 		abs, err := exec.LookPath(*p)
 		if err != nil {
@@ -132,6 +171,13 @@ func bench(c config, w io.Writer) error {
 	fmt.Fprintf(w, "hoist-mcp stdio proxy benchmark: %s %s/%s, %d CPUs, load average %s at start\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadAverage())
 	fmt.Fprintf(w, "proxy %s; --record logs in %s\n\n", c.hoist, c.dir)
+	if c.only == "relay" {
+		if _, err := relayBench(c, w); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "load average %s at the end on %d CPUs; figures are noisier while other programs run\n", loadAverage(), runtime.NumCPU())
+		return nil
+	}
 
 	// Round trips.
 	recArgs, recDone := record()
@@ -211,8 +257,8 @@ func bench(c config, w io.Writer) error {
 	fmt.Fprintln(tw, "\tMB/s\tof pipe\tshares seen\tCPU incl. cat\texit after last byte\tpeak RSS\t")
 	share := make([]float64, len(names))
 	for i := range names {
-		share[i] = median(shares[i])
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f%%\t%.0f–%.0f%%\t%s\t%s\t%s\t\n", names[i], median(rates[i]), 100*share[i],
+		share[i] = turns.Median(shares[i])
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f%%\t%.0f–%.0f%%\t%s\t%s\t%s\t\n", names[i], turns.Median(rates[i]), 100*share[i],
 			100*slices.Min(shares[i]), 100*slices.Max(shares[i]), ms(quantile(cpu[i], 0.5)), ms(quantile(tail[i], 0.5)), mb(rss[i]))
 	}
 	tw.Flush()
@@ -240,8 +286,16 @@ func bench(c config, w io.Writer) error {
 	tw.Flush()
 	fmt.Fprintf(w, "(while the wire outpaces the disk the log's backlog is held in memory, up to mcplog.MaxQueued = %d MiB: -rss-mib 512 shows it)\n\n", mcplog.MaxQueued>>20)
 
+	relayMet := true
+	if c.everything != "" {
+		if relayMet, err = relayBench(c, w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+
 	// Against the targets.
-	fmt.Fprintln(w, "against the targets (issue 2, point 5)")
+	fmt.Fprintln(w, "against the targets (issue 2, point 5; issue 13, point 4)")
 	check := func(ok bool) string {
 		if ok {
 			return "met"
@@ -265,6 +319,9 @@ func bench(c config, w io.Writer) error {
 	fmt.Fprintf(tw, "peak RSS --record, 64 KiB messages\t%s\t≤ %s\t%s\t\n", mb(rssWorst), mb(targetRSS), check(rssWorst <= targetRSS))
 	serving := p50[3] - p50[1]
 	fmt.Fprintf(tw, "serving a flow, no lookup: p50 over the passive proxy (issue 4)\t%s\t≤ %s\t%s\t\n", us(serving), us(targetServing), added(serving, targetServing))
+	if c.everything != "" {
+		fmt.Fprintf(tw, "calls/s --record / cat relay, every cell (issue 13)\tabove\t≥ %.1f×\t%s\t\n", targetRelayRatio, check(relayMet))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

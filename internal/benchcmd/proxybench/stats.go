@@ -18,18 +18,3 @@ func quantile(xs []time.Duration, q float64) time.Duration {
 	i := int(math.Ceil(q*float64(len(s)))) - 1
 	return s[max(0, min(i, len(s)-1))]
 }
-
-// median returns the middle value of xs, the mean of the two middle ones
-// for an even count, and 0 for none. xs is not changed.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}

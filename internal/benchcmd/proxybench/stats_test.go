@@ -39,23 +39,6 @@ func TestQuantile(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	tests := []struct {
-		xs   []float64
-		want float64
-	}{
-		{nil, 0},
-		{[]float64{3}, 3},
-		{[]float64{3, 1, 2}, 2},
-		{[]float64{4, 1, 3, 2}, 2.5},
-	}
-	for _, tt := range tests {
-		if got := median(tt.xs); got != tt.want {
-			t.Errorf("median(%v) = %v, want %v", tt.xs, got, tt.want)
-		}
-	}
-}
-
 func Example_quantile() {
 	calls := []time.Duration{90, 40, 50, 60, 45, 55, 48, 52, 47, 400}
 	fmt.Println(quantile(calls, 0.5), quantile(calls, 0.99))
