@@ -29,7 +29,7 @@ func TestRootWiresEachCommand(t *testing.T) {
 	want := map[string][]string{
 		"record":  {"export", "ingest", "init", "redact", "sessions"},
 		"flows":   {"compile", "flow-show", "learn", "promote"},
-		"measure": {"audit", "drift", "evaluate", "replay"},
+		"measure": {"audit", "console", "drift", "evaluate", "replay"},
 		"":        {"completion"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

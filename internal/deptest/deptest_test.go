@@ -48,13 +48,17 @@ var rules = Rules{
 		"guards":   {"mcpmsg"},
 		"oracle":   {"jsontext", "internal/atomicfile"}, // the model's questions and their cache; the callers turn their messages into its types
 
+		// The local web page over sessions, flows and savings: it reads
+		// through the toolkit's packages and judges nothing itself.
+		"console": {"audit", "episode", "flow", "mcplog", "mcpmsg", "store", "internal/httpguard"},
+
 		// The proxy and the scripted client.
 		"proxy":     {"episode", "flow", "jsonrpc", "mcplog", "guards", "oracle", "jsontext", "mcpmsg"}, // episode: the tool types flow.Session.Listed takes
 		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding", "episode"},
 
 		// Command lines; internal/cli is every toolkit package but never
 		// the proxy, internal/mcpcli the proxy but no toolkit.
-		"internal/cli": {"audit", "drift", "episode", "evaluate", "export", "flow", "ingest", "learn", "procedure", "promote", "redact", "store",
+		"internal/cli": {"audit", "console", "drift", "episode", "evaluate", "export", "flow", "ingest", "learn", "procedure", "promote", "redact", "store",
 			"internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/mcpcli":     {"flow", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
@@ -70,6 +74,7 @@ var rules = Rules{
 		"internal/buildinfo":  {},
 		"internal/demo":       {"jsontext"},
 		"internal/iostreams":  {},
+		"internal/httpguard":  {}, // who may connect to a local HTTP service (--listen's rule)
 		"internal/testbin":    {}, // imports testing: only tests may import it
 		"internal/deptest":    {},
 		"internal/e2e":        {}, // tests only
@@ -208,9 +213,9 @@ func TestCheck(t *testing.T) {
 			"program cmd/hoist links testing (imported by example.com/helper): test code in a program (internal/testbin, a test helper, or code moved out of a _test.go file)",
 		}},
 		{"a package without a place", []Package{
-			{ImportPath: m("console"), Name: "console", Imports: []string{m("store")}},
+			{ImportPath: m("viewer"), Name: "viewer", Imports: []string{m("store")}},
 		}, []string{
-			"console has no entry in deptest's layers: give the new package its place (DESIGN.md, Packages)",
+			"viewer has no entry in deptest's layers: give the new package its place (DESIGN.md, Packages)",
 		}},
 		{"a heavy module outside its home", []Package{
 			{ImportPath: m("export"), Name: "export", Imports: []string{"github.com/mattn/go-sqlite3", "github.com/apache/arrow-go/v18/parquet/pqarrow"}},
