@@ -185,7 +185,10 @@ type callView struct {
 	Args     string
 	Result   string // the preview of its result, the appended item left out
 	Clipped  bool
-	Appended string // the text the proxy appended after looking things up
+	// Appended is the text item the proxy appended to the result after
+	// looking things up (Looked), written by the code the proxy writes it
+	// with: the episode keeps the server's answer, not the host's.
+	Appended string
 	Looked   []mcpmsg.Lookup
 	IsError  bool
 	State    string
@@ -233,6 +236,8 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	v := sessionView{page: s.page("Session "+id, "sessions", id), Ep: ep, Row: row, Guards: guardLines(ep)}
 	marks := audit.Recorded(ep)
 	turn := -1
+	var agent *callView // the agent's last call: the proxy's lookups after it are appended to its result
+	var sent []*callView
 	for _, ev := range ep.Events {
 		switch {
 		case ev.Message != nil:
@@ -254,8 +259,22 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 					v.Detours++
 				}
 			}
+			if c.By != episode.Proxy {
+				agent = cv
+			} else if agent != nil && c.Result != nil {
+				// The proxy appends each lookup that was answered, by the
+				// server's name of the tool (proxy/active.go).
+				tool := strings.TrimPrefix(c.Tool, c.Server+"::")
+				if len(agent.Looked) == 0 {
+					sent = append(sent, agent)
+				}
+				agent.Looked = append(agent.Looked, mcpmsg.Lookup{Tool: tool, Args: c.Args, Text: c.Result.Text})
+			}
 			v.Entries = append(v.Entries, entry{Call: cv, TMS: ev.TMS})
 		}
+	}
+	for _, cv := range sent {
+		cv.Appended = mcpmsg.FormatLookups(cv.Looked)
 	}
 	if fl != nil {
 		v.Runs = len(fl.Runs)
@@ -286,11 +305,6 @@ func viewCall(c *episode.Call) *callView {
 	if c.Result != nil {
 		text := c.Result.Text
 		cv.IsError = c.Result.IsError
-		if i := strings.Index(text, mcpmsg.Banner); i >= 0 {
-			cv.Appended = text[i:]
-			cv.Looked, _ = mcpmsg.ParseLookups(cv.Appended)
-			text = strings.TrimRight(text[:i], "\n")
-		}
 		if r := []rune(text); len(r) > ResultPreview {
 			text, cv.Clipped = string(r[:ResultPreview]), true
 		}

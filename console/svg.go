@@ -99,7 +99,10 @@ func flowGraph(rev *flow.Review) template.HTML {
 			if l.Binding != nil {
 				label += "  " + clipRunes(flow.BindingString(l.Binding), 44)
 			}
-			fmt.Fprintf(&b, `<text class="edge-label" x="%d" y="%d" text-anchor="middle">%s</text>`, mx, (y1+y2)/2-4, esc(label))
+			// The label sits a third of the way along its curve, where
+			// the edges of one site have already parted.
+			lx, ly := bezier(1.0/3, float64(x1), float64(mx), float64(mx), float64(x2)), bezier(1.0/3, float64(y1), float64(y1), float64(y2), float64(y2))
+			fmt.Fprintf(&b, `<text class="edge-label" x="%.0f" y="%.0f">%s</text>`, lx, ly-4, esc(label))
 		}
 	}
 	for _, name := range siteOrder {
@@ -115,6 +118,12 @@ func flowGraph(rev *flow.Review) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// bezier is a cubic Bézier curve's coordinate at t, from its four points'.
+func bezier(t, p0, p1, p2, p3 float64) float64 {
+	u := 1 - t
+	return u*u*u*p0 + 3*u*u*t*p1 + 3*u*t*t*p2 + t*t*t*p3
 }
 
 func siteName(s flow.SiteReview) string {
