@@ -102,6 +102,7 @@ var rules = Rules{
 		{"github.com/spf13/cobra", cli, "only the command lines parse flags"},
 		{"github.com/spf13/pflag", cli, "cobra's flags; only the command lines parse flags"},
 		{"github.com/google/go-cmp", nil, "test diffs"},
+		{"github.com/chromedp/chromedp", nil, "a real browser (Chromium over its DevTools protocol) for the console's tests"},
 		{"github.com/modelcontextprotocol/go-sdk", nil, "the forwarding path never re-encodes; the go-sdk is a real client and server for tests"},
 	},
 	Unlinked: Unlinked{
