@@ -334,6 +334,95 @@ func TestConsoleInBrowser(t *testing.T) {
 	})
 }
 
+// host plays an MCP host: JSON-RPC lines into a recording hoist-mcp in
+// front of the demo's retail world, and its answers read back.
+type host struct {
+	in    io.WriteCloser
+	lines chan string
+}
+
+func startHost(t *testing.T, dir string) *host {
+	t.Helper()
+	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), "--record", dir, "--domain", "retail", "--", testbin.Build(t, "hoist-mcp-demo"), "--world", "retail")
+	cmd.Env = testbin.Env()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &host{in: in, lines: make(chan string, 64)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			h.lines <- sc.Text()
+		}
+		close(h.lines)
+	}()
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	return h
+}
+
+// call sends a request and waits for the answer with its id.
+func (h *host) call(t *testing.T, id int, method, params string) string {
+	t.Helper()
+	fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+	want := fmt.Sprintf(`"id":%d`, id)
+	for l := range h.lines {
+		if strings.Contains(l, want) {
+			return l
+		}
+	}
+	t.Fatalf("the proxy ended before answering %d", id)
+	return ""
+}
+
+// TestConsoleLive watches a session grow on the page while a proxy
+// records it (issue 15, point 2): the list gains the session when its
+// proxy starts, and its timeline each call as the proxy logs it. The test
+// waits on what the page shows, which changes only when the server's
+// event arrives.
+func TestConsoleLive(t *testing.T) {
+	ctx := browser(t)
+	logs := filepath.Join(t.TempDir(), "logs")
+	record(t, logs, "review-orders", "c1@example.com")
+	base := "http://" + startConsole(t, "--sessions", logs, "--poll", "50ms")
+
+	within(t, ctx, "the sessions page", chromedp.Navigate(base+"/"), visible(`tr.session`), waitCount(`tr.session`, 1))
+	h := startHost(t, logs)
+	h.call(t, 0, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"live","version":"0"}}`)
+	fmt.Fprintln(h.in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.call(t, 1, "tools/list", `{}`)
+	var updates string
+	within(t, ctx, "the new session in the list", waitCount(`tr.session`, 2), into(chromedp.Evaluate[string](`document.body.dataset.updates`), &updates))
+	if updates == "0" {
+		t.Error("the list grew without a live update")
+	}
+	shoot(t, ctx, "live-sessions")
+
+	within(t, ctx, "the live session's page",
+		// Newest first: the live session is at the top.
+		chromedp.Click(chromedp.CSS(`tr.session td a`)),
+		visible(`main#session`),
+		waitCount(`li.call`, 0),
+	)
+	h.call(t, 2, "tools/call", `{"name":"find_user_id_by_email","arguments":{"email":"c2@example.com"}}`)
+	within(t, ctx, "the first call on the page", waitCount(`li.call pre.result`, 1))
+	h.call(t, 3, "tools/call", `{"name":"get_user_details","arguments":{"user_id":"user_2"}}`)
+	var tool string
+	within(t, ctx, "the second call on the page", waitCount(`li.call pre.result`, 2), text(`li.call:last-child code.tool`, &tool))
+	if tool != "get_user_details" {
+		t.Errorf("the timeline's last call is %q, want get_user_details", tool)
+	}
+	shoot(t, ctx, "live-session")
+}
+
 // auditSaved is hoist audit's total of turns saved, as the page writes it.
 func auditSaved(t *testing.T, logs, flowFile string) string {
 	t.Helper()
