@@ -93,7 +93,9 @@ func text(sel string, dst *string) chromedp.Action[chromedp.Void] {
 	return into(chromedp.Text(chromedp.CSS(sel)), dst)
 }
 
-func visible(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
 
 // shoot keeps a screenshot of the page as a test artifact: under
 // HOIST_CONSOLE_SHOTS when set, else in the test's artifact directory

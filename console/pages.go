@@ -182,9 +182,9 @@ type entry struct {
 
 type callView struct {
 	*episode.Call
-	Args     string
-	Result   string // the preview of its result, the appended item left out
-	Clipped  bool
+	Args    string
+	Result  string // the preview of its result, the appended item left out
+	Clipped bool
 	// Appended is the text item the proxy appended to the result after
 	// looking things up (Looked), written by the code the proxy writes it
 	// with: the episode keeps the server's answer, not the host's.
