@@ -317,6 +317,37 @@ func TestConsoleInBrowser(t *testing.T) {
 		shoot(t, ctx, "savings")
 	})
 
+	t.Run("store", func(t *testing.T) {
+		// The same sessions through a store, opened read-only: hoist
+		// ingest makes it, and the console leaves its bytes as they were.
+		db := filepath.Join(work, "episodes.db")
+		hoist(t, "ingest", "--sessions", logs, "--store", db, "-q")
+		before, err := os.ReadFile(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sbase := "http://" + startConsole(t, "--store", db, "--flow", flowFile)
+		var rows, lookups int
+		within(t, ctx, "the store's sessions",
+			chromedp.Navigate(sbase+"/?flow="),
+			visible(`tr.session`),
+			eval(count(`tr.session`), &rows),
+			chromedp.Click(chromedp.CSS(`tr.session td a`)),
+			visible(`ol.timeline li.call`),
+			eval(count(`li.call.by-proxy`), &lookups),
+		)
+		if rows != 5 || lookups != 3 {
+			t.Errorf("from the store: %d sessions, %d lookups in the served one; want 5 and 3", rows, lookups)
+		}
+		after, err := os.ReadFile(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(before) != string(after) {
+			t.Error("the console changed the store it reads")
+		}
+	})
+
 	t.Run("hosts", func(t *testing.T) {
 		var out string
 		within(t, ctx, "the hosts page",
