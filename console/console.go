@@ -63,6 +63,7 @@ type Server struct {
 	flows []*namedFlow
 	tmpl  *template.Template
 	hub   *hub
+	board *board
 	done  chan struct{}
 
 	mu      sync.Mutex
@@ -81,7 +82,7 @@ func New(opt Options) (*Server, error) {
 	if opt.Source == nil {
 		return nil, errors.New("no source of sessions")
 	}
-	s := &Server{opt: opt, src: opt.Source, hub: newHub(), done: make(chan struct{}),
+	s := &Server{opt: opt, src: opt.Source, hub: newHub(), board: newBoard(), done: make(chan struct{}),
 		audits: map[string]map[string]*audit.Episode{}, records: map[string]map[int]bool{}}
 	names := map[string]bool{}
 	for _, p := range opt.Flows {
@@ -115,6 +116,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /savings", s.savingsPage)
 	mux.HandleFunc("GET /hosts", s.hostsPage)
 	mux.HandleFunc("GET /events", s.events)
+	mux.HandleFunc("GET /holds", s.holdsPage)
+	mux.HandleFunc("POST /holds/verdict", s.postVerdict)
+	mux.HandleFunc("POST /holds/breakpoints", s.postBreakpoints)
+	mux.HandleFunc("POST /hold/attach", s.attach)
 	return mux
 }
 

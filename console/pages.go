@@ -35,6 +35,8 @@ var funcs = template.FuncMap{
 	"binding": flow.BindingString,
 }
 
+func urlQuery(s string) string { return url.QueryEscape(s) }
+
 // page is what every page's layout needs.
 type page struct {
 	Title string

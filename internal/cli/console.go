@@ -55,7 +55,10 @@ proxy recorded and what a flow does to it:
   savings    the audit of a flow over the sessions, per site, as a chart
              (hoist audit);
   hosts      the configuration each host needs for a server command (what
-             hoist init prints).
+             hoist init prints);
+  holds      frames held by proxies attached to the console, to continue,
+             inject, retry or abort (hoist-mcp does not attach yet: see
+             docs/console.md, "Holding a frame").
 
 With --sessions DIR the console reads the logs in DIR as hoist-mcp writes
 them: a session appears as soon as its proxy starts recording and the page
