@@ -92,7 +92,8 @@ type DirSource struct {
 	mu       sync.Mutex
 	files    map[string]*logFile // by path
 	sessions map[string]*dirSession
-	order    []string // session ids, oldest first
+	byKey    map[string]*dirSession // by dirSession.key
+	order    []string               // session ids, oldest first
 	qualify  bool
 }
 
@@ -287,12 +288,14 @@ func (d *DirSource) rebuild() []string {
 			lf := byPath[l.Path]
 			fmt.Fprintf(&key, "%s:%d:%d;", l.Path, lf.size, lf.flowSize)
 		}
-		ep, err := episode.FromLogs(g, episode.Options{Qualify: qualify})
-		if err != nil || ep == nil {
+		// A group none of whose logs changed keeps its episode: only what
+		// grew is read into an episode again.
+		if old, ok := d.byKey[key.String()]; ok && !all {
+			next[old.ep.ID] = old
 			continue
 		}
-		if old, ok := d.sessions[ep.ID]; ok && old.key == key.String() && !all {
-			next[ep.ID] = old
+		ep, err := episode.FromLogs(g, episode.Options{Qualify: qualify})
+		if err != nil || ep == nil {
 			continue
 		}
 		s := &dirSession{ep: ep, key: key.String(), flow: &store.Flow{}}
@@ -322,6 +325,10 @@ func (d *DirSource) rebuild() []string {
 		}
 	}
 	d.sessions = next
+	d.byKey = make(map[string]*dirSession, len(next))
+	for _, s := range next {
+		d.byKey[s.key] = s
+	}
 	d.order = d.order[:0]
 	for id := range next {
 		d.order = append(d.order, id)

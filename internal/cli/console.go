@@ -75,8 +75,8 @@ Host and Origin headers, so that no other site's page can read it; with
 the token in FILE (Authorization: Bearer TOKEN; a browser opens
 /?token=TOKEN once and keeps it in a cookie). Everything it serves is in
 the binary: it fetches nothing from the network.`,
-		Example: `  # After make demo, with HOIST_DEMO_DIR=demo:
-  hoist console --sessions demo/logs --flow demo/retail.flow.json
+		Example: `  # After HOIST_DEMO_DIR=demo make demo: every session it recorded, and its flow:
+  hoist console --sessions demo --flow demo/retail.flow.json
 
   # A store, on another port:
   hoist console --store episodes.db --addr 127.0.0.1:8941`,

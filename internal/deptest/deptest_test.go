@@ -50,7 +50,7 @@ var rules = Rules{
 
 		// The local web page over sessions, flows and savings: it reads
 		// through the toolkit's packages and judges nothing itself.
-		"console":      {"audit", "episode", "flow", "mcplog", "mcpmsg", "store", "internal/httpguard"},
+		"console":      {"audit", "episode", "flow", "mcplog", "mcpmsg", "store", "console/hold", "internal/httpguard"},
 		"console/hold": {"jsontext", "mcpmsg"}, // the console's side of a held frame: pure logic
 
 		// The proxy and the scripted client.
