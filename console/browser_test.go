@@ -3,6 +3,7 @@ package console_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -203,20 +204,21 @@ func TestConsoleInBrowser(t *testing.T) {
 	base := "http://" + addr
 
 	t.Run("sessions", func(t *testing.T) {
-		var rows, saved int
-		var first string
+		var rows int
+		var saved float64
 		within(t, ctx, "the sessions page",
 			chromedp.Navigate(base+"/"),
 			visible(`tr.session`),
 			eval(count(`tr.session`), &rows),
-			eval(`[...document.querySelectorAll('tr.session td:nth-child(12)')].filter(td => Number(td.textContent) > 0).length`, &saved),
-			eval(`document.querySelector('tr.session td a').textContent`, &first),
+			eval(`[...document.querySelectorAll('tr.session td:nth-child(12)')].reduce((n, td) => n + Number(td.textContent), 0)`, &saved),
 		)
 		if rows != 5 {
 			t.Errorf("%d sessions listed, want 5", rows)
 		}
-		if saved != 4 {
-			t.Errorf("%d sessions with turns saved by the flow, want the 4 it was learned from", saved)
+		// Each row's turns saved is the flow's audit of that session: they
+		// add up to hoist audit's total.
+		if got, want := fmt.Sprintf("%.1f", saved), auditSaved(t, logs, flowFile); got != want || saved == 0 {
+			t.Errorf("the rows' turns saved add up to %s, hoist audit's total is %s", got, want)
 		}
 		var domains string
 		within(t, ctx, "filtering by domain",
@@ -233,11 +235,12 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	t.Run("session", func(t *testing.T) {
 		var lookups, decisions, appended, turns int
-		var mark string
+		var mark, id string
 		within(t, ctx, "the served session's page",
 			chromedp.Navigate(base+"/"),
 			visible(`tr.session`),
 			// The newest session is the served one: it is listed first.
+			eval(`document.querySelector('tr.session').dataset.id`, &id),
 			chromedp.Click(chromedp.CSS(`tr.session td a`)),
 			visible(`ol.timeline li.call`),
 			eval(count(`li.call.by-proxy`), &lookups),
@@ -246,8 +249,11 @@ func TestConsoleInBrowser(t *testing.T) {
 			eval(count(`li.turn`), &turns),
 			text(`li.call.by-proxy .badge.detour, li.call.by-proxy .badge.hit`, &mark),
 		)
-		if lookups != 3 || appended == 0 || decisions == 0 || turns != 2 {
-			t.Errorf("served session: %d lookups, %d appended items, %d decisions, %d turns; want 3 lookups, an appended item, decisions, 2 turns", lookups, appended, decisions, turns)
+		// The same session as hoist sessions show reads it from the logs.
+		want := shown(t, logs, id)
+		if lookups != want.proxy || lookups == 0 || appended == 0 || decisions == 0 || turns != want.Turns {
+			t.Errorf("served session: %d lookups, %d appended items, %d decisions, %d turns; want %d lookups, an appended item, decisions, %d turns",
+				lookups, appended, decisions, turns, want.proxy, want.Turns)
 		}
 		// The agent trusted the lookups and made none of those calls
 		// itself, so by the audit's rule each is a detour (evaluate.Reward
@@ -265,16 +271,24 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	t.Run("unserved session", func(t *testing.T) {
 		var calls, proxy int
+		var saved, listed string
 		within(t, ctx, "a recorded session's page",
 			chromedp.Navigate(base+"/"),
 			visible(`tr.session`),
+			text(`tr.session:last-child td:nth-child(12)`, &listed),
 			chromedp.Click(chromedp.CSS(`tr.session:last-child td a`)),
 			visible(`ol.timeline li.call`),
 			eval(count(`li.call.by-agent`), &calls),
 			eval(count(`li.call.by-proxy`), &proxy),
+			eval(`document.querySelector('dd.audit').dataset.saved`, &saved),
 		)
 		if calls == 0 || proxy != 0 {
 			t.Errorf("first session: %d agent calls, %d proxy lookups; want calls and no lookups", calls, proxy)
+		}
+		// Where the turns were saved: the flow's audit of this session,
+		// the same figure the list shows for it.
+		if saved == "0" || saved != listed {
+			t.Errorf("turns the flow would save in the first session: %s on its page, %s in the list; want the same, above 0", saved, listed)
 		}
 	})
 
@@ -295,8 +309,14 @@ func TestConsoleInBrowser(t *testing.T) {
 		if !strings.Contains(never, "cancel_pending_order") {
 			t.Errorf("never-called tools %q: want the write cancel_pending_order", never)
 		}
-		if act != 2 || edges < act {
-			t.Errorf("graph: %d edges, %d acting; want the 2 lookups flow-show lists", edges, act)
+		var rev struct {
+			Lookups int `json:"lookups"`
+		}
+		if err := json.Unmarshal([]byte(hoist(t, "flow-show", flowFile, "--format", "json")), &rev); err != nil {
+			t.Fatal(err)
+		}
+		if act != rev.Lookups || act == 0 || edges < act {
+			t.Errorf("graph: %d edges, %d acting; want the %d lookups flow-show lists", edges, act, rev.Lookups)
 		}
 		shoot(t, ctx, "flow")
 	})
@@ -328,16 +348,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		sbase := "http://" + startConsole(t, "--store", db, "--flow", flowFile)
 		var rows, lookups int
+		var id string
 		within(t, ctx, "the store's sessions",
 			chromedp.Navigate(sbase+"/?flow="),
 			visible(`tr.session`),
 			eval(count(`tr.session`), &rows),
+			eval(`document.querySelector('tr.session').dataset.id`, &id),
 			chromedp.Click(chromedp.CSS(`tr.session td a`)),
 			visible(`ol.timeline li.call`),
 			eval(count(`li.call.by-proxy`), &lookups),
 		)
-		if rows != 5 || lookups != 3 {
-			t.Errorf("from the store: %d sessions, %d lookups in the served one; want 5 and 3", rows, lookups)
+		if want := shown(t, logs, id).proxy; rows != 5 || lookups != want || lookups == 0 {
+			t.Errorf("from the store: %d sessions, %d lookups in the served one; want 5 and %d", rows, lookups, want)
 		}
 		after, err := os.ReadFile(db)
 		if err != nil {
@@ -454,6 +476,30 @@ func TestConsoleLive(t *testing.T) {
 		t.Errorf("the timeline's last call is %q, want get_user_details", tool)
 	}
 	shoot(t, ctx, "live-session")
+}
+
+// shownSession is what hoist sessions show --json says of a session.
+type shownSession struct {
+	Turns  int `json:"llm_turns"`
+	Events []struct {
+		Type  string `json:"type"`
+		Actor string `json:"actor"`
+	} `json:"events"`
+	proxy int // the proxy's calls
+}
+
+func shown(t *testing.T, logs, id string) shownSession {
+	t.Helper()
+	var s shownSession
+	if err := json.Unmarshal([]byte(hoist(t, "sessions", "show", id, "--sessions", logs, "--json", "-q")), &s); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range s.Events {
+		if e.Actor == "proxy" {
+			s.proxy++
+		}
+	}
+	return s
 }
 
 // auditSaved is hoist audit's total of turns saved, as the page writes it.

@@ -211,6 +211,10 @@ type sessionView struct {
 	Hits      int
 	Detours   int
 	Guards    []GuardLine
+	// Flow and Audit are the flow the session is audited with (the
+	// console's one flow, or ?flow=) and what serving it would have done.
+	Flow  string
+	Audit *audit.Episode
 }
 
 type decisionView struct {
@@ -235,7 +239,18 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no session %q", id))
 		return
 	}
-	v := sessionView{page: s.page("Session "+id, "sessions", id), Ep: ep, Row: row, Guards: guardLines(ep)}
+	v := sessionView{page: s.page("Session "+id, "sessions", id), Ep: ep, Row: row, Guards: guardLines(ep), Flow: r.URL.Query().Get("flow")}
+	if v.Flow == "" && len(s.flows) == 1 {
+		v.Flow = s.flows[0].Name
+	}
+	if nf := s.flowNamed(v.Flow); nf != nil {
+		auds, _, err := s.judge(r.Context(), []string{id}, nf)
+		if err != nil {
+			s.fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		v.Audit = auds[id]
+	}
 	marks := audit.Recorded(ep)
 	turn := -1
 	var agent *callView // the agent's last call: the proxy's lookups after it are appended to its result
