@@ -28,6 +28,7 @@ func TestGuard(t *testing.T) {
 	const addr = "127.0.0.1:8940"
 	cases := []struct {
 		name   string
+		method string
 		token  string
 		host   string
 		header map[string]string
@@ -51,6 +52,10 @@ func TestGuard(t *testing.T) {
 		{name: "cookie wrong", token: "s3cret", host: "console.example:8940", header: map[string]string{"Cookie": tokenCookie + "=nope"}, want: 401},
 		{name: "token with another site's origin", token: "s3cret", host: "console.example:8940",
 			header: map[string]string{"Authorization": "Bearer s3cret", "Origin": "http://evil.example"}, want: 403},
+		{name: "another site's form posting a verdict", method: "POST", path: "/holds/verdict", host: addr,
+			header: map[string]string{"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"}, want: 403},
+		{name: "the page posting a verdict", method: "POST", path: "/holds/verdict", host: addr,
+			header: map[string]string{"Origin": "http://" + addr, "Content-Type": "application/x-www-form-urlencoded"}, want: 303},
 		{name: "token once in the address", token: "s3cret", host: "console.example:8940", path: "/?token=s3cret", want: 303},
 		{name: "wrong token in the address", token: "s3cret", host: "console.example:8940", path: "/?token=nope", want: 401},
 	}
@@ -61,7 +66,11 @@ func TestGuard(t *testing.T) {
 			if path == "" {
 				path = "/"
 			}
-			r := httptest.NewRequest("GET", path, nil)
+			method := c.method
+			if method == "" {
+				method = "GET"
+			}
+			r := httptest.NewRequest(method, path, strings.NewReader("proxy=1&n=1&action=continue"))
 			r.Host = c.host
 			for k, v := range c.header {
 				r.Header.Set(k, v)
@@ -80,6 +89,9 @@ func TestGuard(t *testing.T) {
 					t.Error("the refusal shows the token")
 				}
 			case 303:
+				if c.token == "" {
+					break // the verdict's redirect back to the page
+				}
 				var ck *http.Cookie
 				for _, x := range w.Result().Cookies() {
 					if x.Name == tokenCookie {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -100,7 +101,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		case <-s.done:
 			return
 		case id := <-c:
-			fmt.Fprintf(w, "event: session\ndata: %s\n\n", id)
+			// An id is one line of the stream: a line end in it would end
+			// the event early.
+			fmt.Fprintf(w, "event: session\ndata: %s\n\n", strings.NewReplacer("\r", "", "\n", "").Replace(id))
 			fl.Flush()
 		}
 	}
