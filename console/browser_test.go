@@ -229,6 +229,27 @@ func TestConsoleInBrowser(t *testing.T) {
 		if !strings.HasPrefix(domains, "0 sessions") {
 			t.Errorf("domain filter: %q", domains)
 		}
+		var today, past, bad string
+		// Since yesterday until today's whole day: the sessions were
+		// recorded minutes ago, even across midnight.
+		now := time.Now().UTC()
+		within(t, ctx, "filtering by date",
+			chromedp.Navigate(base+"/?domain=retail&since="+now.AddDate(0, 0, -1).Format("2006-01-02")+"&until="+now.Format("2006-01-02")),
+			visible(`p.count`),
+			text(`p.count`, &today),
+			chromedp.Navigate(base+"/?until=2001-01-01"),
+			visible(`p.count`),
+			text(`p.count`, &past),
+			chromedp.Navigate(base+"/?since=yesterday"),
+			visible(`p.error`),
+			text(`p.error`, &bad),
+		)
+		if !strings.HasPrefix(today, "5 sessions") || !strings.HasPrefix(past, "0 sessions") {
+			t.Errorf("date filters: today %q, before 2001 %q", today, past)
+		}
+		if !strings.Contains(bad, `since: "yesterday" is neither a date`) {
+			t.Errorf("a bad date: %q", bad)
+		}
 		within(t, ctx, "the sessions page", chromedp.Navigate(base+"/"), visible(`tr.session`))
 		shoot(t, ctx, "sessions")
 	})

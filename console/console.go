@@ -54,6 +54,10 @@ type Options struct {
 	// Hosts writes what hoist init prints for a request; nil leaves the
 	// hosts page without it.
 	Hosts func(w io.Writer, req HostsRequest) error
+	// Filter reads the list's filters as hoist sessions reads its
+	// --domain, --host-session, --since and --until; nil understands no
+	// dates.
+	Filter func(domain, host, since, until string) (episode.Filter, error)
 }
 
 // Server is a console: its pages and the goroutine that polls its source.

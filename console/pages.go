@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -72,7 +73,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	if v.Flow == "" && len(s.flows) == 1 {
 		v.Flow = s.flows[0].Name
 	}
-	f, err := filter(v.Domain, v.Host, v.Since, v.Until)
+	f, err := s.filter(v.Domain, v.Host, v.Since, v.Until)
 	if err != nil {
 		v.Err = err.Error()
 		s.render(w, "sessions.html", v)
@@ -140,37 +141,20 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "sessions.html", v)
 }
 
-// filter reads the list's filters as hoist sessions reads its flags: a
-// date, or a time in RFC 3339; an until date includes its whole day.
-func filter(domain, host, since, until string) (episode.Filter, error) {
-	f := episode.Filter{Domain: domain, HostSession: host}
-	parse := func(name, s string) (time.Time, bool, error) {
-		if t, err := time.Parse("2006-01-02", s); err == nil {
-			return t, true, nil
-		}
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			return t, false, nil
-		}
-		return time.Time{}, false, fmt.Errorf("%s %q: want a date (2026-03-08) or a time (2026-03-08T14:00:00Z)", name, s)
-	}
-	if since != "" {
-		t, _, err := parse("since", since)
+// filter reads the list's filters by Options.Filter, hoist sessions' own
+// reading of its flags; without it, dates are not understood.
+func (s *Server) filter(domain, host, since, until string) (episode.Filter, error) {
+	if s.opt.Filter != nil {
+		f, err := s.opt.Filter(domain, host, since, until)
 		if err != nil {
-			return f, err
+			return f, errors.New(strings.TrimPrefix(err.Error(), "--"))
 		}
-		f.Since = t
+		return f, nil
 	}
-	if until != "" {
-		t, day, err := parse("until", until)
-		if err != nil {
-			return f, err
-		}
-		if day {
-			t = t.AddDate(0, 0, 1)
-		}
-		f.Until = t
+	if since != "" || until != "" {
+		return episode.Filter{}, errors.New("this console reads no dates")
 	}
-	return f, nil
+	return episode.Filter{Domain: domain, HostSession: host}, nil
 }
 
 // entry is one line of a session's timeline: a turn's start, a message of

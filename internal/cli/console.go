@@ -137,7 +137,7 @@ func runConsole(ctx context.Context, o *consoleOptions) error {
 	}
 	srv, err := console.New(console.Options{
 		Source: src, Flows: o.Flows, Rule: o.rule(), Caps: o.caps(), Token: o.token, Poll: o.Poll,
-		Hosts: consoleHosts,
+		Hosts: consoleHosts, Filter: parseFilter,
 	})
 	if err != nil {
 		src.Close()
