@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -185,5 +186,43 @@ func TestSessionsPageRows(t *testing.T) {
 	}
 	if !strings.Contains(body, `href="/?offset=200"`) {
 		t.Error("no link to the older sessions")
+	}
+}
+
+// BenchmarkSessionsPageStore is BenchmarkSessionsPage over a real store
+// of 10,000 sessions, opened read-only as hoist console --store opens it:
+// the store's read of the list and of the shown sessions' episodes
+// included.
+func BenchmarkSessionsPageStore(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "big.db")
+	db, err := store.Open(context.Background(), path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var u store.Unit
+	for i := 0; i < 10_000; i++ {
+		u.Episodes = append(u.Episodes, synthetic(fmt.Sprintf("20260301T%06d.000Z-%d", i, i), 12, start.Add(time.Duration(i)*time.Second)))
+	}
+	if _, err := db.Put(context.Background(), u); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	src, err := OpenStore(context.Background(), path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	s, err := New(Options{Source: src})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := s.Handler()
+	get(b, h, "/")
+	b.ResetTimer()
+	for b.Loop() {
+		get(b, h, "/")
 	}
 }
