@@ -203,3 +203,30 @@ func later(ep *episode.Episode, pos int, labels []string, kinds map[string]episo
 	}
 	return -1
 }
+
+// RecordedHits judges the lookups a proxy really made in a recorded
+// episode (its calls by episode.Proxy) by the replay's rule: a lookup is a
+// hit when the agent made that same call after it and before its next
+// write. It returns, by call index, whether each of the proxy's calls was
+// a hit (audit.Recorded, for the console).
+func RecordedHits(ep *episode.Episode) map[int]bool {
+	calls := ep.Calls()
+	kinds := map[string]episode.Kind{}
+	for _, t := range ep.Tools {
+		kinds[t.Name] = t.Kind
+	}
+	labels := make([]string, len(calls))
+	for i, c := range calls {
+		if c.By != episode.Proxy {
+			labels[i] = CallLabel(c.Tool, c.Args)
+		}
+	}
+	out := map[int]bool{}
+	for pos, ev := range ep.Events {
+		if ev.Type != episode.EventCall || ev.Call == nil || ev.Call.By != episode.Proxy {
+			continue
+		}
+		out[ev.Call.Index] = later(ep, pos, labels, kinds, CallLabel(ev.Call.Tool, ev.Call.Args)) >= 0
+	}
+	return out
+}

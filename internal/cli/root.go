@@ -124,6 +124,7 @@ Run 'hoist <command> --help' for a command's manual, and
 		newCmdDrift(f, nil),
 		newCmdGuards(f, nil),
 		newCmdConfirm(f, nil),
+		newCmdConsole(f, nil),
 	)
 	// cobra's completion command, made now rather than at Execute, so that
 	// an unknown shell is a usage mistake and not its help with exit 0.

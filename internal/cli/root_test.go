@@ -29,7 +29,7 @@ func TestRootWiresEachCommand(t *testing.T) {
 	want := map[string][]string{
 		"record":  {"export", "ingest", "init", "redact", "sessions"},
 		"flows":   {"compile", "flow", "flow-show", "learn", "promote"},
-		"measure": {"audit", "confirm", "drift", "evaluate", "guards", "replay"},
+		"measure": {"audit", "confirm", "console", "drift", "evaluate", "guards", "replay"},
 		"":        {"completion"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -49,13 +49,18 @@ var rules = Rules{
 		"oracle":   {"jsontext", "internal/atomicfile"}, // the model's questions and their cache; the callers turn their messages into its types
 		"judge":    {"guards", "oracle"},                // the confirmation judge: the guards' confirmations put to the oracle
 
+		// The local web page over sessions, flows and savings: it reads
+		// through the toolkit's packages and judges nothing itself.
+		"console":      {"audit", "episode", "flow", "mcplog", "mcpmsg", "store", "console/hold", "internal/httpguard"},
+		"console/hold": {"jsontext", "mcpmsg"}, // the console's side of a held frame: pure logic
+
 		// The proxy and the scripted client.
 		"proxy":     {"episode", "flow", "jsonrpc", "mcplog", "guards", "judge", "oracle", "jsontext", "mcpmsg"}, // episode: the tool types flow.Session.Listed takes
 		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding", "episode"},
 
 		// Command lines; internal/cli is every toolkit package but never
 		// the proxy, internal/mcpcli the proxy but no toolkit.
-		"internal/cli": {"audit", "drift", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "redact", "store",
+		"internal/cli": {"audit", "console", "drift", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "redact", "store",
 			"judge", "oracle", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
@@ -72,6 +77,7 @@ var rules = Rules{
 		"internal/buildinfo":  {},
 		"internal/demo":       {"jsontext"},
 		"internal/iostreams":  {},
+		"internal/httpguard":  {}, // who may connect to a local HTTP service (--listen's rule)
 		"internal/testbin":    {}, // imports testing: only tests may import it
 		"internal/deptest":    {},
 		"internal/e2e":        {}, // tests only
@@ -100,6 +106,7 @@ var rules = Rules{
 		{"github.com/spf13/cobra", cli, "only the command lines parse flags"},
 		{"github.com/spf13/pflag", cli, "cobra's flags; only the command lines parse flags"},
 		{"github.com/google/go-cmp", nil, "test diffs"},
+		{"github.com/chromedp/chromedp", nil, "a real browser (Chromium over its DevTools protocol) for the console's tests"},
 		{"github.com/modelcontextprotocol/go-sdk", nil, "the forwarding path never re-encodes; the go-sdk is a real client and server for tests"},
 	},
 	Unlinked: Unlinked{
@@ -211,9 +218,9 @@ func TestCheck(t *testing.T) {
 			"program cmd/hoist links testing (imported by example.com/helper): test code in a program (internal/testbin, a test helper, or code moved out of a _test.go file)",
 		}},
 		{"a package without a place", []Package{
-			{ImportPath: m("console"), Name: "console", Imports: []string{m("store")}},
+			{ImportPath: m("viewer"), Name: "viewer", Imports: []string{m("store")}},
 		}, []string{
-			"console has no entry in deptest's layers: give the new package its place (DESIGN.md, Packages)",
+			"viewer has no entry in deptest's layers: give the new package its place (DESIGN.md, Packages)",
 		}},
 		{"a heavy module outside its home", []Package{
 			{ImportPath: m("export"), Name: "export", Imports: []string{"github.com/mattn/go-sqlite3", "github.com/apache/arrow-go/v18/parquet/pqarrow"}},

@@ -1,0 +1,44 @@
+// hoist console: a page marked live reads itself again when the server
+// says (server-sent events on /events) that a session it shows appeared
+// or grew, or a held frame came or went. The server draws every page;
+// this only swaps in the new <main>.
+(function () {
+  "use strict";
+  // A form marked data-swap posts in the background and swaps in the page
+  // it leads to, so that a held frame's buttons do not reload the page.
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (!form.hasAttribute("data-swap") || !window.fetch) return;
+    e.preventDefault();
+    var body = new URLSearchParams(new FormData(form, e.submitter));
+    // getAttribute: a control named "action" would shadow form.action.
+    fetch(form.getAttribute("action"), { method: "POST", body: body, credentials: "same-origin" })
+      .then(function (r) { return r.text(); })
+      .then(swap);
+  });
+  function swap(text) {
+    var doc = new DOMParser().parseFromString(text, "text/html");
+    var fresh = doc.querySelector("main"), old = document.querySelector("main");
+    if (fresh && old) old.replaceWith(fresh);
+    document.body.dataset.updates = String(Number(document.body.dataset.updates) + 1);
+  }
+  var live = document.body.dataset.live;
+  if (!live || !window.EventSource) return;
+  var busy = false, again = false;
+  function reload() {
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch(location.href, { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.text(); })
+      .then(swap)
+      .catch(function () {})
+      .then(function () {
+        busy = false;
+        if (again) { again = false; reload(); }
+      });
+  }
+  var es = new EventSource("/events");
+  es.addEventListener("session", function (e) {
+    if (live === "list" || e.data === "" || e.data === live) reload();
+  });
+})();

@@ -1,0 +1,429 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hoist-mcp/hoist/audit"
+	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/mcpmsg"
+	"github.com/hoist-mcp/hoist/store"
+)
+
+// PageSize is how many sessions one page of the list shows, newest first.
+const PageSize = 200
+
+var funcs = template.FuncMap{
+	"pct": func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + "%" },
+	"f2":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"f1":  func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"when": func(t time.Time) string {
+		return t.UTC().Format("2006-01-02 15:04:05")
+	},
+	"dur":     func(ms int64) string { return (time.Duration(ms) * time.Millisecond).Round(time.Second / 10).String() },
+	"join":    strings.Join,
+	"q":       url.QueryEscape,
+	"binding": flow.BindingString,
+}
+
+func urlQuery(s string) string { return url.QueryEscape(s) }
+
+// page is what every page's layout needs.
+type page struct {
+	Title string
+	Nav   string   // the navigation item to mark
+	Flows []string // for the navigation
+	Live  string   // "list", a session id, or "" for a page that does not change
+}
+
+func (s *Server) page(title, nav, live string) page {
+	return page{Title: title, Nav: nav, Flows: s.flowNames(), Live: live}
+}
+
+// listRow is one row of the list of sessions.
+type listRow struct {
+	store.Session
+	Lookups, Hits, Detours int
+	Saved                  string // turns saved under the flow, or "-"
+}
+
+type sessionsView struct {
+	page
+	Domain, Server, Host, Since, Until, Flow string
+	Rows                                     []listRow
+	Total, Offset                            int
+	Next, Prev                               string // links to the other pages
+	Err                                      string
+}
+
+func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	v := sessionsView{page: s.page("Sessions", "sessions", "list"),
+		Domain: q.Get("domain"), Server: q.Get("server"), Host: q.Get("host"), Since: q.Get("since"), Until: q.Get("until"), Flow: q.Get("flow")}
+	if v.Flow == "" && len(s.flows) == 1 {
+		v.Flow = s.flows[0].Name
+	}
+	f, err := s.filter(v.Domain, v.Host, v.Since, v.Until)
+	if err != nil {
+		v.Err = err.Error()
+		s.render(w, "sessions.html", v)
+		return
+	}
+	list, err := s.src.Sessions(r.Context(), f)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	if v.Server != "" {
+		list = slices.DeleteFunc(list, func(x store.Session) bool { return !slices.Contains(x.Servers, v.Server) })
+	}
+	slices.Reverse(list) // newest first: a live session is at the top
+	v.Total = len(list)
+	v.Offset, _ = strconv.Atoi(q.Get("offset"))
+	v.Offset = max(0, min(v.Offset, len(list)))
+	shown := list[v.Offset:min(len(list), v.Offset+PageSize)]
+	var fl *namedFlow
+	if v.Flow != "" {
+		if fl = s.flowNamed(v.Flow); fl == nil {
+			v.Err = fmt.Sprintf("flow %q: the console was given no such flow (--flow)", v.Flow)
+		}
+	}
+	ids := make([]string, len(shown))
+	for i, x := range shown {
+		ids[i] = x.ID
+	}
+	auds, recs, err := s.judge(r.Context(), ids, fl)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	for _, x := range shown {
+		row := listRow{Session: x, Saved: "-"}
+		if a := auds[x.ID]; a != nil {
+			row.Lookups, row.Hits, row.Detours = a.Total.Lookups, a.Total.Hits, a.Total.Detours
+			row.Saved = strconv.FormatFloat(a.Total.Saved, 'f', -1, 64)
+		} else {
+			for _, hit := range recs[x.ID] {
+				row.Lookups++
+				if hit {
+					row.Hits++
+				} else {
+					row.Detours++
+				}
+			}
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	link := func(off int) string {
+		q2 := url.Values{}
+		for k, vs := range q {
+			q2[k] = vs
+		}
+		q2.Set("offset", strconv.Itoa(off))
+		return "/?" + q2.Encode()
+	}
+	if v.Offset+PageSize < len(list) {
+		v.Next = link(v.Offset + PageSize)
+	}
+	if v.Offset > 0 {
+		v.Prev = link(max(0, v.Offset-PageSize))
+	}
+	s.render(w, "sessions.html", v)
+}
+
+// filter reads the list's filters by Options.Filter, hoist sessions' own
+// reading of its flags; without it, dates are not understood.
+func (s *Server) filter(domain, host, since, until string) (episode.Filter, error) {
+	if s.opt.Filter != nil {
+		f, err := s.opt.Filter(domain, host, since, until)
+		if err != nil {
+			return f, errors.New(strings.TrimPrefix(err.Error(), "--"))
+		}
+		return f, nil
+	}
+	if since != "" || until != "" {
+		return episode.Filter{}, errors.New("this console reads no dates")
+	}
+	return episode.Filter{Domain: domain, HostSession: host}, nil
+}
+
+// entry is one line of a session's timeline: a turn's start, a message of
+// the conversation, or a call.
+type entry struct {
+	Turn    *episode.Turn
+	Message *episode.Message
+	Call    *callView
+	TMS     int64
+}
+
+type callView struct {
+	*episode.Call
+	Args    string
+	Result  string // the preview of its result, the appended item left out
+	Clipped bool
+	// Appended is the text item the proxy appended to the result after
+	// looking things up (Looked), written by the code the proxy writes it
+	// with: the episode keeps the server's answer, not the host's.
+	Appended string
+	Looked   []mcpmsg.Lookup
+	IsError  bool
+	State    string
+	Mark     string // "hit" or "detour", for the proxy's own lookups
+}
+
+// ResultPreview is how much of a result the timeline shows.
+const ResultPreview = 600
+
+type sessionView struct {
+	page
+	Ep        *episode.Episode
+	Row       *store.Session
+	Entries   []entry
+	Decisions []decisionView
+	Runs      int
+	Lookups   int
+	Hits      int
+	Detours   int
+	Guards    []GuardLine
+	// Flow and Audit are the flow the session is audited with (the
+	// console's one flow, or ?flow=) and what serving it would have done.
+	Flow  string
+	Audit *audit.Episode
+}
+
+type decisionView struct {
+	store.Decision
+	Offers []offerView
+}
+
+type offerView struct {
+	Tool, Args, Binding, From string
+	PReach, PHabit, PBind     float64
+	Taken, Greedy             bool
+}
+
+func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("id")
+	ep, row, fl, err := s.src.Session(r.Context(), id)
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	if ep == nil {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("no session %q", id))
+		return
+	}
+	v := sessionView{page: s.page("Session "+id, "sessions", id), Ep: ep, Row: row, Guards: guardLines(ep), Flow: r.URL.Query().Get("flow")}
+	if v.Flow == "" && len(s.flows) == 1 {
+		v.Flow = s.flows[0].Name
+	}
+	if nf := s.flowNamed(v.Flow); nf != nil {
+		auds, _, err := s.judge(r.Context(), []string{id}, nf)
+		if err != nil {
+			s.fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		v.Audit = auds[id]
+	}
+	marks := audit.Recorded(ep)
+	turn := -1
+	var agent *callView // the agent's last call: the proxy's lookups after it are appended to its result
+	var sent []*callView
+	for _, ev := range ep.Events {
+		switch {
+		case ev.Message != nil:
+			v.Entries = append(v.Entries, entry{Message: ev.Message, TMS: ev.TMS})
+		case ev.Call != nil:
+			c := ev.Call
+			if c.Turn != turn && c.Turn >= 0 && c.Turn < len(ep.Turns) {
+				turn = c.Turn
+				v.Entries = append(v.Entries, entry{Turn: &ep.Turns[turn], TMS: ev.TMS})
+			}
+			cv := viewCall(c)
+			if hit, ok := marks[c.Index]; ok {
+				cv.Mark = "detour"
+				v.Lookups++
+				if hit {
+					cv.Mark = "hit"
+					v.Hits++
+				} else {
+					v.Detours++
+				}
+			}
+			if c.By != episode.Proxy {
+				agent = cv
+			} else if agent != nil && c.Result != nil {
+				// The proxy appends each lookup that was answered, by the
+				// server's name of the tool (proxy/active.go).
+				tool := strings.TrimPrefix(c.Tool, c.Server+"::")
+				if len(agent.Looked) == 0 {
+					sent = append(sent, agent)
+				}
+				agent.Looked = append(agent.Looked, mcpmsg.Lookup{Tool: tool, Args: c.Args, Text: c.Result.Text})
+			}
+			v.Entries = append(v.Entries, entry{Call: cv, TMS: ev.TMS})
+		}
+	}
+	for _, cv := range sent {
+		cv.Appended = mcpmsg.FormatLookups(cv.Looked)
+	}
+	if fl != nil {
+		v.Runs = len(fl.Runs)
+		for _, d := range fl.Decisions {
+			dv := decisionView{Decision: d}
+			for i, o := range d.Offers {
+				dv.Offers = append(dv.Offers, offerView{Tool: o.Tool, Args: string(o.Args), Binding: bindingText(o.Binding), From: o.From,
+					PReach: o.PReach, PHabit: o.PHabit, PBind: o.PBinding, Taken: i == d.Taken, Greedy: i == d.Greedy})
+			}
+			v.Decisions = append(v.Decisions, dv)
+		}
+	}
+	s.render(w, "session.html", v)
+}
+
+func viewCall(c *episode.Call) *callView {
+	cv := &callView{Call: c, Args: indent(c.Args)}
+	switch {
+	case c.Unreadable:
+		cv.State = "answered, but its answer's log line is unreadable"
+	case c.Result == nil && c.Cancelled:
+		cv.State = "cancelled, never answered"
+	case c.Result == nil:
+		cv.State = "not answered yet, or never"
+	case c.Cancelled:
+		cv.State = "cancelled"
+	}
+	if c.Result != nil {
+		text := c.Result.Text
+		cv.IsError = c.Result.IsError
+		if r := []rune(text); len(r) > ResultPreview {
+			text, cv.Clipped = string(r[:ResultPreview]), true
+		}
+		cv.Result = text
+	}
+	return cv
+}
+
+func bindingText(b map[string]string) string {
+	keys := make([]string, 0, len(b))
+	for k := range b {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + b[k]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// indent pretty-prints JSON arguments, or returns them as they are.
+func indent(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if len(raw) == 0 {
+		return "{}"
+	}
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// GuardLine is a guard's verdict or the judge's answer about one call.
+type GuardLine struct {
+	CallIndex int
+	Kind      string // "guard" or "judge"
+	Verdict   string
+	Why       string
+}
+
+// guardLines returns the guard verdicts and judge answers of a session.
+//
+// Seam (issue 10): mcplog does not yet define the guards log's and the
+// confirm log's line types, and ingest keeps neither, so there is nothing
+// to read them through. When mcplog gains them, read the session's
+// <session>.guards.jsonl and <session>.confirm.jsonl here through their
+// mcplog readers (DirSource) or the store's reads, and the session page
+// shows them as it is.
+func guardLines(*episode.Episode) []GuardLine { return nil }
+
+type flowView struct {
+	page
+	Name   string
+	Path   string
+	Review *flow.Review
+	Graph  template.HTML
+}
+
+// namedIn returns the flow the request names, or answers 404.
+func (s *Server) namedIn(w http.ResponseWriter, r *http.Request) *namedFlow {
+	name := r.URL.Query().Get("name")
+	nf := s.flowNamed(name)
+	if nf == nil {
+		s.fail(w, http.StatusNotFound, fmt.Errorf("no flow %q: give the console one with --flow FILE", name))
+	}
+	return nf
+}
+
+func (s *Server) flowPage(w http.ResponseWriter, r *http.Request) {
+	nf := s.namedIn(w, r)
+	if nf == nil {
+		return
+	}
+	rev := nf.F.Review(s.opt.Rule, -1)
+	v := flowView{page: s.page("Flow "+nf.Name, "flow:"+nf.Name, ""), Name: nf.Name, Path: nf.Path, Review: rev, Graph: flowGraph(rev)}
+	s.render(w, "flow.html", v)
+}
+
+type savingsView struct {
+	page
+	Name   string
+	Report *audit.Report
+	Chart  template.HTML
+}
+
+func (s *Server) savingsPage(w http.ResponseWriter, r *http.Request) {
+	nf := s.namedIn(w, r)
+	if nf == nil {
+		return
+	}
+	rep, err := audit.Run(r.Context(), s.src, nf.F, audit.Options{Rule: s.opt.Rule, Caps: s.opt.Caps})
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	v := savingsView{page: s.page("Savings of "+nf.Name, "savings:"+nf.Name, "list"), Name: nf.Name, Report: rep, Chart: savingsChart(rep)}
+	s.render(w, "savings.html", v)
+}
+
+type hostsView struct {
+	page
+	Command, Listen, Domain, Record string
+	Out, Err                        string
+}
+
+func (s *Server) hostsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	v := hostsView{page: s.page("Hosts", "hosts", ""), Command: q.Get("command"), Listen: q.Get("listen"), Domain: q.Get("domain"), Record: q.Get("record")}
+	if v.Record == "" {
+		v.Record = "~/.hoist/logs"
+	}
+	if cmd := strings.Fields(v.Command); len(cmd) > 0 && s.opt.Hosts != nil {
+		var b strings.Builder
+		if err := s.opt.Hosts(&b, HostsRequest{Command: cmd, Listen: v.Listen, Domain: v.Domain, Record: v.Record}); err != nil {
+			v.Err = err.Error()
+		}
+		v.Out = b.String()
+	}
+	s.render(w, "hosts.html", v)
+}
