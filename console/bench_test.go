@@ -23,7 +23,10 @@ import (
 type memSource struct {
 	rows []store.Session
 	eps  map[string]*episode.Episode
+	logs map[string][]string
 }
+
+func (m *memSource) Logs(id string) []string { return m.logs[id] }
 
 var _ Source = (*memSource)(nil)
 

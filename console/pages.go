@@ -1,6 +1,7 @@
 package console
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,9 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/hoist-mcp/hoist/audit"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
 	"github.com/hoist-mcp/hoist/store"
 )
@@ -223,7 +227,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, fmt.Errorf("no session %q", id))
 		return
 	}
-	v := sessionView{page: s.page("Session "+id, "sessions", id), Ep: ep, Row: row, Guards: guardLines(ep), Flow: r.URL.Query().Get("flow")}
+	v := sessionView{page: s.page("Session "+id, "sessions", id), Ep: ep, Row: row, Guards: guardLines(ep, s.opt.Source.Logs(id)), Flow: r.URL.Query().Get("flow")}
 	if v.Flow == "" && len(s.flows) == 1 {
 		v.Flow = s.flows[0].Name
 	}
@@ -347,15 +351,98 @@ type GuardLine struct {
 	Why       string
 }
 
-// guardLines returns the guard verdicts and judge answers of a session.
-//
-// Seam (issue 10): mcplog does not yet define the guards log's and the
-// confirm log's line types, and ingest keeps neither, so there is nothing
-// to read them through. When mcplog gains them, read the session's
-// <session>.guards.jsonl and <session>.confirm.jsonl here through their
-// mcplog readers (DirSource) or the store's reads, and the session page
-// shows them as it is.
-func guardLines(*episode.Episode) []GuardLine { return nil }
+// guardLines returns the guard verdicts and judge answers of a session:
+// the guards log and the confirm log beside each of its logs
+// (<session>.guards.jsonl, <session>.confirm.jsonl), read through mcplog's
+// line types, each line placed at the agent's call of its id. Lines that
+// cannot be read are left out; a store keeps neither log, so a session
+// read from one shows none.
+func guardLines(ep *episode.Episode, logs []string) []GuardLine {
+	byID := map[string]int{}
+	for _, c := range ep.Calls() {
+		if c.By == episode.Agent {
+			if _, ok := byID[c.ID]; !ok {
+				byID[c.ID] = c.Index
+			}
+		}
+	}
+	at := func(id json.RawMessage) int {
+		if i, ok := byID[strings.Trim(string(id), `"`)]; ok {
+			return i
+		}
+		if i, ok := byID[string(id)]; ok {
+			return i
+		}
+		return -1
+	}
+	var out []GuardLine
+	for _, p := range logs {
+		base := strings.TrimSuffix(strings.TrimSuffix(p, ".zst"), ".jsonl")
+		eachLine(base+mcplog.GuardsSuffix, func(b []byte) {
+			var l mcplog.GuardsCheck
+			if json.Unmarshal(b, &l) != nil || l.Type != mcplog.TypeCheck {
+				return
+			}
+			before := len(out)
+			for _, v := range l.Verdicts {
+				if v.Verdict == "allow" {
+					continue
+				}
+				verdict := v.Verdict + " (logged)"
+				if v.Enforced {
+					verdict = v.Verdict + " (enforced)"
+				}
+				why := v.Reason
+				if why == "" {
+					why = "lacks " + v.Lacks
+				}
+				out = append(out, GuardLine{CallIndex: at(l.ID), Kind: "guard " + v.Rule, Verdict: verdict, Why: why})
+			}
+			if len(out) == before {
+				out = append(out, GuardLine{CallIndex: at(l.ID), Kind: "guards", Verdict: "allow", Why: "every rule allowed " + l.Tool})
+			}
+		})
+		eachLine(base+mcplog.ConfirmSuffix, func(b []byte) {
+			var l mcplog.ConfirmJudgment
+			if json.Unmarshal(b, &l) != nil || l.Type != mcplog.TypeJudgment {
+				return
+			}
+			verdict := "went on"
+			switch {
+			case l.Enforced:
+				verdict = "refused"
+			case l.Failed:
+				verdict = "would refuse (logged)"
+			}
+			var answers []string
+			for _, a := range l.Answers {
+				if a.PYes != nil {
+					answers = append(answers, fmt.Sprintf("%s: p_yes %.2f", a.Question, *a.PYes))
+				} else {
+					answers = append(answers, a.Question+": no answer ("+a.Why+")")
+				}
+			}
+			out = append(out, GuardLine{CallIndex: at(l.ID), Kind: "judge", Verdict: verdict, Why: strings.Join(answers, "; ")})
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CallIndex < out[j].CallIndex })
+	return out
+}
+
+// eachLine calls fn with each line of the file at path; a missing file
+// has none.
+func eachLine(path string, fn func([]byte)) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 4<<20)
+	for sc.Scan() {
+		fn(sc.Bytes())
+	}
+}
 
 type flowView struct {
 	page

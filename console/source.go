@@ -30,6 +30,9 @@ type Source interface {
 	// Session returns one session with what its flow logs hold; a nil
 	// episode when there is no such session.
 	Session(ctx context.Context, id string) (*episode.Episode, *store.Session, *store.Flow, error)
+	// Logs returns the paths of a session's logs, where the source knows
+	// them (a directory does; a store keeps no path the console may read).
+	Logs(id string) []string
 	// Refresh looks again for new and grown logs and returns the ids of
 	// the sessions that changed; a store never changes under the console.
 	Refresh(ctx context.Context) ([]string, error)
@@ -75,6 +78,10 @@ func (s *StoreSource) Session(ctx context.Context, id string) (*episode.Episode,
 	return ep, row, fl, nil
 }
 
+// Logs knows no paths: a store is read as it is, without the files beside
+// its logs.
+func (s *StoreSource) Logs(string) []string { return nil }
+
 // Refresh finds nothing: the console only reads a store as it is.
 func (s *StoreSource) Refresh(context.Context) ([]string, error) { return nil, nil }
 
@@ -116,6 +123,7 @@ type dirSession struct {
 	row  store.Session
 	flow *store.Flow
 	key  string // the paths of its logs with their sizes: changes when one grows
+	logs []string
 }
 
 // OpenDir reads the session logs under dir.
@@ -299,6 +307,9 @@ func (d *DirSource) rebuild() []string {
 			continue
 		}
 		s := &dirSession{ep: ep, key: key.String(), flow: &store.Flow{}}
+		for _, l := range g {
+			s.logs = append(s.logs, l.Path)
+		}
 		bad, off := 0, ""
 		for i, l := range g {
 			lf := byPath[l.Path]
@@ -404,6 +415,16 @@ func (d *DirSource) Sessions(ctx context.Context, f episode.Filter) ([]store.Ses
 		}
 	}
 	return out, nil
+}
+
+// Logs returns the paths of the session's logs.
+func (d *DirSource) Logs(id string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.sessions[id]; ok {
+		return append([]string(nil), s.logs...)
+	}
+	return nil
 }
 
 // Session returns one session of the directory.
