@@ -483,8 +483,9 @@ func TestConsoleLive(t *testing.T) {
 	shoot(t, ctx, "live-sessions")
 
 	within(t, ctx, "the live session's page",
-		// Newest first: the live session is at the top.
-		chromedp.Click(chromedp.CSS(`tr.session td a`)),
+		// Newest first: the live session is at the top. Its link is read
+		// and followed in one step: the list may be drawn again meanwhile.
+		chromedp.Evaluate[chromedp.Void](`location.href = document.querySelector("tr.session td a").href`),
 		visible(`main#session`),
 		waitCount(`li.call`, 0),
 	)

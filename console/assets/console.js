@@ -24,8 +24,19 @@
   }
   var live = document.body.dataset.live;
   if (!live || !window.EventSource) return;
-  var busy = false, again = false;
+  var busy = false, again = false, held = false;
+  // editing: a person is typing into the page (a value to inject), whose
+  // text a swap would throw away; the reload waits until they leave it.
+  function editing() {
+    var a = document.activeElement;
+    return a && (a.tagName === "TEXTAREA" || a.tagName === "INPUT") && a.closest("main");
+  }
+  document.addEventListener("focusout", function () {
+    if (held) { held = false; setTimeout(reload, 0); }
+  });
+  document.addEventListener("submit", function () { held = false; });
   function reload() {
+    if (editing()) { held = true; return; }
     if (busy) { again = true; return; }
     busy = true;
     fetch(location.href, { credentials: "same-origin", cache: "no-store" })
