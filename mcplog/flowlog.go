@@ -88,6 +88,18 @@ type FlowOffer struct {
 	Cost float64 `json:"cost,omitempty"`
 	// Support is the site's count in the served fold.
 	Support int `json:"support"`
+	// POracle is the System-One model's P(yes) for the flow's question
+	// about this lookup (will the agent use it before it changes
+	// anything?), when it answered; the arbiter read it as its "oracle"
+	// input. OracleKey names the question's cache entry whenever one was
+	// asked, answered or not, OracleCached says the answer came from the
+	// cache, and OracleWhy says why there is none (oracle.Why: unset,
+	// miss, spent, failed, canceled). All absent when no question was
+	// asked (issue 11).
+	POracle      *float64 `json:"p_oracle,omitempty"`
+	OracleKey    string   `json:"oracle_key,omitempty"`
+	OracleCached bool     `json:"oracle_cached,omitempty"`
+	OracleWhy    string   `json:"oracle_why,omitempty"`
 }
 
 // PTool returns the decider's P(tool): PHabit for DeciderHabit, PArbiter

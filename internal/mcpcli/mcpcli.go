@@ -251,7 +251,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringSliceVar(&opts.flowTools, "flow-tools", nil, "the only `TOOLS` the flow may call (comma-separated; default: every read tool of the flow)")
 	fl.IntVar(&opts.flowOpts.Caps.PerCall, "flow-per-call", flow.DefaultCaps.PerCall, "at most `N` lookups after one call")
 	fl.IntVar(&opts.flowOpts.Caps.PerSession, "flow-per-session", flow.DefaultCaps.PerSession, "at most `N` lookups in one session")
-	fl.IntVar(&opts.questions, "flow-questions", flow.DefaultCaps.Questions, "at most `N` questions to the System-One model in one session (the arbiter, reach and habit deciders ask none)")
+	fl.IntVar(&opts.questions, "flow-questions", flow.DefaultCaps.Questions, "at most `N` questions to the System-One model in one session (asked by the arbiter of a flow learned with --oracle; reach and habit ask none)")
 	fl.IntVar(&opts.flowOpts.Caps.MaxBytes, "flow-max-bytes", flow.DefaultMaxBytes, "append at most `BYTES` of lookups to one result (0: no cap); the flow log says when it bites")
 	fl.StringVar(&opts.flowOpts.Log, "flow-log", "", "append each decision and run to `FILE` (default <session>.flow.jsonl beside the log; {session} stands for the session)")
 	fl.BoolVar(&opts.flowOpts.Shadow, "flow-shadow", false, "decide and log after each call, but look nothing up")
@@ -284,7 +284,7 @@ func runProxy(ctx context.Context, o *options) error {
 		}
 		o.Proxy.Flow.Flow = f
 	}
-	if err := openJudge(o); err != nil {
+	if err := openOracle(o); err != nil {
 		return err
 	}
 	var errFile *os.File
