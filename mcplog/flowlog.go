@@ -430,6 +430,13 @@ func decodeOffer(f fields, b []byte) (FlowOffer, *InputError) {
 		{"tool", &o.Tool}, {"args", &o.Args}, {"binding", &o.Binding}, {"from", &o.From},
 		{"p_reach", &o.PReach}, {"p_habit", &o.PHabit}, {"p_binding", &o.PBinding}, {"support", &o.Support},
 		{"p_when", &o.PWhen}, {"p_arbiter", &o.PArbiter}, {"cost", &o.Cost},
+		{"p_oracle", func(f *fields, v []byte) {
+			if !isNull(v) {
+				p := f.float("p_oracle", v)
+				o.POracle = &p
+			}
+		}},
+		{"oracle_key", &o.OracleKey}, {"oracle_cached", &o.OracleCached}, {"oracle_why", &o.OracleWhy},
 	})
 	if f.err != nil {
 		return FlowOffer{}, f.err
