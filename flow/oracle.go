@@ -208,3 +208,30 @@ func oracleInput(o *Offer) float64 {
 	}
 	return *o.POracle
 }
+
+// Reanswer gives a logged decision's offers the answers cache holds for
+// the questions they name (their OracleKey), and scores them again with
+// f's arbiter served to fold: hoist promote --oracle-cache re-decides
+// shadow runs so, from the answers cached since (a question the live
+// session could not get answered, or answered otherwise). An offer whose
+// question the cache does not hold keeps what was logged. It returns how
+// many offers got another answer.
+func (f *Flow) Reanswer(d *Decision, fold int, cache *oracle.Cache) int {
+	n := 0
+	for i := range d.Offers {
+		o := &d.Offers[i]
+		if o.OracleKey == "" {
+			continue
+		}
+		e, ok := cache.Get(o.OracleKey)
+		if !ok || o.POracle != nil && *o.POracle == e.PYes {
+			continue
+		}
+		setAnswer(o, oracle.Answer{Key: o.OracleKey, Answered: true, PYes: e.PYes, From: e.From, Cached: true})
+		if f.Arbiter != nil {
+			o.PArbiter = f.Arbiter.P(InputsOf(o), fold)
+		}
+		n++
+	}
+	return n
+}

@@ -149,3 +149,43 @@ func TestOracleReplayMissIsNoAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A decision logged with a replay miss is re-decided from an answer cached
+// since: the offer gets it, and the arbiter's probability is the one a
+// session given that answer serves.
+func TestReanswerFromCache(t *testing.T) {
+	dir := t.TempDir()
+	cache, err := oracle.OpenCache(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := oracleFlow(t, 1)
+	missed, _ := NewSession(f, Options{Rule: Rule{Threshold: 0.6}, Oracle: oracle.NewReplay("m", cache)})
+	d := atGetUser(t, missed)
+	if d.Taken >= 0 {
+		t.Fatalf("with no answers, took %s", d.Value())
+	}
+	// The mock's answers, as if jev had given them since.
+	mocked, _ := NewSession(f, Options{Rule: Rule{Threshold: 0.6}, Oracle: oracle.NewMock("m")})
+	want := atGetUser(t, mocked)
+	for _, o := range want.Offers {
+		if err := cache.Put(oracle.Entry{Key: o.OracleKey, Model: "m", Prompt: oracle.VersionLookup, PYes: *o.POracle, From: oracle.FromMock}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.Reanswer(&d, missed.Fold(), cache); n != len(d.Offers) {
+		t.Errorf("reanswered %d of %d offers", n, len(d.Offers))
+	}
+	for i, o := range d.Offers {
+		w := want.Offers[i]
+		if o.POracle == nil || *o.POracle != *w.POracle || o.PArbiter != w.PArbiter || !o.OracleCached || o.OracleWhy != "" {
+			t.Errorf("offer %d re-decided %+v, want the answer and score %+v", i, o, w)
+		}
+	}
+	if g, _ := Propensities(Rule{Decider: ArbiterDecider, Threshold: 0.6}, d.Offers); g < 0 || d.Offers[g].Label() != `get_order {"x":"#b"}` {
+		t.Errorf("re-decided greedy %d, want the named order", g)
+	}
+	if n := f.Reanswer(&d, missed.Fold(), cache); n != 0 {
+		t.Errorf("a second pass changed %d offers", n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hoist-mcp/hoist/flow"
@@ -161,23 +162,9 @@ func TestFlowQuestionsLearnedAndServed(t *testing.T) {
 	// Serving, with a cache of its own, so that the questions go on the
 	// wire, and a budget of one question.
 	before := len(srv.Requests())
-	ctx := filepath.Join(dir, "serve.jsonl")
 	flowLog := filepath.Join(dir, "serve.flow.jsonl")
-	args := []string{"--record", filepath.Join(dir, "served"), "--domain", "retail", "--server-name", "retail", "--context", ctx,
-		"--flow", jevFlow, "--flow-threshold", "0.01", "--flow-log", flowLog, "--flow-questions", "1",
-		"--oracle", "jev", "--oracle-url", srv.URL, "--oracle-model", "jev-test", "--oracle-cache", filepath.Join(dir, "serve-cache"),
-		"--", testbin.Build(t, "hoist-mcp-demo"), "--world", "retail"}
-	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), args...)
-	cmd.Env = testbin.Env(append(env, "HOIST_SESSION=serve")...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	p := attach(t, cmd)
-	p.start(t)
-	say(t, ctx, "Hi! It's c9@example.com, about order #W9b please")
-	p.request(t, 2, "tools/call", `{"name":"find_user_id_by_email","arguments":{"email":"c9@example.com"}}`)
-	p.request(t, 3, "tools/call", `{"name":"get_order_details","arguments":{"order_id":"#W9a"}}`)
-	p.close(t)
-
+	jev := []string{"--oracle", "jev", "--oracle-url", srv.URL, "--oracle-model", "jev-test"}
+	serveOnce(t, dir, "serve", env, append([]string{"--flow", jevFlow, "--flow-log", flowLog, "--flow-questions", "1", "--oracle-cache", filepath.Join(dir, "serve-cache")}, jev...)...)
 	if n := lookupQuestions(srv.Requests()[before:]); n != 1 {
 		t.Errorf("the proxy put %d flow questions on the wire, want 1 (--flow-questions 1)", n)
 	}
@@ -195,10 +182,69 @@ func TestFlowQuestionsLearnedAndServed(t *testing.T) {
 		}
 	}
 	if answered == 0 || spent == 0 {
-		t.Logf("hoist-mcp: %s", stderr.String())
 		t.Errorf("flow log offers: %d answered, %d with the budget spent; want both (%+v)", answered, spent, offers)
 	}
+
+	// Promote: a shadow session whose questions all missed (replay over an
+	// empty cache), then the same session under jev, which caches their
+	// answers; promote --oracle-cache re-decides the first from them.
+	shadowCache := filepath.Join(dir, "shadow-cache")
+	if err := os.Mkdir(shadowCache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	shadow := []string{"--flow", jevFlow, "--flow-shadow", "--oracle-cache", shadowCache}
+	serveOnce(t, dir, "missed", env, append(shadow, "--oracle", "replay", "--oracle-model", "jev-test")...)
+	missLogs, _ := filepath.Glob(filepath.Join(dir, "rec-missed", "*.flow.jsonl")) // beside the session log, where ingest finds it
+	if len(missLogs) != 1 {
+		t.Fatalf("flow logs of the shadow session: %q", missLogs)
+	}
+	missLog := missLogs[0]
+	misses := 0
+	for _, o := range flowOffers(t, missLog) {
+		if o.OracleWhy == "miss" && o.OracleKey != "" {
+			misses++
+		}
+	}
+	if misses == 0 {
+		t.Fatalf("the shadow session under replay logged no miss")
+	}
+	serveOnce(t, dir, "answered", env, append(shadow, jev...)...)
+	promoteArgs := []string{"promote", "--flow", jevFlow, "--sessions", filepath.Join(dir, "rec-missed"), "--min-runs", "1", "-o", filepath.Join(dir, "promoted.flow.json")}
+	plain := mustRun(t, promoteArgs...)
+	redecided := mustRun(t, append(promoteArgs, "--oracle-cache", shadowCache)...)
+	if want := fmt.Sprintf("hoist: %d offers re-decided from the answers cached in %s", misses, shadowCache); !strings.Contains(redecided.stderr, want) {
+		t.Errorf("promote --oracle-cache said:\n%s\nwant %q", redecided.stderr, want)
+	}
+	if strings.Contains(plain.stderr, "re-decided") {
+		t.Errorf("promote without --oracle-cache said:\n%s", plain.stderr)
+	}
+	if r := run(t, nil, append(promoteArgs, "--oracle-cache", filepath.Join(dir, "nowhere"))...); r.code != 2 || !strings.Contains(r.stderr, "--oracle-cache") {
+		t.Errorf("promote --oracle-cache of no directory: exit %d\n%s", r.code, r.stderr)
+	}
 	noSecret(t, dir, secret)
+}
+
+// serveOnce runs one session through hoist-mcp in front of the demo's
+// retail world, recording to dir/rec-<name>, with flags: the customer
+// names an order, the agent looks the customer up, then another order.
+func serveOnce(t *testing.T, dir, name string, env []string, flags ...string) {
+	t.Helper()
+	ctx := filepath.Join(dir, name+".ctx.jsonl")
+	args := append([]string{"--record", filepath.Join(dir, "rec-"+name), "--domain", "retail", "--server-name", "retail", "--context", ctx,
+		"--flow-threshold", "0.01"}, flags...)
+	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), append(args, "--", testbin.Build(t, "hoist-mcp-demo"), "--world", "retail")...)
+	cmd.Env = testbin.Env(append(env, "HOIST_SESSION="+name)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	p := attach(t, cmd)
+	p.start(t)
+	say(t, ctx, "Hi! It's c9@example.com, about order #W9b please")
+	p.request(t, 2, "tools/call", `{"name":"find_user_id_by_email","arguments":{"email":"c9@example.com"}}`)
+	p.request(t, 3, "tools/call", `{"name":"get_order_details","arguments":{"order_id":"#W9a"}}`)
+	p.close(t)
+	if t.Failed() {
+		t.Logf("hoist-mcp %s: %s", name, stderr.String())
+	}
 }
 
 func readFile(t *testing.T, path string) []byte {
