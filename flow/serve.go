@@ -22,8 +22,8 @@ import (
 // It is the flow log's type: the log names the decider a rule used.
 type Decider = mcplog.Decider
 
-// The deciders. Each only counts or combines counts, so none needs a key or
-// adds latency.
+// The deciders. Reach and habit only count; the arbiter combines counts,
+// and the System-One model's answer when it was learned with one (oracle.go).
 const (
 	// Reach is how often the agent made the lookup before its next write.
 	Reach = mcplog.DeciderReach
@@ -86,8 +86,8 @@ const DetourBytes = 4096
 
 // Caps bound what one session's flow may do (--flow-per-call,
 // --flow-per-session, --flow-questions, --flow-max-bytes). Questions bounds
-// the questions put to an oracle, which reach, habit and the arbiter never
-// ask; it is carried for the proxy. MaxBytes bounds what a run appends to
+// the questions put to Options.Oracle, which only an arbiter with a weight
+// for its answer asks (oracle.go). MaxBytes bounds what a run appends to
 // one result (0: no bound): a lookup whose answer would pass it is left out,
 // and the run ends, saying so in its decision's Reason.
 type Caps struct {

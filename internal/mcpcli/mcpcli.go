@@ -73,7 +73,11 @@ results in one more text item (at most --flow-max-bytes), so the agent can
 skip those turns. With --context the flow also reads what the customer
 said, to look up the order or reservation they named. A lookup is made
 when its score reaches --flow-threshold, or --detour-cost / --turn-value;
-a flow learned with an arbiter is scored by it. Each
+a flow learned with an arbiter is scored by it. An arbiter learned with
+hoist learn --oracle also weighs the System-One model's answer: will the
+agent use this lookup? The proxy asks it (--oracle, --oracle-url,
+--oracle-model, --oracle-cache, as for the judge) about each offer, within
+--flow-questions a session, never waiting past the oracle's timeout. Each
 decision and run is logged to --flow-log (default <session>.flow.jsonl).
 --flow-shadow only decides and logs; --flow-explore explores, for hoist
 evaluate.
