@@ -160,6 +160,11 @@ func (s *Session) askOracle(i int, out []Offer) {
 			if ans.Key == "" {
 				ans.Key = todoKeys[k]
 			}
+			if ans.Why == oracle.Canceled && a.ctx.Err() == nil {
+				// The decision's own deadline, not the caller's end: the
+				// model took longer than the oracle's timeout.
+				ans.Why, ans.Reason = oracle.Failed, "no answer within the oracle's timeout"
+			}
 			got[todoKeys[k]] = ans
 			if ans.Answered || ans.Why != oracle.Canceled && ans.Why != oracle.Failed {
 				// An answer, or a reason that stands (a miss, the budget

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+	"time"
 
+	"github.com/hoist-mcp/hoist/internal/oracletest"
 	"github.com/hoist-mcp/hoist/oracle"
 )
 
@@ -187,5 +189,36 @@ func TestReanswerFromCache(t *testing.T) {
 	}
 	if n := f.Reanswer(&d, missed.Fold(), cache); n != 0 {
 		t.Errorf("a second pass changed %d offers", n)
+	}
+}
+
+// A model that does not answer holds a decision no longer than the
+// oracle's timeout: the decision is made without the answers, each
+// logged as failed, and a later site may ask again.
+func TestOracleTimeoutIsNoAnswer(t *testing.T) {
+	srv := oracletest.Start(t)
+	srv.Default(oracletest.Response{Hang: true})
+	jev, err := oracle.New(oracle.Config{Mode: oracle.ModeJev, URL: srv.URL, Model: "m", Retries: -1,
+		Getenv: func(name string) string {
+			if name == "TYPESAFE_API_KEY" {
+				return "sk-timeout-test"
+			}
+			return ""
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := NewSession(oracleFlow(t, 1), Options{Rule: Rule{Threshold: 0.6}, Oracle: jev, OracleTimeout: time.Millisecond})
+	d := atGetUser(t, s)
+	if len(d.Offers) == 0 {
+		t.Fatal("no offers")
+	}
+	for _, o := range d.Offers {
+		if o.POracle != nil || o.OracleWhy != string(oracle.Failed) || o.PArbiter != 0.5 {
+			t.Errorf("an offer whose question timed out: %+v", o)
+		}
+	}
+	if len(s.ask.memo) != 0 {
+		t.Errorf("a timed-out question was kept: %v", s.ask.memo)
 	}
 }

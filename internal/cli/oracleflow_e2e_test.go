@@ -185,6 +185,29 @@ func TestFlowQuestionsLearnedAndServed(t *testing.T) {
 		t.Errorf("flow log offers: %d answered, %d with the budget spent; want both (%+v)", answered, spent, offers)
 	}
 
+	// The same session under replay over the serving cache, in the same
+	// fold: the same questions, answers and decisions, from the cache,
+	// with no request.
+	before = len(srv.Requests())
+	replayLog := filepath.Join(dir, "replay.flow.jsonl")
+	serveOnce(t, dir, "replay", env, "--flow", jevFlow, "--flow-log", replayLog, "--flow-questions", "1", "--task-id", "serve",
+		"--oracle", "replay", "--oracle-model", "jev-test", "--oracle-cache", filepath.Join(dir, "serve-cache"))
+	if n := len(srv.Requests()) - before; n != 0 {
+		t.Errorf("serving under replay sent %d requests", n)
+	}
+	replayed := flowOffers(t, replayLog)
+	if len(replayed) != len(offers) {
+		t.Fatalf("replay offered %d, the live session %d", len(replayed), len(offers))
+	}
+	for i, o := range replayed {
+		live := offers[i]
+		same := o.Label() == live.Label() && o.OracleKey == live.OracleKey && o.OracleWhy == live.OracleWhy && o.PArbiter == live.PArbiter &&
+			(o.POracle == nil) == (live.POracle == nil) && (o.POracle == nil || *o.POracle == *live.POracle && o.OracleCached)
+		if !same {
+			t.Errorf("offer %d under replay %+v, live %+v", i, o, live)
+		}
+	}
+
 	// Promote: a shadow session whose questions all missed (replay over an
 	// empty cache), then the same session under jev, which caches their
 	// answers; promote --oracle-cache re-decides the first from them.
