@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,19 +58,10 @@ func (a *asker) hear(role, text string) {
 	case "user":
 		a.x = oracle.Exchange{Said: a.last, Reply: text}
 	case "assistant":
-		if !isBlank(text) {
+		if strings.TrimSpace(text) != "" {
 			a.last = text
 		}
 	}
-}
-
-func isBlank(s string) bool {
-	for _, c := range s {
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			return false
-		}
-	}
-	return true
 }
 
 // OracleWeight returns the weight the arbiter gives the System-One model's
