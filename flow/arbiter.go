@@ -86,8 +86,9 @@ const (
 	FeatureOracle  = "oracle"  // logit of the System-One model's answer, when it gave one; 0 otherwise
 )
 
-// ArbiterFeatures are the inputs learn fits, in order. The oracle's joins
-// them when the System-One model's answers are fitted (issue 11).
+// ArbiterFeatures are the inputs learn fits, in order. FeatureOracle joins
+// them, last, when learn is given an oracle (hoist learn --oracle), whose
+// answers it asks for every training offer (issue 11).
 var ArbiterFeatures = []string{FeatureBias, FeatureReach, FeatureHabit, FeatureBinding, FeatureWhen, FeatureFan, FeatureSaid}
 
 var knownFeatures = append(slices.Clone(ArbiterFeatures), FeatureOracle)
@@ -100,15 +101,17 @@ type ArbiterInputs struct {
 	// FanOut and Said say what the binding is: a fan-out over a list, or
 	// one that reads the conversation.
 	FanOut, Said bool
-	// Oracle is the System-One model's probability of the lookup, NaN when
-	// it gave none (this version never asks it).
+	// Oracle is the System-One model's probability that the lookup will
+	// be used (the offer's POracle), NaN when it gave none: no oracle, no
+	// key, a replay miss, the budget spent, an error. Its input is then 0,
+	// so its weight plays no part.
 	Oracle float64
 }
 
 // InputsOf returns an offer's arbiter inputs, from what its decision line
 // logs, so that a logged offer is scored again exactly as it was served.
 func InputsOf(o *Offer) ArbiterInputs {
-	in := ArbiterInputs{PReach: o.PReach, PHabit: o.PHabit, PBinding: o.PBinding, PWhen: o.PWhen, Oracle: math.NaN()}
+	in := ArbiterInputs{PReach: o.PReach, PHabit: o.PHabit, PBinding: o.PBinding, PWhen: o.PWhen, Oracle: oracleInput(o)}
 	for _, e := range o.Binding {
 		if strings.Contains(e, "$said") || strings.Contains(e, "[said") {
 			in.Said = true

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"context"
 	"strings"
 
 	"github.com/hoist-mcp/hoist/episode"
@@ -16,6 +17,12 @@ type ReplayOptions struct {
 	// same call itself after the site and before its next write: the label
 	// the arbiter is fitted on, and calibration is measured against.
 	Decision func(d *Decision, hit []bool)
+	// Oracle and AskAlways are each session's (Options): the flow's
+	// questions, within Caps.Questions per episode's session.
+	Oracle    Oracle
+	AskAlways bool
+	// Context ends the questions in flight when it is done.
+	Context context.Context
 }
 
 // Replay is what serving a flow did along one recorded episode.
@@ -74,7 +81,7 @@ func ReplayEpisode(f *Flow, ep *episode.Episode, opt ReplayOptions) *Replay {
 		if len(f.Servers) == 1 && len(ep.Servers) <= 1 {
 			name = "" // a one-server flow serves a one-server session, whatever it is called
 		}
-		s, err := NewSession(f, Options{Rule: opt.Rule, Caps: opt.Caps, Server: name, TaskID: TaskKey(ep)})
+		s, err := NewSession(f, Options{Rule: opt.Rule, Caps: opt.Caps, Server: name, TaskID: TaskKey(ep), Oracle: opt.Oracle, AskAlways: opt.AskAlways, Context: opt.Context})
 		if err != nil {
 			s = nil
 		} else {

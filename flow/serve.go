@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
@@ -20,8 +22,8 @@ import (
 // It is the flow log's type: the log names the decider a rule used.
 type Decider = mcplog.Decider
 
-// The deciders. Each only counts or combines counts, so none needs a key or
-// adds latency.
+// The deciders. Reach and habit only count; the arbiter combines counts,
+// and the System-One model's answer when it was learned with one (oracle.go).
 const (
 	// Reach is how often the agent made the lookup before its next write.
 	Reach = mcplog.DeciderReach
@@ -84,8 +86,8 @@ const DetourBytes = 4096
 
 // Caps bound what one session's flow may do (--flow-per-call,
 // --flow-per-session, --flow-questions, --flow-max-bytes). Questions bounds
-// the questions put to an oracle, which reach, habit and the arbiter never
-// ask; it is carried for the proxy. MaxBytes bounds what a run appends to
+// the questions put to Options.Oracle, which only an arbiter with a weight
+// for its answer asks (oracle.go). MaxBytes bounds what a run appends to
 // one result (0: no bound): a lookup whose answer would pass it is left out,
 // and the run ends, saying so in its decision's Reason.
 type Caps struct {
@@ -193,6 +195,22 @@ type Options struct {
 	Rand *rand.Rand
 	// Shadow decides and logs, but the proxy makes no lookup.
 	Shadow bool
+	// Oracle, when set, is asked the flow's question (oracle.Lookup: will
+	// the agent use this lookup before it changes anything?) about each
+	// offer, when the arbiter decides and has a weight for its answer;
+	// within Caps.Questions per session (oracle.Limit). Its answer joins
+	// the arbiter's combination ("oracle"). nil asks none.
+	Oracle Oracle
+	// OracleTimeout bounds the wait for one decision's questions, asked
+	// at once; 0 is oracle.DefaultTimeout. A question still unanswered
+	// then is no answer.
+	OracleTimeout time.Duration
+	// Context, when set, ends the questions in flight when it is done
+	// (the proxy's close).
+	Context context.Context
+	// AskAlways asks about every offer, whatever the decider and the
+	// arbiter's weights: learn's fit, which has no weight yet.
+	AskAlways bool
 }
 
 // ErrUnknownServer is wrapped by NewSession's error for a proxy whose server
@@ -216,6 +234,7 @@ type Session struct {
 	probs    []float64
 	names    map[*Bound][]string          // each binding's argument names, sorted
 	exprs    map[*Bound]map[string]string // each binding's expressions as the flow log writes them
+	ask      *asker                       // the flow's questions; nil without Options.Oracle
 }
 
 // NewSession prepares f for one session. A server that is none of the flow's
@@ -257,7 +276,7 @@ func NewSession(f *Flow, opt Options) (*Session, error) {
 	s := &Session{
 		f: f, opt: opt, fold: FoldOf(opt.TaskID, f.Folds),
 		tools: map[string]string{}, never: map[string]string{},
-		asked: map[string]bool{},
+		asked: map[string]bool{}, ask: newAsker(opt),
 	}
 	for name, t := range f.Tools {
 		if t.Server != server {
@@ -384,6 +403,9 @@ func (s *Session) Result(i int, text string, failed bool) {
 // $said and [said] bindings read. The assistant's lines are not: the agent
 // repeating an id is not the customer naming it.
 func (s *Session) Message(role, text string) {
+	if s.ask != nil {
+		s.ask.hear(role, text) // the flow's questions show the last exchange
+	}
 	if role == "user" {
 		s.scope.Said.Add(text)
 	}
@@ -429,6 +451,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		out = make([]Offer, 0, len(site.Lookups))
 	}
 	s.scope.Site = r
+	first := len(out)
 	for li := range site.Lookups {
 		l := &site.Lookups[li]
 		if _, ok := s.never[l.Tool]; ok || s.f.Tools[l.Tool].Server == "" && len(s.f.Servers) > 1 {
@@ -484,6 +507,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 			out = append(out, o)
 		}
 	}
+	s.askOracle(i, out[first:]) // all of the site's questions at once
 	return out
 }
 

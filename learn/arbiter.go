@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
@@ -36,12 +37,32 @@ type offerRow struct {
 // fold; the fit's ECE and log loss are out of fold. A flow of one fold, or
 // one whose replay scores no offer, gets no arbiter.
 func FitArbiter(ctx context.Context, src episode.Source, filter episode.Filter, f *flow.Flow) error {
+	return FitArbiterWith(ctx, src, filter, f, ArbiterOptions{})
+}
+
+// ArbiterOptions say what else the arbiter's fit reads.
+type ArbiterOptions struct {
+	// Oracle, when set, is asked the flow's question about every training
+	// offer (within flow.DefaultCaps.Questions per episode, as a session
+	// would be), and its answer is fitted as the "oracle" input: hoist
+	// learn --oracle. Cached answers make the fit repeatable, and
+	// --oracle replay reruns it from the cache alone. An offer without an
+	// answer has the input 0, as when serving.
+	Oracle flow.Oracle
+}
+
+// FitArbiterWith is FitArbiter with the System-One model's answers as one
+// more input, when opt.Oracle is set.
+func FitArbiterWith(ctx context.Context, src episode.Source, filter episode.Filter, f *flow.Flow, ao ArbiterOptions) error {
 	f.Arbiter = nil
 	if f.Folds < 2 {
 		return nil
 	}
 	var rows []offerRow
 	feats := flow.ArbiterFeatures
+	if ao.Oracle != nil {
+		feats = append(slices.Clone(feats), flow.FeatureOracle)
+	}
 	var once flow.OfferOnce
 	var fold int
 	opt := flow.ReplayOptions{
@@ -52,6 +73,9 @@ func FitArbiter(ctx context.Context, src episode.Source, filter episode.Filter, 
 				rows = append(rows, offerRow{x: flow.InputsOf(o).Vector(feats, nil), hit: hit, fold: fold})
 			})
 		},
+		Oracle:    ao.Oracle,
+		AskAlways: ao.Oracle != nil,
+		Context:   ctx,
 	}
 	err := src.Episodes(ctx, filter, func(ep *episode.Episode) error {
 		if err := ctx.Err(); err != nil {

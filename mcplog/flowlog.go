@@ -88,6 +88,18 @@ type FlowOffer struct {
 	Cost float64 `json:"cost,omitempty"`
 	// Support is the site's count in the served fold.
 	Support int `json:"support"`
+	// POracle is the System-One model's P(yes) for the flow's question
+	// about this lookup (will the agent use it before it changes
+	// anything?), when it answered; the arbiter read it as its "oracle"
+	// input. OracleKey names the question's cache entry whenever one was
+	// asked, answered or not, OracleCached says the answer came from the
+	// cache, and OracleWhy says why there is none (oracle.Why: unset,
+	// miss, spent, failed, canceled). All absent when no question was
+	// asked (issue 11).
+	POracle      *float64 `json:"p_oracle,omitempty"`
+	OracleKey    string   `json:"oracle_key,omitempty"`
+	OracleCached bool     `json:"oracle_cached,omitempty"`
+	OracleWhy    string   `json:"oracle_why,omitempty"`
 }
 
 // PTool returns the decider's P(tool): PHabit for DeciderHabit, PArbiter
@@ -418,6 +430,13 @@ func decodeOffer(f fields, b []byte) (FlowOffer, *InputError) {
 		{"tool", &o.Tool}, {"args", &o.Args}, {"binding", &o.Binding}, {"from", &o.From},
 		{"p_reach", &o.PReach}, {"p_habit", &o.PHabit}, {"p_binding", &o.PBinding}, {"support", &o.Support},
 		{"p_when", &o.PWhen}, {"p_arbiter", &o.PArbiter}, {"cost", &o.Cost},
+		{"p_oracle", func(f *fields, v []byte) {
+			if !isNull(v) {
+				p := f.float("p_oracle", v)
+				o.POracle = &p
+			}
+		}},
+		{"oracle_key", &o.OracleKey}, {"oracle_cached", &o.OracleCached}, {"oracle_why", &o.OracleWhy},
 	})
 	if f.err != nil {
 		return FlowOffer{}, f.err

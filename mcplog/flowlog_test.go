@@ -309,3 +309,31 @@ func TestParseFlowOff(t *testing.T) {
 		t.Errorf("bad off line: %v", err)
 	}
 }
+
+// An offer's System-One answer reads back as it was written: a P(yes) of
+// 0 is an answer, distinct from none, and a line of a version that asked
+// no question reads with none.
+func TestFlowOfferOracleFields(t *testing.T) {
+	zero := 0.0
+	for _, o := range []FlowOffer{
+		{Tool: "get", Args: json.RawMessage(`{}`), POracle: &zero, OracleKey: strings.Repeat("a", 64), OracleCached: true},
+		{Tool: "get", Args: json.RawMessage(`{}`), OracleKey: strings.Repeat("b", 64), OracleWhy: "spent"},
+		{Tool: "get", Args: json.RawMessage(`{}`)},
+	} {
+		d := FlowDecision{Type: TypeDecision, Site: "decide#0", Offers: []FlowOffer{o}, Greedy: -1, Taken: -1}
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back FlowDecision
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if diff := cmp.Diff(o, back.Offers[0]); diff != "" {
+			t.Errorf("%s read back (-want +got):\n%s", b, diff)
+		}
+		if o.OracleKey == "" && bytes.Contains(b, []byte("oracle")) {
+			t.Errorf("an offer without a question writes %s", b)
+		}
+	}
+}

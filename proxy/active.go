@@ -38,6 +38,8 @@ type FlowOptions struct {
 	// LookupTimeout bounds the wait for the answer to one lookup; the run
 	// hands back to the agent when it passes.
 	LookupTimeout time.Duration
+	// Oracle, when set, answers the flow's questions (ask.go).
+	Oracle FlowOracle
 }
 
 // DefaultLookupTimeout is how long a run waits for the answer to one of its
@@ -371,6 +373,7 @@ func (a *active) startSession(serverName string) {
 		TaskID: a.opts.TaskID,
 		Shadow: a.opts.Shadow,
 	}
+	a.opts.Oracle.options(&o)
 	if o.TaskID == "" {
 		o.TaskID = a.session
 	}

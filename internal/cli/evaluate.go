@@ -14,6 +14,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/evaluate"
+	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/store"
 )
@@ -153,6 +154,9 @@ type flowSource struct {
 	db     *store.DB
 	filter episode.Filter
 	all    bool
+	// decided, when set, sees each decision read, with its run's fold, and
+	// may change it (hoist promote --oracle-cache).
+	decided func(d *flow.Decision, fold int)
 }
 
 var _ evaluate.Source = (*flowSource)(nil)
@@ -179,6 +183,13 @@ func (s *flowSource) Sessions(ctx context.Context, fn func(evaluate.Session) err
 				}
 				sess.Runs = append(sess.Runs, r)
 				last = k
+			}
+			if s.decided != nil {
+				fold := -1
+				if l := lines[key{d.Server, d.Run}]; l != nil {
+					fold = l.Fold
+				}
+				s.decided(&d.FlowDecision, fold)
 			}
 			sess.Runs[len(sess.Runs)-1].Decisions = append(sess.Runs[len(sess.Runs)-1].Decisions, d.FlowDecision)
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -14,7 +15,9 @@ import (
 	"github.com/hoist-mcp/hoist/evaluate"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/internal/oraclecli"
 	"github.com/hoist-mcp/hoist/learn"
+	"github.com/hoist-mcp/hoist/oracle"
 )
 
 // parseCmd runs the command newCmd makes with args and a runF that
@@ -56,13 +59,17 @@ func TestNewCmdLearn(t *testing.T) {
 	}{
 		{"every flag", []string{"--sessions", "logs", "--domain", "retail", "--out", "retail.flow.json", "--habit-only", "--folds", "10", "--min-support", "5", "-q"},
 			learnOptions{storeOptions: storeOptions{Sessions: "logs", Quiet: true},
-				learnFlags: learnFlags{Domain: "retail", Out: "retail.flow.json", HabitOnly: true, Folds: 10, MinSupport: 5}}},
+				learnFlags: learnFlags{Domain: "retail", Out: "retail.flow.json", HabitOnly: true, Folds: 10, MinSupport: 5}, Oracle: jevFlags}},
 		{"defaults", []string{"--store", "episodes.db"},
 			learnOptions{storeOptions: storeOptions{Store: "episodes.db"},
-				learnFlags: learnFlags{Out: "-", Folds: learn.DefaultFolds, MinSupport: learn.DefaultMinSupport}}},
+				learnFlags: learnFlags{Out: "-", Folds: learn.DefaultFolds, MinSupport: learn.DefaultMinSupport}, Oracle: jevFlags}},
 		{"-o", []string{"--store", "episodes.db", "-o", "f.json", "--folds", "1"},
 			learnOptions{storeOptions: storeOptions{Store: "episodes.db"},
-				learnFlags: learnFlags{Out: "f.json", Folds: 1, MinSupport: learn.DefaultMinSupport}}},
+				learnFlags: learnFlags{Out: "f.json", Folds: 1, MinSupport: learn.DefaultMinSupport}, Oracle: jevFlags}},
+		{"--oracle", []string{"--store", "episodes.db", "--oracle", "replay", "--oracle-model", "jev-1", "--oracle-cache", "cache"},
+			learnOptions{storeOptions: storeOptions{Store: "episodes.db"},
+				learnFlags: learnFlags{Out: "-", Folds: learn.DefaultFolds, MinSupport: learn.DefaultMinSupport},
+				Oracle:     oraclecli.Flags{Mode: "replay", Model: "jev-1", Cache: "cache"}, UseOracle: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := parseCmd(t, newCmdLearn, tc.args...)
@@ -70,6 +77,34 @@ func TestNewCmdLearn(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// jevFlags are the oracle's flags as given none.
+var jevFlags = oraclecli.Flags{Mode: string(oracle.DefaultMode)}
+
+// The oracle's flags need --oracle, and --oracle needs an arbiter to fit.
+func TestLearnOracleFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--store", "e.db", "--oracle-cache", "c"}, "--oracle-cache: needs --oracle"},
+		{[]string{"--store", "e.db", "--oracle-model", "m"}, "--oracle-model: needs --oracle"},
+		{[]string{"--store", "e.db", "--oracle", "mock", "--habit-only"}, "--oracle: its answers are fitted in the arbiter, which --habit-only and --shard leave out"},
+		{[]string{"--store", "e.db", "--oracle", "mock", "--shard"}, "--oracle: its answers are fitted in the arbiter"},
+		{[]string{"--store", "e.db", "--oracle", "gpt"}, `--oracle: unknown oracle "gpt": want jev, replay or mock`},
+	} {
+		f := &Factory{IO: iostreams.Streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}}
+		cmd := newCmdLearn(f, func(context.Context, *learnOptions) error { return nil })
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		_, err := cmd.ExecuteC()
+		var fe *FlagError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want a flag error %q", tc.args, err, tc.want)
+		}
 	}
 }
 

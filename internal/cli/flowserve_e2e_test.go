@@ -97,21 +97,9 @@ func bestBinding(f *flow.Flow, site, tool string) string {
 // it is. Served end to end through the built binaries.
 func TestConversationBindingLearnedAndServed(t *testing.T) {
 	dir := t.TempDir()
-	logs := filepath.Join(dir, "rec")
-	for n := 1; n <= 6; n++ {
-		// Half the customers name their second order, so that neither the
-		// first element nor a constant reproduces the agent.
-		order := fmt.Sprintf("#W%d%c", n, "ab"[n%2])
-		ctx := filepath.Join(dir, fmt.Sprintf("ctx%d.jsonl", n))
-		p := startRetail(t, logs, ctx, fmt.Sprintf("learn-%d", n))
-		p.start(t)
-		say(t, ctx, fmt.Sprintf("Hello, I am c%d@example.com and I want to cancel my order %s.", n, order))
-		p.request(t, 2, "tools/call", fmt.Sprintf(`{"name":"find_user_id_by_email","arguments":{"email":"c%d@example.com"}}`, n))
-		p.request(t, 3, "tools/call", fmt.Sprintf(`{"name":"get_user_details","arguments":{"user_id":"user_%d"}}`, n))
-		p.request(t, 4, "tools/call", fmt.Sprintf(`{"name":"get_order_details","arguments":{"order_id":%q}}`, order))
-		p.request(t, 5, "tools/call", fmt.Sprintf(`{"name":"cancel_pending_order","arguments":{"order_id":%q,"reason":"no longer needed"}}`, order))
-		p.close(t)
-	}
+	// Half the customers name their second order, so that neither the
+	// first element nor a constant reproduces the agent.
+	logs := recordRetail(t, dir, 6)
 	learned := filepath.Join(dir, "retail.flow.json")
 	mustRun(t, "learn", "-q", "--sessions", logs, "--domain", "retail", "--folds", "1", "--min-support", "2", "-o", learned)
 	f, err := flow.Load(learned)

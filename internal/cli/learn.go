@@ -15,6 +15,7 @@ import (
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/internal/oraclecli"
 	"github.com/hoist-mcp/hoist/learn"
 	"github.com/hoist-mcp/hoist/store"
 )
@@ -61,6 +62,11 @@ type learnOptions struct {
 	learnFlags
 	// Shard learns one shard for hoist flow merge (--shard).
 	Shard bool
+	// Oracle are the System-One model's flags; UseOracle says --oracle was
+	// given: without it, learn asks nothing and fits no "oracle" weight.
+	Oracle    oraclecli.Flags
+	UseOracle bool
+	getenv    func(string) string // nil: os.Getenv
 }
 
 func newCmdLearn(f *Factory, runF func(context.Context, *learnOptions) error) *cobra.Command {
@@ -102,11 +108,23 @@ Learned with --shard --min-support 1, shards merge into the very bytes of
 one learn --shard --min-support 1 over all of them (docs/scale.md).
 docs/flow.md explains every field; hoist flow-show renders it for review.
 
+--oracle jev|replay|mock puts the flow's question to the System-One model
+about every offer of the arbiter's replay (after this call, will the agent
+use this lookup before it changes anything?), at most 300 per episode, and
+fits its answer as one more input, "oracle": hoist-mcp serving the flow then
+asks it too, within --flow-questions. The answers are cached in
+--oracle-cache, so learning again gives the same flow, and --oracle replay
+learns again from the cache alone. Without --oracle nothing is asked.
+docs/privacy.md says what the questions send.
+
 ` + storeHelp + `
 
 ` + exitHelp,
 		Example: `  hoist learn --sessions ~/.hoist/logs --domain retail --out retail.flow.json
   hoist learn --store episodes.db --domain airline --folds 10 --min-support 5 -o airline.flow.json
+  hoist learn --sessions ~/.hoist/logs --domain retail --oracle jev \
+      --oracle-url http://127.0.0.1:8000/v1 --oracle-model jev-1 -o retail.flow.json
+  hoist learn --sessions ~/.hoist/logs --domain retail --oracle replay --oracle-model jev-1 -o retail.flow.json
   hoist flow-show retail.flow.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -114,6 +132,9 @@ docs/flow.md explains every field; hoist flow-show renders it for review.
 				return err
 			}
 			if err := opts.learnFlags.check(); err != nil {
+				return err
+			}
+			if err := opts.checkOracle(cmd); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -125,7 +146,29 @@ docs/flow.md explains every field; hoist flow-show renders it for review.
 	addStoreFlags(cmd, &opts.storeOptions)
 	addLearnFlags(cmd, &opts.learnFlags)
 	cmd.Flags().BoolVar(&opts.Shard, "shard", false, "learn one shard for hoist flow merge: paths stay paths and no arbiter is fitted (docs/scale.md)")
+	opts.Oracle.Add(cmd.Flags())
 	return cmd
+}
+
+// checkOracle reads the oracle's flags: the others need --oracle, which
+// needs an arbiter to fit.
+func (o *learnOptions) checkOracle(cmd *cobra.Command) error {
+	o.UseOracle = cmd.Flags().Changed("oracle")
+	if !o.UseOracle {
+		for _, name := range []string{"oracle-url", "oracle-model", "oracle-cache"} {
+			if cmd.Flags().Changed(name) {
+				return &FlagError{fmt.Errorf("--%s: needs --oracle", name)}
+			}
+		}
+		return nil
+	}
+	if o.HabitOnly || o.Shard {
+		return &FlagError{errors.New("--oracle: its answers are fitted in the arbiter, which --habit-only and --shard leave out")}
+	}
+	if err := o.Oracle.Check(); err != nil {
+		return &FlagError{err}
+	}
+	return nil
 }
 
 func runLearn(ctx context.Context, o *learnOptions) error {
@@ -150,7 +193,19 @@ func runLearn(ctx context.Context, o *learnOptions) error {
 		return err
 	}
 	if !opt.HabitOnly {
-		if err := learn.FitArbiter(ctx, db, filter, f); err != nil {
+		var ao learn.ArbiterOptions
+		if o.UseOracle {
+			warn := func(msg string) { fmt.Fprintln(o.IO.Err, "hoist: oracle: "+msg) }
+			ask, _, unavailable, err := o.Oracle.Open(warn, o.getenv)
+			if err != nil {
+				return err
+			}
+			if unavailable != "" && !o.Quiet {
+				warn(fmt.Sprintf("the model cannot be asked (%s); answers come from the cache only", unavailable))
+			}
+			ao.Oracle = ask
+		}
+		if err := learn.FitArbiterWith(ctx, db, filter, f, ao); err != nil {
 			return err
 		}
 	}

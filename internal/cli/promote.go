@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/oracle"
 	"github.com/hoist-mcp/hoist/promote"
 )
 
@@ -76,9 +78,16 @@ The report, per site, goes to standard output: runs, the rule's lookups
 its lower bound, and the decision (--json for scripts). docs/audit.md gives
 every formula.
 
---oracle-cache is accepted for compatibility with hoist-mcp's flag: this
-version's flows are served with reach or habit, which ask no oracle, so the
-logged decisions are scored as they are and the cache is not read.
+A flow whose arbiter weighs the System-One model's answers (hoist learn
+--oracle) logs, with each offer, its question's cache key and the answer it
+got, if any. --oracle-cache DIR (hoist-mcp's cache, or a copy) re-decides
+the shadow runs from the answers that cache holds, as --oracle replay
+would: an offer whose question is cached gets that answer, the arbiter's
+probability is computed again with it (in the run's fold), and the rule's
+choices are scored from there. So answers cached after the shadow runs (a
+question that went unanswered live: the key unset, the budget spent, a
+timeout) count. Nothing is sent to a model. Without --oracle-cache the
+logged decisions are scored as they are.
 
 ` + storeHelp + `
 
@@ -86,7 +95,8 @@ logged decisions are scored as they are and the cache is not read.
 		Example: `  hoist-mcp --record ~/.hoist/logs --flow retail.flow.json --flow-shadow -- my-server
   hoist promote --flow retail.flow.json --sessions ~/.hoist/logs --out retail.promoted.flow.json
   hoist promote --flow retail.flow.json --store episodes.db --min-runs 30 --json -o promoted.json
-  hoist promote --flow retail.flow.json --sessions ~/.hoist/logs --anytime --out retail.promoted.flow.json   # after every batch`,
+  hoist promote --flow retail.flow.json --sessions ~/.hoist/logs --anytime --out retail.promoted.flow.json   # after every batch
+  hoist promote --flow retail.flow.json --sessions ~/.hoist/logs --oracle-cache ~/.hoist/oracle-cache -o retail.promoted.flow.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := opts.storePath(); err != nil {
@@ -122,7 +132,7 @@ logged decisions are scored as they are and the cache is not read.
 	fl.IntVar(&opts.MinRuns, "min-runs", promote.DefaultMinRuns, "the least `N` shadow runs a site needs to be promoted")
 	fl.Float64Var(&opts.Level, "level", promote.DefaultLevel, "the lower bound's confidence `LEVEL`: a site that does not pay is promoted with probability at most 1 − LEVEL")
 	fl.BoolVar(&opts.Anytime, "anytime", false, "bound with a confidence sequence, valid however often promote is run as sessions arrive")
-	fl.StringVar(&opts.OracleCache, "oracle-cache", "", "accepted for compatibility; not read: this version asks no oracle (`DIR`)")
+	fl.StringVar(&opts.OracleCache, "oracle-cache", "", "re-decide the shadow runs from the System-One answers cached in `DIR` (hoist-mcp's --oracle-cache; nothing is sent)")
 	fl.BoolVar(&opts.JSON, "json", false, "write the report as JSON")
 	return cmd
 }
@@ -138,6 +148,14 @@ func runPromote(ctx context.Context, o *promoteOptions) error {
 	}
 	defer db.Close()
 	src := &flowSource{db: db, filter: episode.Filter{Domain: o.Domain}, all: true}
+	reanswered := 0
+	if o.OracleCache != "" {
+		cache, err := openReplayCache(o.OracleCache, func(msg string) { fmt.Fprintln(o.IO.Err, "hoist: oracle: "+msg) })
+		if err != nil {
+			return err
+		}
+		src.decided = func(d *flow.Decision, fold int) { reanswered += f.Reanswer(d, fold, cache) }
+	}
 	out, rep, err := promote.Promote(ctx, src, f, promote.Options{
 		Threshold: o.Threshold, MinRuns: o.MinRuns, Level: o.Level, Anytime: o.Anytime,
 	})
@@ -178,6 +196,9 @@ func runPromote(ctx context.Context, o *promoteOptions) error {
 		}
 		fmt.Fprintf(o.IO.Err, "hoist: promoted %d of %d sites from %d shadow runs in %d sessions; wrote %s\n", n, len(rep.Sites), rep.ShadowRuns, rep.Episodes, o.Out)
 	}
+	if o.OracleCache != "" && !o.Quiet {
+		fmt.Fprintf(o.IO.Err, "hoist: %d offers re-decided from the answers cached in %s\n", reanswered, o.OracleCache)
+	}
 	if rep.Unmatched > 0 && !o.Quiet {
 		fmt.Fprintf(o.IO.Err, "hoist: %d runs could not be placed after a call of their session and were left out\n", rep.Unmatched)
 	}
@@ -185,6 +206,19 @@ func runPromote(ctx context.Context, o *promoteOptions) error {
 		return badInputError()
 	}
 	return nil
+}
+
+// openReplayCache opens an existing answers' cache to read: a directory
+// that is not there is a mistake in the flag, not an empty cache.
+func openReplayCache(dir string, warn func(string)) (*oracle.Cache, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, &FlagError{fmt.Errorf("--oracle-cache %s: not a directory", dir)}
+	}
+	cache, err := oracle.OpenCache(dir, warn)
+	if err != nil {
+		return nil, fmt.Errorf("--oracle-cache: %w", err)
+	}
+	return cache, nil
 }
 
 func writePromoteText(w io.Writer, r *promote.Report) {

@@ -39,7 +39,7 @@ var rules = Rules{
 		"redact":  {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "internal/atomicfile"},
 
 		// Flows and what measures them; none of them reads the store.
-		"flow":     {"episode", "stats", "binding", "jsontext", "mcplog"},
+		"flow":     {"episode", "stats", "binding", "jsontext", "mcplog", "oracle"}, // oracle: the arbiter's input asks the flow's question (oracle.Lookup) within a session's budget
 		"learn":    {"episode", "flow", "stats", "binding", "jsontext", "mcpmsg"},
 		"audit":    {"episode", "flow", "stats", "oracle", "binding"},
 		"promote":  {"episode", "evaluate", "flow", "stats", "oracle", "binding"}, // evaluate: the reward, one definition of what a lookup earns

@@ -3,14 +3,17 @@ package mcpcli
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/guards"
 	"github.com/hoist-mcp/hoist/internal/oraclecli"
 	"github.com/hoist-mcp/hoist/judge"
+	"github.com/hoist-mcp/hoist/oracle"
 	"github.com/hoist-mcp/hoist/proxy"
 )
 
@@ -80,7 +83,10 @@ func validateJudge(cmd *cobra.Command, o *options) error {
 				}
 			}
 		}
-		return j.oracle.Check()
+		if err := j.oracle.Check(); err != nil {
+			return err
+		}
+		return expandOracleCache(j)
 	}
 	if j.mode != "log" && j.mode != "enforce" {
 		return fmt.Errorf("--confirm-judge: unknown mode %q: want log or enforce", j.mode)
@@ -122,23 +128,37 @@ func validateJudge(cmd *cobra.Command, o *options) error {
 		}
 		opts.Log = path
 	}
-	if j.oracle.Cache != "" {
-		path, err := proxy.ExpandHome(j.oracle.Cache)
-		if err != nil {
-			return fmt.Errorf("--oracle-cache: %w", err)
-		}
-		j.oracle.Cache = path
+	if err := expandOracleCache(j); err != nil {
+		return err
 	}
 	o.Proxy.Guards.Judge = opts
 	return nil
 }
 
-// openJudge opens the oracle and its cache for the judge, when it is on,
-// and prunes the cache with --retain-days. It says once, on stderr, when
-// jev cannot ask the model, rather than at every write.
-func openJudge(o *options) error {
+// expandOracleCache expands a leading ~ of --oracle-cache, for hosts that
+// start hoist-mcp without a shell.
+func expandOracleCache(j *judgeFlags) error {
+	if j.oracle.Cache == "" {
+		return nil
+	}
+	path, err := proxy.ExpandHome(j.oracle.Cache)
+	if err != nil {
+		return fmt.Errorf("--oracle-cache: %w", err)
+	}
+	j.oracle.Cache = path
+	return nil
+}
+
+// openOracle opens one oracle and its cache for whoever asks it: the
+// judge, when it is on, and the flow, when its arbiter weighs the model's
+// answers and decides; and prunes the cache with --retain-days. It says
+// once, on stderr, when jev cannot ask the model, rather than at every
+// question.
+func openOracle(o *options) error {
 	g := o.Proxy.Guards
-	if g == nil || g.Judge == nil {
+	judging := g != nil && g.Judge != nil
+	asking := flowAsks(o)
+	if !judging && !asking {
 		return nil
 	}
 	warn := func(msg string) { fmt.Fprintln(o.IO.Err, "hoist-mcp: oracle: "+msg) }
@@ -147,8 +167,47 @@ func openJudge(o *options) error {
 		return err
 	}
 	if unavailable != "" {
-		warn(fmt.Sprintf("the model cannot be asked (%s): the confirmation judge answers from the cache only, and refuses nothing it has no answer for", unavailable))
+		var who []string
+		if judging {
+			who = append(who, "the confirmation judge refuses nothing it has no answer for")
+		}
+		if asking {
+			who = append(who, "the flow's arbiter decides without the answers it lacks")
+		}
+		warn(fmt.Sprintf("the model cannot be asked (%s): answers come from the cache only; %s", unavailable, strings.Join(who, ", and ")))
 	}
+	if asking {
+		o.Proxy.Flow.Oracle = proxy.FlowOracle{Oracle: ask}
+	}
+	if !judging {
+		return pruneCache(o, cache, warn)
+	}
+	g.Judge.Judge.Oracle = ask
+	return pruneCache(o, cache, warn)
+}
+
+// flowAsks reports whether the flow served asks the System-One model: its
+// arbiter decides (the default for a flow with one) and weighs the
+// model's answer in some fold.
+func flowAsks(o *options) bool {
+	fo := o.Proxy.Flow
+	if fo == nil || fo.Flow == nil || fo.Flow.Arbiter == nil {
+		return false
+	}
+	if d := fo.Rule.Decider; d != "" && d != flow.ArbiterDecider {
+		return false
+	}
+	a := fo.Flow.Arbiter
+	for f := -1; f < len(a.Folds); f++ {
+		if a.OracleWeight(f) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// pruneCache deletes the answers older than --retain-days.
+func pruneCache(o *options, cache *oracle.Cache, warn func(string)) error {
 	if cache != nil && o.Proxy.RetainDays > 0 {
 		n, err := cache.Prune(time.Now().AddDate(0, 0, -o.Proxy.RetainDays))
 		if err != nil {
@@ -157,6 +216,5 @@ func openJudge(o *options) error {
 			warn(fmt.Sprintf("deleted %d answer(s) older than %d days from %s", n, o.Proxy.RetainDays, cache.Dir()))
 		}
 	}
-	g.Judge.Judge.Oracle = ask
 	return nil
 }

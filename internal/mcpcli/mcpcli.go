@@ -73,7 +73,11 @@ results in one more text item (at most --flow-max-bytes), so the agent can
 skip those turns. With --context the flow also reads what the customer
 said, to look up the order or reservation they named. A lookup is made
 when its score reaches --flow-threshold, or --detour-cost / --turn-value;
-a flow learned with an arbiter is scored by it. Each
+a flow learned with an arbiter is scored by it. An arbiter learned with
+hoist learn --oracle also weighs the System-One model's answer: will the
+agent use this lookup? The proxy asks it (--oracle, --oracle-url,
+--oracle-model, --oracle-cache, as for the judge) about each offer, within
+--flow-questions a session, never waiting past the oracle's timeout. Each
 decision and run is logged to --flow-log (default <session>.flow.jsonl).
 --flow-shadow only decides and logs; --flow-explore explores, for hoist
 evaluate.
@@ -251,7 +255,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringSliceVar(&opts.flowTools, "flow-tools", nil, "the only `TOOLS` the flow may call (comma-separated; default: every read tool of the flow)")
 	fl.IntVar(&opts.flowOpts.Caps.PerCall, "flow-per-call", flow.DefaultCaps.PerCall, "at most `N` lookups after one call")
 	fl.IntVar(&opts.flowOpts.Caps.PerSession, "flow-per-session", flow.DefaultCaps.PerSession, "at most `N` lookups in one session")
-	fl.IntVar(&opts.questions, "flow-questions", flow.DefaultCaps.Questions, "at most `N` questions to the System-One model in one session (the arbiter, reach and habit deciders ask none)")
+	fl.IntVar(&opts.questions, "flow-questions", flow.DefaultCaps.Questions, "at most `N` questions to the System-One model in one session (asked by the arbiter of a flow learned with --oracle; reach and habit ask none)")
 	fl.IntVar(&opts.flowOpts.Caps.MaxBytes, "flow-max-bytes", flow.DefaultMaxBytes, "append at most `BYTES` of lookups to one result (0: no cap); the flow log says when it bites")
 	fl.StringVar(&opts.flowOpts.Log, "flow-log", "", "append each decision and run to `FILE` (default <session>.flow.jsonl beside the log; {session} stands for the session)")
 	fl.BoolVar(&opts.flowOpts.Shadow, "flow-shadow", false, "decide and log after each call, but look nothing up")
@@ -284,7 +288,7 @@ func runProxy(ctx context.Context, o *options) error {
 		}
 		o.Proxy.Flow.Flow = f
 	}
-	if err := openJudge(o); err != nil {
+	if err := openOracle(o); err != nil {
 		return err
 	}
 	var errFile *os.File

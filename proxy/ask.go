@@ -1,0 +1,39 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/oracle"
+)
+
+// FlowOracle is who answers a flow's questions (hoist-mcp --oracle with
+// --flow; manual, "--flow-decider arbiter"): when the flow's arbiter has a
+// weight for the System-One model's answer, each session asks it, about
+// each lookup offered, whether the agent will use it, within
+// FlowOptions.Caps.Questions (--flow-questions) per session. The answer
+// joins the arbiter's combination, and the flow log's offer names the
+// question's cache key and its answer.
+//
+// The questions are asked on the flow's owner goroutine, with the agent's
+// answer held: a decision's questions are asked at once and waited for at
+// most Timeout together, and the oracle answers from its cache first, so a
+// cached answer adds no network wait at all.
+type FlowOracle struct {
+	// Oracle answers; nil asks nothing. It is shared by every session of
+	// a --listen proxy (each has its own budget) and with the confirmation
+	// judge: one oracle over one cache.
+	Oracle oracle.Oracle
+	// Timeout bounds the wait for one decision's questions; 0 is
+	// oracle.DefaultTimeout.
+	Timeout time.Duration
+}
+
+// options gives a flow session the oracle.
+func (fo FlowOracle) options(o *flow.Options) {
+	if fo.Oracle == nil {
+		return
+	}
+	o.Oracle = fo.Oracle
+	o.OracleTimeout = fo.Timeout
+}
