@@ -464,7 +464,7 @@ func (b *builder) entry(li int, t int64, e *mcplog.Entry) {
 		b.context(li, t, e.Message)
 		return
 	}
-	for m := range jsonrpc.Messages(e.Message) {
+	for m := range e.Messages() {
 		b.message(li, t, e.From, m)
 	}
 }

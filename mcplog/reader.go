@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/jsontext"
 )
 
@@ -39,6 +41,30 @@ type Entry struct {
 	// it with its *InputError); the members above are then unset, but for
 	// Line, and TMS and From when they could be read.
 	Bad *BadLine
+
+	// valid is set when the Reader validated Message as part of its line,
+	// so that Classify and Messages need not validate it again.
+	valid bool
+}
+
+// Classify classifies the entry's wire line (jsonrpc.Classify), without
+// validating again a message the Reader validated with its line. Use it, not
+// jsonrpc.Classify of Message, where lines are read by the million (ingest):
+// a log line's JSON is then validated once.
+func (e *Entry) Classify() jsonrpc.Message {
+	if e.valid {
+		return jsonrpc.ClassifyValid(e.Message)
+	}
+	return jsonrpc.Classify(e.Message)
+}
+
+// Messages yields the JSON-RPC messages of the entry's wire line
+// (jsonrpc.Messages), validated once, as Classify is.
+func (e *Entry) Messages() iter.Seq[jsonrpc.Message] {
+	if e.valid {
+		return jsonrpc.MessagesValid(e.Message)
+	}
+	return jsonrpc.Messages(e.Message)
 }
 
 // IsRaw reports whether the line was recorded as raw text.
@@ -89,7 +115,16 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &Reader{records: newRecords(dr, name), closer: closer}
+	rd := &Reader{closer: closer}
+	if br, ok := dr.(*bufio.Reader); ok {
+		rd.records = records{name: name, br: br} // the borrowed buffer
+	} else {
+		// A decompressor: its output is read through a buffer of its own,
+		// borrowed too.
+		br := borrowReader(dr)
+		rd.records = records{name: name, br: br}
+		rd.closer = closers{dec: closer, buf: &bufCloser{br: br}}
+	}
 	line, complete, err := rd.readLine()
 	if err == io.EOF && len(line) == 0 {
 		rd.Close()
@@ -118,7 +153,7 @@ func Open(path string) (*Reader, error) {
 		f.Close()
 		return nil, err
 	}
-	rd.closer = closers{rd.closer, f}
+	rd.closer = closers{dec: rd.closer, f: f}
 	return rd, nil
 }
 
@@ -130,8 +165,16 @@ func (r *Reader) Close() error {
 	}
 	c := r.closer
 	r.closer = nil
+	// The buffer goes back to the pool: a Next after Close must not read
+	// through it.
+	r.br = bufio.NewReaderSize(closedLog{}, 16)
 	return c.Close()
 }
+
+// closedLog is what a closed Reader reads.
+type closedLog struct{}
+
+func (closedLog) Read([]byte) (int, error) { return 0, errors.New("reading a closed session log") }
 
 // Name returns the file name the Reader reports in errors.
 func (r *Reader) Name() string { return r.name }
@@ -366,7 +409,7 @@ func parseEntry(line []byte) (Entry, *InputError) {
 			}
 			e.From, hasFrom = jsontext.Unquote(val), true
 		case "message":
-			e.Message, hasMessage = json.RawMessage(val), true
+			e.Message, hasMessage, e.valid = json.RawMessage(val), true, true
 		case "raw":
 			if val[0] != '"' {
 				bad = &InputError{Field: "raw", Err: fmt.Errorf("want a string, got %s", clip(val))}
