@@ -102,6 +102,8 @@ type Reader struct {
 	closer    io.Closer
 	header    Header
 	headerRaw json.RawMessage
+	spans     []jsontext.Span // the members of the line being parsed
+	parse     func([]byte) (Entry, *InputError)
 }
 
 // NewReader reads the header from r and returns a Reader positioned at the
@@ -116,6 +118,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		return nil, err
 	}
 	rd := &Reader{closer: closer}
+	rd.parse = rd.parseEntry
 	if br, ok := dr.(*bufio.Reader); ok {
 		rd.records = records{name: name, br: br} // the borrowed buffer
 	} else {
@@ -197,7 +200,7 @@ func (r *Reader) Lines() int { return r.line }
 // is not an entry gives an *InputError and an Entry whose Bad describes
 // the line; the next call reads on after it. Any other error ends the log.
 func (r *Reader) Next() (Entry, error) {
-	return nextParsed(&r.records, "session log", parseEntry, salvage)
+	return nextParsed(&r.records, "session log", r.parse, salvage)
 }
 
 func (e *Entry) setLine(n int) { e.Line = n }
@@ -381,19 +384,26 @@ func readHeader(line []byte) (h Header, field string, err error) {
 
 // parseEntry decodes one entry line. The returned error has no file or
 // line yet.
-func parseEntry(line []byte) (Entry, *InputError) {
+//
+// The line is scanned once: validating it finds its members (t_ms, from,
+// message), so neither this nor the message's readers scan it again to
+// find them, and the message is known valid (Entry.Classify).
+func (r *Reader) parseEntry(line []byte) (Entry, *InputError) {
 	var e Entry
 	// The line wraps a wire message one level deeper than the message,
 	// which the writer recorded as JSON when jsontext.Valid took it.
-	if !jsontext.ValidDepth(line, jsontext.MaxDepth+1) {
+	spans, ok := jsontext.AppendValidMembers(r.spans[:0], line, jsontext.MaxDepth+1)
+	r.spans = spans
+	if !ok {
 		return e, &InputError{Err: errors.New("not a JSON line")}
 	}
-	if bytes.TrimLeft(line, " \t\r\n")[0] != '{' {
+	if jsontext.Kind(line) != '{' {
 		return e, &InputError{Err: errors.New("not a JSON object")}
 	}
 	var hasT, hasFrom, hasMessage, hasRaw bool
 	var bad *InputError
-	for key, val := range jsontext.Members(line) {
+	for _, m := range spans {
+		key, val := m.Name(line), m.Value(line)
 		switch string(key) {
 		case "t_ms":
 			n, err := strconv.ParseInt(string(val), 10, 64)
