@@ -58,6 +58,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -73,14 +74,15 @@ func main() {
 	dir := flag.String("dir", "", "where to write the corpus and the store (default: a temporary directory, removed after)")
 	corpus := flag.String("corpus", "", "measure this `DIR` of logs (the τ²-bench logs, say) instead of a generated corpus")
 	before := flag.String("before", "", "another hoist `BINARY` (an earlier build) to measure in the same run, for before/after figures")
+	nRounds := flag.Int("rounds", 3, "with -before, ingest the corpus this many more times with each build in turn, and print the medians")
 	flag.Parse()
-	if err := run(*hoist, *before, *peers, *corpus, *sessions, *lines, *dir); err != nil {
+	if err := run(*hoist, *before, *peers, *corpus, *sessions, *lines, *dir, *nRounds); err != nil {
 		fmt.Fprintln(os.Stderr, "ingestbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(hoist, before, peers, given string, nSessions, nLines int, dir string) error {
+func run(hoist, before, peers, given string, nSessions, nLines int, dir string, nRounds int) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "hoist-bench-")
 		if err != nil {
@@ -132,11 +134,11 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string) 
 		// the same page cache.
 		bstore := filepath.Join(dir, "before.db")
 		os.Remove(bstore)
-		d, rss, out, err := measure(before, "ingest", "--sessions", corpus, "--store", bstore)
+		d, cpu, rss, out, err := measureCPU(before, "ingest", "--sessions", corpus, "--store", bstore)
 		if err != nil {
 			return fmt.Errorf("%s: %v\n%s", before, err, out)
 		}
-		fmt.Printf("before (%s) ingest: %s, %.0f lines/s, peak RSS %.0f MB", before, d.Round(time.Millisecond), float64(lines)/d.Seconds(), float64(rss)/1e6)
+		fmt.Printf("before (%s) ingest: %s (%s CPU), %.0f lines/s, peak RSS %.0f MB", before, d.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(lines)/d.Seconds(), float64(rss)/1e6)
 		if duck > 0 {
 			fmt.Printf(", %.2f× duckdb", d.Seconds()/duck.Seconds())
 		}
@@ -150,12 +152,12 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string) 
 		os.RemoveAll(exp)
 	}
 
-	d, rss, out, err := measure(hoist, "ingest", "--sessions", corpus, "--store", store)
+	d, cpu, rss, out, err := measureCPU(hoist, "ingest", "--sessions", corpus, "--store", store)
 	if err != nil {
 		return fmt.Errorf("%v\n%s", err, out)
 	}
-	fmt.Printf("hoist ingest: %s, %.0f lines/s, %.1f MB/s, peak RSS %.0f MB\n",
-		d.Round(time.Millisecond), float64(lines)/d.Seconds(), float64(bytes)/1e6/d.Seconds(), float64(rss)/1e6)
+	fmt.Printf("hoist ingest: %s (%s CPU), %.0f lines/s, %.1f MB/s, peak RSS %.0f MB\n",
+		d.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(lines)/d.Seconds(), float64(bytes)/1e6/d.Seconds(), float64(rss)/1e6)
 	fmt.Printf("  hoist said: %s", out)
 	if duck > 0 {
 		ratio := d.Seconds() / duck.Seconds()
@@ -183,6 +185,12 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string) 
 		drate := float64(duckRows) / duckParquet.Seconds()
 		fmt.Printf("  duckdb COPY lines TO parquet (zstd): %s, %d rows, %.0f rows/s; hoist / duckdb rows/s = %.2f×\n",
 			duckParquet.Round(time.Millisecond), duckRows, drate, rate/drate)
+	}
+	if before != "" && nRounds > 0 {
+		fmt.Printf("ingest, the two builds in turn:\n")
+		if err := rounds(nRounds, hoist, before, corpus, dir, lines); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -223,17 +231,61 @@ func verdict(ok bool) string {
 
 // measure runs hoist and returns its wall time, peak RSS and stderr.
 func measure(hoist string, args ...string) (time.Duration, int64, []byte, error) {
+	d, _, rss, out, err := measureCPU(hoist, args...)
+	return d, rss, out, err
+}
+
+// measureCPU is measure with the CPU time (user and system) the run took.
+// On shared cores the wall time follows the other work on the machine; the
+// CPU time much less, which makes it the steadier before/after figure.
+func measureCPU(hoist string, args ...string) (wall, cpu time.Duration, rss int64, stderr []byte, err error) {
 	cmd := exec.Command(hoist, args...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	start := time.Now()
-	err := cmd.Run()
-	d := time.Since(start)
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024 // kilobytes on Linux
+	err = cmd.Run()
+	wall = time.Since(start)
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = ru.Maxrss * 1024 // kilobytes on Linux
+		}
 	}
-	return d, rss, errb.Bytes(), err
+	return wall, cpu, rss, errb.Bytes(), err
+}
+
+// rounds ingests the corpus rounds times with each build in turn, before
+// first, each into a new store, and prints each run's wall and CPU time and
+// then the ratio of the medians: a pair of single runs on a loaded machine
+// moves by tens of percent, alternating rounds much less.
+func rounds(n int, hoist, before, corpus, dir string, lines int64) error {
+	var walls, cpus [2][]time.Duration
+	for i := 0; i < n; i++ {
+		for b, bin := range []string{before, hoist} {
+			store := filepath.Join(dir, "round.db")
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(store + suffix)
+			}
+			wall, cpu, _, out, err := measureCPU(bin, "ingest", "--sessions", corpus, "--store", store)
+			if err != nil {
+				return fmt.Errorf("%s: %v\n%s", bin, err, out)
+			}
+			walls[b], cpus[b] = append(walls[b], wall), append(cpus[b], cpu)
+			fmt.Printf("  round %d, %s: %s wall, %s CPU, %.0f lines/s\n", i+1, [2]string{"before", "after"}[b],
+				wall.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(lines)/wall.Seconds())
+		}
+	}
+	mw, mc := [2]time.Duration{median(walls[0]), median(walls[1])}, [2]time.Duration{median(cpus[0]), median(cpus[1])}
+	fmt.Printf("  medians of %d rounds: before %s wall, %s CPU; after %s wall, %s CPU; after / before = %.2f× wall, %.2f× CPU\n",
+		n, mw[0].Round(time.Millisecond), mc[0].Round(time.Millisecond), mw[1].Round(time.Millisecond), mc[1].Round(time.Millisecond),
+		mw[1].Seconds()/mw[0].Seconds(), mc[1].Seconds()/mc[0].Seconds())
+	return nil
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 const duckScript = `
