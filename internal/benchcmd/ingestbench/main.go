@@ -12,7 +12,9 @@
 //   - hoist export --format parquet (rows/s, peak RSS), beside DuckDB
 //     writing its table of the same lines to one zstd Parquet file;
 //   - with -before BINARY, an earlier hoist's ingest and export of the same
-//     corpus, for before/after figures.
+//     corpus, for before/after figures, and then -rounds more ingests with
+//     each build in turn, printing the medians of wall and CPU time (on
+//     shared cores a single pair moves with the load; CPU time much less).
 //
 // Targets: ingest within 2× DuckDB's load time (1× on the τ²-bench logs),
 // unchanged re-ingest of 1,000 logs under 1 s, peak RSS under 200 MB at
@@ -20,23 +22,35 @@
 //
 // What the profile says (go test -bench Dir -cpuprofile, ./ingest, on the
 // 300-session corpus; 2 cores). Before issue 13 an ingest spent most of its
-// time in the single writer: a transaction per host session, and through
-// the driver a C call per column of every row of five tables (servers,
-// tools, messages, calls, turns) and of every wire line, about 60 values
-// per call; the store was 26× DuckDB's time. Now each episode is one
-// document on its row (migration 0004), encoded on the parsing workers,
-// and the writer stores many whole sessions per transaction; the writer
-// (SQLite's inserts) is under a tenth of the CPU and the corpus ingests
-// about 3.5× faster. What is left is parsing, on both cores: of the
-// workers' time, building episodes (episode.FromLogs) is about half and
-// reading the logs (mcplog) a fifth, and within both each line's JSON is
-// scanned several times: validated by the log reader, validated again and
-// classified by jsonrpc.Classify, walked again by mcpmsg for a result's
-// text and a call's canonical key, and classified once more for the wire
-// lines an episode does not model. DuckDB scans each line once, in C, on
-// both cores. Reaching 2× needs those passes made one, in mcplog, jsonrpc,
-// mcpmsg and episode: the single scan the issue "One owner per contract"
-// asks of jsontext, carried through to its callers.
+// time in the single writer, a transaction per host session and a C call
+// per column of five tables; its first round made each episode one
+// document on its row (migration 0004), encoded on the parsing workers and
+// written in transactions of many whole sessions, which left SQLite under a
+// tenth of the CPU and parsing the rest: each line's JSON scanned four or
+// five times over (validated by the log reader, its members found by a
+// second scan, validated again and classified by jsonrpc.Classify in the
+// episode builder, and once more for ingest's wire lines, then walked by
+// mcpmsg for a result's text and a call's canonical key).
+//
+// The second round took out the passes that were not needed: the reader's
+// validation finds the line's members (jsontext.AppendValidMembers), the
+// message is classified without being validated again
+// (mcplog.Entry.Classify, jsonrpc.ClassifyValid), a call's canonical key
+// is computed only when a server asks for input, the reader's buffers are
+// pooled, and the logs' heads and tails are read in parallel. In process
+// (BenchmarkDir) an ingest of the 300 sessions went from 3.22 s to 2.43 s,
+// of the τ²-bench logs from 636 ms to 508 ms; as processes, medians of
+// alternating rounds, 0.83× and 0.81× the CPU time. Of what is left:
+// building episodes about 45% (the builder walks a response's members, the
+// result's, the content's elements and then unquotes the text: the text's
+// bytes are still crossed four times), encoding each episode's document
+// about 14% (a result's raw message validated once more, its text escaped
+// again), reading the logs about 17%, SQLite's inserts about 11%. Reaching
+// 2× DuckDB needs the remaining walks made one: a validating pass that
+// records the offsets of the members the builder reads (id, method,
+// params, result, its content and text) at every depth, handed to mcpmsg
+// and to the document encoder, so that a result's text is crossed once to
+// validate and once to unquote.
 //
 // The export, profiled the same way (go test -bench Parquet, ./export),
 // spent a quarter of its time counting the store's rows through the
