@@ -221,6 +221,10 @@ type records struct {
 	line int
 	torn bool
 	done bool
+	// arena holds the lines read, one after the other: a line's record
+	// aliases it, and a chunk is allocated now and then rather than a slice
+	// per line.
+	arena []byte
 }
 
 func newRecords(r io.Reader, name string) records {
@@ -237,7 +241,7 @@ func nextParsed[T any, P numbered[T]](r *records, log string, parse func([]byte)
 	if r.done {
 		return zero, io.EOF
 	}
-	line, complete, err := nextRecord(r.br, &r.line)
+	line, complete, err := r.nextRecord()
 	if err != nil {
 		r.done = true
 		if err == io.EOF {
@@ -263,15 +267,24 @@ func nextParsed[T any, P numbered[T]](r *records, log string, parse func([]byte)
 
 // readLine returns the next line without its terminator, and whether it
 // had one. At the end of the input it returns io.EOF, with the last line
-// when that had no terminator.
-func (r *records) readLine() (line []byte, complete bool, err error) { return nextLine(r.br, &r.line) }
-
-// nextLine is readLine of br, counting lines in *n: the one line splitter
-// of the session log and the flow log.
-func nextLine(br *bufio.Reader, n *int) (line []byte, complete bool, err error) {
-	line, err = br.ReadBytes('\n')
+// when that had no terminator. The line is the caller's to keep (it is no
+// slice of the read buffer), and its capacity ends with it.
+//
+// It is the one line splitter of the session log and the flow log.
+func (r *records) readLine() (line []byte, complete bool, err error) {
+	line, err = r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		long := bytes.Clone(line) // longer than the buffer: a slice of its own
+		for err == bufio.ErrBufferFull {
+			line, err = r.br.ReadSlice('\n')
+			long = append(long, line...)
+		}
+		line = long
+	} else {
+		line = r.keep(line)
+	}
 	if len(line) > 0 {
-		*n++
+		r.line++
 	}
 	if err == nil {
 		return dropCR(line[:len(line)-1]), true, nil
@@ -279,12 +292,30 @@ func nextLine(br *bufio.Reader, n *int) (line []byte, complete bool, err error) 
 	return line, false, err
 }
 
-// nextRecord returns the next line of br that holds something (a blank line
+// Chunks of the line arena: small for the first lines, since many logs are
+// short, then growing to arenaMax.
+const (
+	arenaMin = 4 << 10
+	arenaMax = 256 << 10
+)
+
+// keep copies b into the arena and returns the copy.
+func (r *records) keep(b []byte) []byte {
+	if len(b) > cap(r.arena)-len(r.arena) {
+		size := min(max(2*cap(r.arena), arenaMin), arenaMax)
+		r.arena = make([]byte, 0, max(size, len(b)))
+	}
+	start := len(r.arena)
+	r.arena = append(r.arena, b...)
+	return r.arena[start:len(r.arena):len(r.arena)]
+}
+
+// nextRecord returns the next line that holds something (a blank line
 // holds nothing; JSONL readers skip it), and whether it had its newline; at
 // the end of the input, io.EOF.
-func nextRecord(br *bufio.Reader, n *int) (line []byte, complete bool, err error) {
+func (r *records) nextRecord() (line []byte, complete bool, err error) {
 	for {
-		line, complete, err = nextLine(br, n)
+		line, complete, err = r.readLine()
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			return nil, false, err
 		}
