@@ -35,22 +35,28 @@
 // The second round took out the passes that were not needed: the reader's
 // validation finds the line's members (jsontext.AppendValidMembers), the
 // message is classified without being validated again
-// (mcplog.Entry.Classify, jsonrpc.ClassifyValid), a call's canonical key
+// (mcplog.Entry.Classify, jsonrpc.ClassifyValid), a tools/call result is
+// walked once with the cursor (mcpmsg.ReadResult), a call's canonical key
 // is computed only when a server asks for input, the reader's buffers are
-// pooled, and the logs' heads and tails are read in parallel. In process
-// (BenchmarkDir) an ingest of the 300 sessions went from 3.22 s to 2.43 s,
-// of the τ²-bench logs from 636 ms to 508 ms; as processes, medians of
-// alternating rounds, 0.83× and 0.81× the CPU time. Of what is left:
-// building episodes about 45% (the builder walks a response's members, the
-// result's, the content's elements and then unquotes the text: the text's
-// bytes are still crossed four times), encoding each episode's document
-// about 14% (a result's raw message validated once more, its text escaped
-// again), reading the logs about 17%, SQLite's inserts about 11%. Reaching
-// 2× DuckDB needs the remaining walks made one: a validating pass that
-// records the offsets of the members the builder reads (id, method,
-// params, result, its content and text) at every depth, handed to mcpmsg
-// and to the document encoder, so that a result's text is crossed once to
-// validate and once to unquote.
+// pooled and its lines copied into chunks, the document buffers kept
+// between host sessions, and the logs' heads and tails read in parallel.
+// The CPU of an ingest of the 300 sessions went from 2.92 s to 1.84 s in
+// process; as processes, medians of alternating rounds, 0.76× the CPU for
+// the 300 sessions and 0.73× for the τ²-bench logs (wall 0.61× and 0.65×,
+// at load average 10). Of what is left: building episodes about 43%
+// (classifying each message, by the builder and again for the wire lines,
+// 9% of the whole; reading results' texts 6%; the calls' argument values
+// 5%), encoding each episode's document about 12% (a result's raw message
+// validated once more, its text escaped again), reading the logs about 19%
+// (validating each line with its members 7%), SQLite's inserts about 13%.
+// Reaching 2× DuckDB needs the remaining walks made one: a validating pass
+// that records the offsets of the members the builder reads at every depth
+// (id, method, params, result, its content and text), handed to mcpmsg and
+// to the document encoder, so that a result's text is crossed once to
+// validate and once to unquote, and classification done once per line for
+// the builder and the wire lines both. On the τ²-bench logs, per process
+// costs weigh too: DuckDB's time is taken inside node, hoist's includes
+// creating and migrating the store (50 to 130 ms here).
 //
 // The export, profiled the same way (go test -bench Parquet, ./export),
 // spent a quarter of its time counting the store's rows through the
