@@ -43,28 +43,41 @@ type Entry struct {
 	Bad *BadLine
 
 	// valid is set when the Reader validated Message as part of its line,
-	// so that Classify and Messages need not validate it again.
+	// so that Classify and Messages need not validate it again; wire is
+	// what Classify found, kept for the next reader of the entry.
 	valid bool
+	wire  *jsonrpc.Message
 }
 
 // Classify classifies the entry's wire line (jsonrpc.Classify), without
-// validating again a message the Reader validated with its line. Use it, not
-// jsonrpc.Classify of Message, where lines are read by the million (ingest):
-// a log line's JSON is then validated once.
+// validating again a message the Reader validated with its line, and
+// classifies such a line once however many times it is asked: ingest's
+// episode builder and its wire lines both read every entry. Use it, not
+// jsonrpc.Classify of Message, where lines are read by the million. It
+// keeps what it found in the entry, so it is not safe to call on one Entry
+// from two goroutines at once.
 func (e *Entry) Classify() jsonrpc.Message {
-	if e.valid {
-		return jsonrpc.ClassifyValid(e.Message)
+	if e.wire != nil {
+		return *e.wire
 	}
-	return jsonrpc.Classify(e.Message)
+	if !e.valid {
+		return jsonrpc.Classify(e.Message)
+	}
+	m := jsonrpc.ClassifyValid(e.Message)
+	e.wire = &m
+	return m
 }
 
 // Messages yields the JSON-RPC messages of the entry's wire line
-// (jsonrpc.Messages), validated once, as Classify is.
+// (jsonrpc.Messages), validated and classified once, as Classify is.
 func (e *Entry) Messages() iter.Seq[jsonrpc.Message] {
-	if e.valid {
-		return jsonrpc.MessagesValid(e.Message)
+	if !e.valid {
+		return jsonrpc.Messages(e.Message)
 	}
-	return jsonrpc.Messages(e.Message)
+	if m := e.Classify(); m.Kind != jsonrpc.Batch {
+		return func(yield func(jsonrpc.Message) bool) { yield(m) }
+	}
+	return jsonrpc.MessagesValid(e.Message)
 }
 
 // IsRaw reports whether the line was recorded as raw text.

@@ -339,6 +339,9 @@ func TestEntryClassify(t *testing.T) {
 		if got, want := slices.Collect(e.Messages()), slices.Collect(jsonrpc.Messages(e.Message)); !reflect.DeepEqual(got, want) {
 			t.Errorf("line %d: Messages = %+v, jsonrpc.Messages %+v", e.Line, got, want)
 		}
+		if again, want := e.Classify(), jsonrpc.Classify(e.Message); !reflect.DeepEqual(again, want) {
+			t.Errorf("line %d: Classify asked again = %+v, jsonrpc.Classify %+v", e.Line, again, want)
+		}
 	}
 	if m := entries[0].Classify(); m.Kind != jsonrpc.Request || m.Method != "tools/call" || string(m.ID) != "7" {
 		t.Errorf("the request classifies as %+v", m)
