@@ -301,7 +301,7 @@ type builder struct {
 	calls      []*Call
 	callLog    []int
 	callStep   []int    // index in steps of each call's StepCall
-	callKey    []string // each call's tool (by the server's name) and arguments, mcpmsg.CallKey
+	callTool   []string // each call's tool by the server's name, for its retry key
 	answerStep []int    // index in steps of each call's StepAnswer, or -1
 	// unread are the damaged lines that may have been answers whose call
 	// could not be told from them: a placeholder step each, which becomes
@@ -464,7 +464,7 @@ func (b *builder) entry(li int, t int64, e *mcplog.Entry) {
 		b.context(li, t, e.Message)
 		return
 	}
-	for m := range jsonrpc.Messages(e.Message) {
+	for m := range e.Messages() {
 		b.message(li, t, e.From, m)
 	}
 }
@@ -621,7 +621,7 @@ func (b *builder) addCall(li int, t int64, id json.RawMessage, tool string, args
 	b.calls = append(b.calls, c)
 	b.callLog = append(b.callLog, li)
 	b.callStep = append(b.callStep, len(b.steps))
-	b.callKey = append(b.callKey, mcpmsg.CallKey(tool, args))
+	b.callTool = append(b.callTool, tool) // its key only when input is asked for: most calls never need one
 	b.answerStep = append(b.answerStep, -1)
 	b.ep.Events = append(b.ep.Events, Event{Type: EventCall, TMS: t, Call: c})
 	b.steps = append(b.steps, Step{Kind: StepCall, TMS: t, Call: c.Index, By: by, Values: ArgValues(c.Args)})
@@ -658,7 +658,7 @@ func (b *builder) response(li int, t int64, from string, key idKey, m jsonrpc.Me
 			// Not the answer: the server asks for input, and the host
 			// sends the call again with it.
 			if !call.Cancelled {
-				rk := retryKey{li, b.callKey[c]}
+				rk := retryKey{li, mcpmsg.CallKey(b.callTool[c], call.Args)}
 				b.waiting[rk] = append(b.waiting[rk], c)
 			}
 			return

@@ -78,7 +78,7 @@ func wireLines(li int, rl *readLog) []store.WireLine {
 			if e.From == mcplog.FromContext {
 				continue
 			}
-			m := jsonrpc.Classify(e.Message)
+			m := e.Classify()
 			caller := e.From == mcplog.FromClient || e.From == mcplog.FromProxy
 			if m.Kind == jsonrpc.Request && caller && m.Method == "tools/call" {
 				open[string(m.ID)] = true

@@ -2,6 +2,8 @@ package jsonrpc
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/hoist-mcp/hoist/jsontext"
@@ -54,6 +56,34 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestMessagesValid: for a line already validated, MessagesValid yields what
+// Messages does, each element of a batch classified; Messages of a line that
+// is not JSON yields it once, as NotJSON.
+func TestMessagesValid(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":1,"result":{}},7]`,
+		`{"id":2,"error":{"code":1}}`,
+		`[]`,
+	} {
+		want := slices.Collect(Messages([]byte(line)))
+		got := slices.Collect(MessagesValid([]byte(line)))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("MessagesValid(%s) = %+v, Messages %+v", line, got, want)
+		}
+		if len(want) == 0 && line != `[]` || len(want) > 0 && want[0].Kind == NotJSON {
+			t.Errorf("Messages(%s) = %+v, want its messages", line, want)
+		}
+	}
+	got := slices.Collect(Messages([]byte(`Listening on stdio`)))
+	if len(got) != 1 || got[0].Kind != NotJSON || string(got[0].Raw) != `Listening on stdio` {
+		t.Errorf("Messages of a line that is not JSON = %+v, want it once as not-json", got)
+	}
+	if n := len(slices.Collect(MessagesValid([]byte(`[{"method":"a"},{"method":"b"}]`)))); n != 2 {
+		t.Errorf("MessagesValid of a batch of two yields %d messages", n)
+	}
+}
+
 func TestTrimLine(t *testing.T) {
 	for in, want := range map[string]string{"a\n": "a", "a\r\n": "a", "a": "a", "a\r": "a", "\n": "", "a\r\r\n": "a\r", "": ""} {
 		if got := string(TrimLine([]byte(in))); got != want {
@@ -82,6 +112,9 @@ func FuzzClassify(f *testing.F) {
 				t.Fatalf("invalid input classified as %v", m.Kind)
 			}
 			return
+		}
+		if !reflect.DeepEqual(ClassifyValid(line), m) {
+			t.Fatalf("ClassifyValid(%s) = %+v, Classify %+v", line, ClassifyValid(line), m)
 		}
 		var v any
 		if err := json.Unmarshal(line, &v); err != nil {

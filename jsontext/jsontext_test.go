@@ -335,7 +335,58 @@ func FuzzJSON(f *testing.F) {
 		checkValueLen(t, b)
 		checkPrefix(t, b)
 		checkString(t, string(b))
+		checkValidMembers(t, b)
 	})
+}
+
+// checkValidMembers: AppendValidMembers accepts what ValidDepth does, and
+// for an object finds the members Members yields, names unquoted, in order;
+// what it appends to is left as it was when the text is not valid.
+func checkValidMembers(t *testing.T, b []byte) {
+	t.Helper()
+	for _, depth := range []int{1, 2, MaxDepth} {
+		dst := []Span{{1, 2, 3, 4}}
+		got, ok := AppendValidMembers(dst, b, depth)
+		if ok != ValidDepth(b, depth) {
+			t.Fatalf("AppendValidMembers(%.60q, %d) ok = %v, ValidDepth %v", b, depth, ok, !ok)
+		}
+		if got[0] != dst[0] {
+			t.Fatalf("AppendValidMembers overwrote what it appends to")
+		}
+		if !ok {
+			if len(got) != 1 {
+				t.Fatalf("AppendValidMembers(%.60q) appended %d spans to a text it refused", b, len(got)-1)
+			}
+			continue
+		}
+		var want [][2]string
+		if Kind(b) == '{' {
+			for k, v := range Members(b) {
+				want = append(want, [2]string{string(k), string(v)})
+			}
+		}
+		var have [][2]string
+		for _, m := range got[1:] {
+			have = append(have, [2]string{string(m.Name(b)), string(m.Value(b))})
+		}
+		if !reflect.DeepEqual(have, want) {
+			t.Fatalf("AppendValidMembers(%.60q) = %q, Members %q", b, have, want)
+		}
+	}
+}
+
+func TestAppendValidMembers(t *testing.T) {
+	for _, s := range append(seeds, `{"a\u0041":1,"b":{"c":[1,2]},"a":"x"}`, `{"t":{"m":{}}}`, `[{"a":1}]`, `{"a":1} x`) {
+		checkValidMembers(t, []byte(s))
+	}
+	b := []byte(`{"t_ms":1,"message":{"id":2}}`)
+	got, ok := AppendValidMembers(nil, b, MaxDepth)
+	if !ok || len(got) != 2 || string(got[1].Name(b)) != "message" || string(got[1].Value(b)) != `{"id":2}` {
+		t.Errorf("AppendValidMembers(%s) = %v, %v", b, got, ok)
+	}
+	if _, ok := AppendValidMembers(nil, b, 1); ok {
+		t.Errorf("AppendValidMembers took an object nested deeper than its limit")
+	}
 }
 
 var benchLine = []byte(`{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"` + strings.Repeat(`abc def \"q\" {\"k\":1} é `, 40000) + `"}]}}`)

@@ -47,20 +47,37 @@ type Span struct {
 // of many members of one document (bindings over a tool result) would
 // otherwise scan the object again for.
 func ValidMembers(b []byte) (members []Span, ok bool) {
+	return AppendValidMembers(nil, b, MaxDepth)
+}
+
+// AppendValidMembers is ValidMembers with a depth limit (as ValidDepth),
+// appending the members to dst: a reader of many lines (the session log's)
+// keeps one slice for them all, and reads each line's members from the
+// pass that validates it instead of scanning the line again. When b is not
+// valid it returns dst as it was, and false.
+func AppendValidMembers(dst []Span, b []byte, maxDepth int) ([]Span, bool) {
 	if !utf8.Valid(b) {
-		return nil, false
+		return dst, false
 	}
-	v := validator{scanner: scanner{b: b}, max: MaxDepth, top: &members}
+	members := dst
+	v := validator{scanner: scanner{b: b}, max: maxDepth, top: &members}
 	v.space()
 	if !v.value(0) {
-		return nil, false
+		return dst, false
 	}
 	v.space()
 	if v.i != len(v.b) {
-		return nil, false
+		return dst, false
 	}
 	return members, true
 }
+
+// Name returns the member's name in b, the text its Span was read from,
+// unquoted; it aliases b when the name has no escapes.
+func (s Span) Name(b []byte) []byte { return unquoteBytes(b[s.NameStart:s.NameEnd]) }
+
+// Value returns the member's value in b, exactly as it is there.
+func (s Span) Value(b []byte) []byte { return b[s.ValueStart:s.ValueEnd] }
 
 // ValueLen returns the length of the JSON value at the very start of b (no
 // leading whitespace), and whether there is a valid one there; what

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -18,30 +19,65 @@ var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 // releases any decoder. A .zst name, or content that starts with zstd's
 // magic number, is decompressed as it is read, so archived logs
 // (.jsonl.zst) read like plain ones.
+//
+// The buffer it reads through is borrowed from a pool and given back by
+// the closer: an ingest opens logs by the thousand, many of them shorter
+// than the buffer, and a new 64 KiB for each was a cost per file.
 func decompress(r io.Reader, path string) (io.Reader, io.Closer, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := borrowReader(r)
 	head, _ := br.Peek(len(zstdMagic))
 	if !bytes.Equal(head, zstdMagic) && !strings.HasSuffix(path, ".zst") {
-		return br, nopCloser{}, nil
+		return br, &bufCloser{br: br}, nil
 	}
 	// One goroutine and a bounded window: logs are read one at a time
 	// per reader, and a hostile frame must not claim all memory.
 	zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
 	if err != nil {
+		giveReader(br)
 		return nil, nil, fmt.Errorf("reading compressed session log %s: %w", path, err)
 	}
-	return &zstdErrors{zr, path}, zstdCloser{zr}, nil
+	return &zstdErrors{zr, path}, zstdCloser{zr, &bufCloser{br: br}}, nil
 }
 
-type nopCloser struct{}
+// readBufSize is the size of a log reader's buffer: lines longer than it
+// are read in pieces, so it bounds nothing but the reads' size.
+const readBufSize = 64 << 10
 
-func (nopCloser) Close() error { return nil }
+var bufReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
 
-type zstdCloser struct{ zr *zstd.Decoder }
+// borrowReader returns a pooled buffered reader of r.
+func borrowReader(r io.Reader) *bufio.Reader {
+	br := bufReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+// giveReader returns br to the pool. Nothing may read through it after:
+// the lines a log reader returns are copies, never slices of its buffer.
+func giveReader(br *bufio.Reader) {
+	br.Reset(nil)
+	bufReaders.Put(br)
+}
+
+// bufCloser gives a borrowed reader back, once.
+type bufCloser struct{ br *bufio.Reader }
+
+func (c *bufCloser) Close() error {
+	if c.br != nil {
+		giveReader(c.br)
+		c.br = nil
+	}
+	return nil
+}
+
+type zstdCloser struct {
+	zr  *zstd.Decoder
+	buf io.Closer
+}
 
 func (c zstdCloser) Close() error {
 	c.zr.Close()
-	return nil
+	return c.buf.Close()
 }
 
 // zstdErrors names the file in a decompression error.
@@ -58,13 +94,23 @@ func (z *zstdErrors) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// closers closes the decoder, then the file.
+// closers closes the decoder, then gives back the buffer and closes the
+// file, those of them that are set.
 type closers struct {
 	dec io.Closer
+	buf io.Closer
 	f   *os.File
 }
 
 func (c closers) Close() error {
-	c.dec.Close()
-	return c.f.Close()
+	var err error
+	for _, x := range []io.Closer{c.dec, c.buf} {
+		if x != nil {
+			x.Close()
+		}
+	}
+	if c.f != nil {
+		err = c.f.Close()
+	}
+	return err
 }

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/jsontext"
 )
 
@@ -39,6 +41,43 @@ type Entry struct {
 	// it with its *InputError); the members above are then unset, but for
 	// Line, and TMS and From when they could be read.
 	Bad *BadLine
+
+	// valid is set when the Reader validated Message as part of its line,
+	// so that Classify and Messages need not validate it again; wire is
+	// what Classify found, kept for the next reader of the entry.
+	valid bool
+	wire  *jsonrpc.Message
+}
+
+// Classify classifies the entry's wire line (jsonrpc.Classify), without
+// validating again a message the Reader validated with its line, and
+// classifies such a line once however many times it is asked: ingest's
+// episode builder and its wire lines both read every entry. Use it, not
+// jsonrpc.Classify of Message, where lines are read by the million. It
+// keeps what it found in the entry, so it is not safe to call on one Entry
+// from two goroutines at once.
+func (e *Entry) Classify() jsonrpc.Message {
+	if e.wire != nil {
+		return *e.wire
+	}
+	if !e.valid {
+		return jsonrpc.Classify(e.Message)
+	}
+	m := jsonrpc.ClassifyValid(e.Message)
+	e.wire = &m
+	return m
+}
+
+// Messages yields the JSON-RPC messages of the entry's wire line
+// (jsonrpc.Messages), validated and classified once, as Classify is.
+func (e *Entry) Messages() iter.Seq[jsonrpc.Message] {
+	if !e.valid {
+		return jsonrpc.Messages(e.Message)
+	}
+	if m := e.Classify(); m.Kind != jsonrpc.Batch {
+		return func(yield func(jsonrpc.Message) bool) { yield(m) }
+	}
+	return jsonrpc.MessagesValid(e.Message)
 }
 
 // IsRaw reports whether the line was recorded as raw text.
@@ -76,6 +115,8 @@ type Reader struct {
 	closer    io.Closer
 	header    Header
 	headerRaw json.RawMessage
+	spans     []jsontext.Span // the members of the line being parsed
+	parse     func([]byte) (Entry, *InputError)
 }
 
 // NewReader reads the header from r and returns a Reader positioned at the
@@ -89,7 +130,17 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &Reader{records: newRecords(dr, name), closer: closer}
+	rd := &Reader{closer: closer}
+	rd.parse = rd.parseEntry
+	if br, ok := dr.(*bufio.Reader); ok {
+		rd.records = records{name: name, br: br} // the borrowed buffer
+	} else {
+		// A decompressor: its output is read through a buffer of its own,
+		// borrowed too.
+		br := borrowReader(dr)
+		rd.records = records{name: name, br: br}
+		rd.closer = closers{dec: closer, buf: &bufCloser{br: br}}
+	}
 	line, complete, err := rd.readLine()
 	if err == io.EOF && len(line) == 0 {
 		rd.Close()
@@ -118,7 +169,7 @@ func Open(path string) (*Reader, error) {
 		f.Close()
 		return nil, err
 	}
-	rd.closer = closers{rd.closer, f}
+	rd.closer = closers{dec: rd.closer, f: f}
 	return rd, nil
 }
 
@@ -130,8 +181,16 @@ func (r *Reader) Close() error {
 	}
 	c := r.closer
 	r.closer = nil
+	// The buffer goes back to the pool: a Next after Close must not read
+	// through it.
+	r.br = bufio.NewReaderSize(closedLog{}, 16)
 	return c.Close()
 }
+
+// closedLog is what a closed Reader reads.
+type closedLog struct{}
+
+func (closedLog) Read([]byte) (int, error) { return 0, errors.New("reading a closed session log") }
 
 // Name returns the file name the Reader reports in errors.
 func (r *Reader) Name() string { return r.name }
@@ -154,7 +213,7 @@ func (r *Reader) Lines() int { return r.line }
 // is not an entry gives an *InputError and an Entry whose Bad describes
 // the line; the next call reads on after it. Any other error ends the log.
 func (r *Reader) Next() (Entry, error) {
-	return nextParsed(&r.records, "session log", parseEntry, salvage)
+	return nextParsed(&r.records, "session log", r.parse, salvage)
 }
 
 func (e *Entry) setLine(n int) { e.Line = n }
@@ -175,6 +234,10 @@ type records struct {
 	line int
 	torn bool
 	done bool
+	// arena holds the lines read, one after the other: a line's record
+	// aliases it, and a chunk is allocated now and then rather than a slice
+	// per line.
+	arena []byte
 }
 
 func newRecords(r io.Reader, name string) records {
@@ -191,7 +254,7 @@ func nextParsed[T any, P numbered[T]](r *records, log string, parse func([]byte)
 	if r.done {
 		return zero, io.EOF
 	}
-	line, complete, err := nextRecord(r.br, &r.line)
+	line, complete, err := r.nextRecord()
 	if err != nil {
 		r.done = true
 		if err == io.EOF {
@@ -217,15 +280,24 @@ func nextParsed[T any, P numbered[T]](r *records, log string, parse func([]byte)
 
 // readLine returns the next line without its terminator, and whether it
 // had one. At the end of the input it returns io.EOF, with the last line
-// when that had no terminator.
-func (r *records) readLine() (line []byte, complete bool, err error) { return nextLine(r.br, &r.line) }
-
-// nextLine is readLine of br, counting lines in *n: the one line splitter
-// of the session log and the flow log.
-func nextLine(br *bufio.Reader, n *int) (line []byte, complete bool, err error) {
-	line, err = br.ReadBytes('\n')
+// when that had no terminator. The line is the caller's to keep (it is no
+// slice of the read buffer), and its capacity ends with it.
+//
+// It is the one line splitter of the session log and the flow log.
+func (r *records) readLine() (line []byte, complete bool, err error) {
+	line, err = r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		long := bytes.Clone(line) // longer than the buffer: a slice of its own
+		for err == bufio.ErrBufferFull {
+			line, err = r.br.ReadSlice('\n')
+			long = append(long, line...)
+		}
+		line = long
+	} else {
+		line = r.keep(line)
+	}
 	if len(line) > 0 {
-		*n++
+		r.line++
 	}
 	if err == nil {
 		return dropCR(line[:len(line)-1]), true, nil
@@ -233,12 +305,30 @@ func nextLine(br *bufio.Reader, n *int) (line []byte, complete bool, err error) 
 	return line, false, err
 }
 
-// nextRecord returns the next line of br that holds something (a blank line
+// Chunks of the line arena: small for the first lines, since many logs are
+// short, then growing to arenaMax.
+const (
+	arenaMin = 4 << 10
+	arenaMax = 256 << 10
+)
+
+// keep copies b into the arena and returns the copy.
+func (r *records) keep(b []byte) []byte {
+	if len(b) > cap(r.arena)-len(r.arena) {
+		size := min(max(2*cap(r.arena), arenaMin), arenaMax)
+		r.arena = make([]byte, 0, max(size, len(b)))
+	}
+	start := len(r.arena)
+	r.arena = append(r.arena, b...)
+	return r.arena[start:len(r.arena):len(r.arena)]
+}
+
+// nextRecord returns the next line that holds something (a blank line
 // holds nothing; JSONL readers skip it), and whether it had its newline; at
 // the end of the input, io.EOF.
-func nextRecord(br *bufio.Reader, n *int) (line []byte, complete bool, err error) {
+func (r *records) nextRecord() (line []byte, complete bool, err error) {
 	for {
-		line, complete, err = nextLine(br, n)
+		line, complete, err = r.readLine()
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			return nil, false, err
 		}
@@ -338,19 +428,26 @@ func readHeader(line []byte) (h Header, field string, err error) {
 
 // parseEntry decodes one entry line. The returned error has no file or
 // line yet.
-func parseEntry(line []byte) (Entry, *InputError) {
+//
+// The line is scanned once: validating it finds its members (t_ms, from,
+// message), so neither this nor the message's readers scan it again to
+// find them, and the message is known valid (Entry.Classify).
+func (r *Reader) parseEntry(line []byte) (Entry, *InputError) {
 	var e Entry
 	// The line wraps a wire message one level deeper than the message,
 	// which the writer recorded as JSON when jsontext.Valid took it.
-	if !jsontext.ValidDepth(line, jsontext.MaxDepth+1) {
+	spans, ok := jsontext.AppendValidMembers(r.spans[:0], line, jsontext.MaxDepth+1)
+	r.spans = spans
+	if !ok {
 		return e, &InputError{Err: errors.New("not a JSON line")}
 	}
-	if bytes.TrimLeft(line, " \t\r\n")[0] != '{' {
+	if jsontext.Kind(line) != '{' {
 		return e, &InputError{Err: errors.New("not a JSON object")}
 	}
 	var hasT, hasFrom, hasMessage, hasRaw bool
 	var bad *InputError
-	for key, val := range jsontext.Members(line) {
+	for _, m := range spans {
+		key, val := m.Name(line), m.Value(line)
 		switch string(key) {
 		case "t_ms":
 			n, err := strconv.ParseInt(string(val), 10, 64)
@@ -366,7 +463,7 @@ func parseEntry(line []byte) (Entry, *InputError) {
 			}
 			e.From, hasFrom = jsontext.Unquote(val), true
 		case "message":
-			e.Message, hasMessage = json.RawMessage(val), true
+			e.Message, hasMessage, e.valid = json.RawMessage(val), true, true
 		case "raw":
 			if val[0] != '"' {
 				bad = &InputError{Field: "raw", Err: fmt.Errorf("want a string, got %s", clip(val))}

@@ -7,11 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -100,7 +104,7 @@ func TestReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Entry{})); diff != "" {
 				t.Errorf("entries (-want +got):\n%s", diff)
 			}
 			if r.Torn() != tt.wantTorn {
@@ -314,5 +318,39 @@ func TestReaderReadsEveryLineTheWriterWrites(t *testing.T) {
 	}
 	if !log.Entries[1].IsRaw() || log.Entries[1].Raw != tooDeep {
 		t.Errorf("a message deeper than JSON allows should be recorded as raw text")
+	}
+}
+
+// TestEntryClassify: an entry the Reader read classifies as jsonrpc does its
+// message (the Reader validated it once, with the line), and an Entry built
+// by hand, whose message nobody validated, is still validated.
+func TestEntryClassify(t *testing.T) {
+	const head = `{"hoist_mcp_log":2,"session":"s1","started_unix_ms":1}` + "\n"
+	entries, _, err := readString(t, head+
+		`{"t_ms":1,"from":"client","message":{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a"}}}`+"\n"+
+		`{"t_ms":2,"from":"server","message":[{"id":7,"result":{}},{"method":"x"}]}`+"\n")
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("reading: %d entries, %v", len(entries), err)
+	}
+	for _, e := range entries {
+		if got, want := e.Classify(), jsonrpc.Classify(e.Message); !reflect.DeepEqual(got, want) {
+			t.Errorf("line %d: Classify = %+v, jsonrpc.Classify %+v", e.Line, got, want)
+		}
+		if got, want := slices.Collect(e.Messages()), slices.Collect(jsonrpc.Messages(e.Message)); !reflect.DeepEqual(got, want) {
+			t.Errorf("line %d: Messages = %+v, jsonrpc.Messages %+v", e.Line, got, want)
+		}
+		if again, want := e.Classify(), jsonrpc.Classify(e.Message); !reflect.DeepEqual(again, want) {
+			t.Errorf("line %d: Classify asked again = %+v, jsonrpc.Classify %+v", e.Line, again, want)
+		}
+	}
+	if m := entries[0].Classify(); m.Kind != jsonrpc.Request || m.Method != "tools/call" || string(m.ID) != "7" {
+		t.Errorf("the request classifies as %+v", m)
+	}
+	byHand := Entry{Line: 2, From: FromServer, Message: json.RawMessage(`{"id":1,"result":`)}
+	if m := byHand.Classify(); m.Kind != jsonrpc.NotJSON {
+		t.Errorf("an unvalidated message that is not JSON classifies as %v", m.Kind)
+	}
+	if got := slices.Collect(byHand.Messages()); len(got) != 1 || got[0].Kind != jsonrpc.NotJSON {
+		t.Errorf("Messages of an unvalidated message that is not JSON = %+v", got)
 	}
 }

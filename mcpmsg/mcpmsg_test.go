@@ -165,3 +165,51 @@ func TestKindOfResult(t *testing.T) {
 		t.Error("KindOfResult")
 	}
 }
+
+// readResultByMembers is how ReadResult read a result before it walked it
+// in one pass, member by member and level by level: the reference the
+// one-pass reader must agree with.
+func readResultByMembers(result []byte) Result {
+	var r Result
+	read(result,
+		member{"isError", func(v []byte) { r.IsError = string(v) == "true" }},
+		member{"structuredContent", &r.Structured},
+		member{"content", func(v []byte) {
+			r.Texts = nil
+			for item := range jsontext.Elements(v) {
+				var typ, text []byte
+				read(item, member{"type", func(v []byte) { typ = v }}, member{"text", func(v []byte) { text = v }})
+				if isText(typ) && jsontext.Kind(text) == '"' {
+					r.Texts = append(r.Texts, jsontext.Unquote(text))
+				}
+			}
+		}})
+	return r
+}
+
+// FuzzReadResult: on any valid JSON, ReadResult reads what the reader by
+// members reads (repeated members, escaped names, items of other types and
+// shapes included).
+func FuzzReadResult(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"a\"b"},{"type":"image","data":"x"},{"text":"no type"},7,{"type":"text","text":"c"}],"isError":false}`,
+		`{"content":[{"type":"text","text":"x"}],"content":"not a list","structuredContent":{"a":1}}`,
+		`{"cont\u0065nt":[{"t\u0079pe":"text","text":"escaped names"}],"isError":true,"isError":false}`,
+		`{"content":[{"type":"text","text":1},{"type":"text","text":"y","text":"z"}]}`,
+		`[{"content":[]}]`, `"text"`, `{}`, `{"content":[]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !jsontext.Valid(b) {
+			return
+		}
+		got, want := ReadResult(b), readResultByMembers(b)
+		if len(got.Texts) == 0 && len(want.Texts) == 0 {
+			got.Texts, want.Texts = nil, nil
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("ReadResult(%s) (-by members +one pass):\n%s", b, d)
+		}
+	})
+}

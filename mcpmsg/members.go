@@ -1,6 +1,7 @@
 package mcpmsg
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/hoist-mcp/hoist/jsontext"
@@ -50,13 +51,50 @@ func str(v []byte) string {
 // whose type is accepted by typeOK: a tool result's content, a chat
 // message's list of parts.
 func textParts(list []byte, typeOK func(typ []byte) bool) []string {
+	c := jsontext.NewCursor(list)
+	return textPartsAt(&c, typeOK)
+}
+
+// textPartsAt is textParts of the value at c, which it moves past: a
+// reader walking a result in one pass (ReadResult) reads its content list
+// where it stands, so that each text is crossed once before it is
+// unquoted, not once per enclosing level. A value that is not an array
+// has no parts, and an item that is not an object no text.
+func textPartsAt(c *jsontext.Cursor, typeOK func(typ []byte) bool) []string {
+	if !c.Enter('[') {
+		c.Value()
+		return nil
+	}
 	var out []string
-	for item := range jsontext.Elements(list) {
+	for c.More(']') {
+		if !c.Enter('{') {
+			c.Value()
+			continue
+		}
 		var typ, text []byte
-		read(item, member{"type", func(v []byte) { typ = v }}, member{"text", func(v []byte) { text = v }})
+		for c.More('}') {
+			switch name := c.Name(); {
+			case isName(name, "type"):
+				typ = c.Value()
+			case isName(name, "text"):
+				text = c.Value()
+			default:
+				c.Value()
+			}
+		}
 		if typeOK(typ) && jsontext.Kind(text) == '"' {
 			out = append(out, jsontext.Unquote(text))
 		}
 	}
 	return out
+}
+
+// isName reports whether the member name token tok (quotes included, as
+// a Cursor gives it) names name, compared exactly after unquoting, as
+// read compares names.
+func isName(tok []byte, name string) bool {
+	if len(tok) == len(name)+2 && string(tok[1:len(tok)-1]) == name {
+		return true
+	}
+	return bytes.IndexByte(tok, '\\') >= 0 && jsontext.Unquote(tok) == name
 }

@@ -74,13 +74,28 @@ func ResultOf(m jsonrpc.Message) Result {
 	return ReadResult(m.Result)
 }
 
-// ReadResult reads a tools/call result member (valid JSON).
+// ReadResult reads a tools/call result member (valid JSON). It walks the
+// result once, reading the content list where it stands: ingest reads
+// every result of every log, and most of a result's bytes are its text.
+// A member repeated counts as its last occurrence, as read decides.
 func ReadResult(result []byte) Result {
 	var r Result
-	read(result,
-		member{"isError", func(v []byte) { r.IsError = string(v) == "true" }},
-		member{"structuredContent", &r.Structured},
-		member{"content", func(v []byte) { r.Texts = textParts(v, isText) }})
+	c := jsontext.NewCursor(result)
+	if !c.Enter('{') {
+		return r
+	}
+	for c.More('}') {
+		switch name := c.Name(); {
+		case isName(name, "isError"):
+			r.IsError = string(c.Value()) == "true"
+		case isName(name, "structuredContent"):
+			r.Structured = json.RawMessage(c.Value())
+		case isName(name, "content"):
+			r.Texts = textPartsAt(&c, isText)
+		default:
+			c.Value()
+		}
+	}
 	return r
 }
 

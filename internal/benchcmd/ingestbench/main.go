@@ -12,7 +12,9 @@
 //   - hoist export --format parquet (rows/s, peak RSS), beside DuckDB
 //     writing its table of the same lines to one zstd Parquet file;
 //   - with -before BINARY, an earlier hoist's ingest and export of the same
-//     corpus, for before/after figures.
+//     corpus, for before/after figures, and then -rounds more ingests with
+//     each build in turn, printing the medians of wall and CPU time (on
+//     shared cores a single pair moves with the load; CPU time much less).
 //
 // Targets: ingest within 2× DuckDB's load time (1× on the τ²-bench logs),
 // unchanged re-ingest of 1,000 logs under 1 s, peak RSS under 200 MB at
@@ -20,23 +22,41 @@
 //
 // What the profile says (go test -bench Dir -cpuprofile, ./ingest, on the
 // 300-session corpus; 2 cores). Before issue 13 an ingest spent most of its
-// time in the single writer: a transaction per host session, and through
-// the driver a C call per column of every row of five tables (servers,
-// tools, messages, calls, turns) and of every wire line, about 60 values
-// per call; the store was 26× DuckDB's time. Now each episode is one
-// document on its row (migration 0004), encoded on the parsing workers,
-// and the writer stores many whole sessions per transaction; the writer
-// (SQLite's inserts) is under a tenth of the CPU and the corpus ingests
-// about 3.5× faster. What is left is parsing, on both cores: of the
-// workers' time, building episodes (episode.FromLogs) is about half and
-// reading the logs (mcplog) a fifth, and within both each line's JSON is
-// scanned several times: validated by the log reader, validated again and
-// classified by jsonrpc.Classify, walked again by mcpmsg for a result's
-// text and a call's canonical key, and classified once more for the wire
-// lines an episode does not model. DuckDB scans each line once, in C, on
-// both cores. Reaching 2× needs those passes made one, in mcplog, jsonrpc,
-// mcpmsg and episode: the single scan the issue "One owner per contract"
-// asks of jsontext, carried through to its callers.
+// time in the single writer, a transaction per host session and a C call
+// per column of five tables; its first round made each episode one
+// document on its row (migration 0004), encoded on the parsing workers and
+// written in transactions of many whole sessions, which left SQLite under a
+// tenth of the CPU and parsing the rest: each line's JSON scanned four or
+// five times over (validated by the log reader, its members found by a
+// second scan, validated again and classified by jsonrpc.Classify in the
+// episode builder, and once more for ingest's wire lines, then walked by
+// mcpmsg for a result's text and a call's canonical key).
+//
+// The second round took out the passes that were not needed: the reader's
+// validation finds the line's members (jsontext.AppendValidMembers), the
+// message is classified without being validated again
+// (mcplog.Entry.Classify, jsonrpc.ClassifyValid), a tools/call result is
+// walked once with the cursor (mcpmsg.ReadResult), a call's canonical key
+// is computed only when a server asks for input, the reader's buffers are
+// pooled and its lines copied into chunks, the document buffers kept
+// between host sessions, and the logs' heads and tails read in parallel.
+// The CPU of an ingest of the 300 sessions went from 2.92 s to 1.84 s in
+// process; as processes, medians of alternating rounds, 0.76× the CPU for
+// the 300 sessions and 0.73× for the τ²-bench logs (wall 0.61× and 0.65×,
+// at load average 10). Of what is left: building episodes about 43%
+// (classifying each message, by the builder and again for the wire lines,
+// 9% of the whole; reading results' texts 6%; the calls' argument values
+// 5%), encoding each episode's document about 12% (a result's raw message
+// validated once more, its text escaped again), reading the logs about 19%
+// (validating each line with its members 7%), SQLite's inserts about 13%.
+// Reaching 2× DuckDB needs the remaining walks made one: a validating pass
+// that records the offsets of the members the builder reads at every depth
+// (id, method, params, result, its content and text), handed to mcpmsg and
+// to the document encoder, so that a result's text is crossed once to
+// validate and once to unquote, and classification done once per line for
+// the builder and the wire lines both. On the τ²-bench logs, per process
+// costs weigh too: DuckDB's time is taken inside node, hoist's includes
+// creating and migrating the store (50 to 130 ms here).
 //
 // The export, profiled the same way (go test -bench Parquet, ./export),
 // spent a quarter of its time counting the store's rows through the
@@ -58,6 +78,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -73,14 +94,15 @@ func main() {
 	dir := flag.String("dir", "", "where to write the corpus and the store (default: a temporary directory, removed after)")
 	corpus := flag.String("corpus", "", "measure this `DIR` of logs (the τ²-bench logs, say) instead of a generated corpus")
 	before := flag.String("before", "", "another hoist `BINARY` (an earlier build) to measure in the same run, for before/after figures")
+	nRounds := flag.Int("rounds", 3, "with -before, ingest the corpus this many more times with each build in turn, and print the medians")
 	flag.Parse()
-	if err := run(*hoist, *before, *peers, *corpus, *sessions, *lines, *dir); err != nil {
+	if err := run(*hoist, *before, *peers, *corpus, *sessions, *lines, *dir, *nRounds); err != nil {
 		fmt.Fprintln(os.Stderr, "ingestbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(hoist, before, peers, given string, nSessions, nLines int, dir string) error {
+func run(hoist, before, peers, given string, nSessions, nLines int, dir string, nRounds int) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "hoist-bench-")
 		if err != nil {
@@ -132,11 +154,11 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string) 
 		// the same page cache.
 		bstore := filepath.Join(dir, "before.db")
 		os.Remove(bstore)
-		d, rss, out, err := measure(before, "ingest", "--sessions", corpus, "--store", bstore)
+		d, cpu, rss, out, err := measureCPU(before, "ingest", "--sessions", corpus, "--store", bstore)
 		if err != nil {
 			return fmt.Errorf("%s: %v\n%s", before, err, out)
 		}
-		fmt.Printf("before (%s) ingest: %s, %.0f lines/s, peak RSS %.0f MB", before, d.Round(time.Millisecond), float64(lines)/d.Seconds(), float64(rss)/1e6)
+		fmt.Printf("before (%s) ingest: %s (%s CPU), %.0f lines/s, peak RSS %.0f MB", before, d.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(lines)/d.Seconds(), float64(rss)/1e6)
 		if duck > 0 {
 			fmt.Printf(", %.2f× duckdb", d.Seconds()/duck.Seconds())
 		}
@@ -150,12 +172,12 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string) 
 		os.RemoveAll(exp)
 	}
 
-	d, rss, out, err := measure(hoist, "ingest", "--sessions", corpus, "--store", store)
+	d, cpu, rss, out, err := measureCPU(hoist, "ingest", "--sessions", corpus, "--store", store)
 	if err != nil {
 		return fmt.Errorf("%v\n%s", err, out)
 	}
-	fmt.Printf("hoist ingest: %s, %.0f lines/s, %.1f MB/s, peak RSS %.0f MB\n",
-		d.Round(time.Millisecond), float64(lines)/d.Seconds(), float64(bytes)/1e6/d.Seconds(), float64(rss)/1e6)
+	fmt.Printf("hoist ingest: %s (%s CPU), %.0f lines/s, %.1f MB/s, peak RSS %.0f MB\n",
+		d.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(lines)/d.Seconds(), float64(bytes)/1e6/d.Seconds(), float64(rss)/1e6)
 	fmt.Printf("  hoist said: %s", out)
 	if duck > 0 {
 		ratio := d.Seconds() / duck.Seconds()
@@ -183,6 +205,12 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string) 
 		drate := float64(duckRows) / duckParquet.Seconds()
 		fmt.Printf("  duckdb COPY lines TO parquet (zstd): %s, %d rows, %.0f rows/s; hoist / duckdb rows/s = %.2f×\n",
 			duckParquet.Round(time.Millisecond), duckRows, drate, rate/drate)
+	}
+	if before != "" && nRounds > 0 {
+		fmt.Printf("ingest, the two builds in turn:\n")
+		if err := rounds(nRounds, hoist, before, corpus, dir, lines); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -223,17 +251,61 @@ func verdict(ok bool) string {
 
 // measure runs hoist and returns its wall time, peak RSS and stderr.
 func measure(hoist string, args ...string) (time.Duration, int64, []byte, error) {
+	d, _, rss, out, err := measureCPU(hoist, args...)
+	return d, rss, out, err
+}
+
+// measureCPU is measure with the CPU time (user and system) the run took.
+// On shared cores the wall time follows the other work on the machine; the
+// CPU time much less, which makes it the steadier before/after figure.
+func measureCPU(hoist string, args ...string) (wall, cpu time.Duration, rss int64, stderr []byte, err error) {
 	cmd := exec.Command(hoist, args...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	start := time.Now()
-	err := cmd.Run()
-	d := time.Since(start)
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024 // kilobytes on Linux
+	err = cmd.Run()
+	wall = time.Since(start)
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = ru.Maxrss * 1024 // kilobytes on Linux
+		}
 	}
-	return d, rss, errb.Bytes(), err
+	return wall, cpu, rss, errb.Bytes(), err
+}
+
+// rounds ingests the corpus rounds times with each build in turn, before
+// first, each into a new store, and prints each run's wall and CPU time and
+// then the ratio of the medians: a pair of single runs on a loaded machine
+// moves by tens of percent, alternating rounds much less.
+func rounds(n int, hoist, before, corpus, dir string, lines int64) error {
+	var walls, cpus [2][]time.Duration
+	for i := 0; i < n; i++ {
+		for b, bin := range []string{before, hoist} {
+			store := filepath.Join(dir, "round.db")
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(store + suffix)
+			}
+			wall, cpu, _, out, err := measureCPU(bin, "ingest", "--sessions", corpus, "--store", store)
+			if err != nil {
+				return fmt.Errorf("%s: %v\n%s", bin, err, out)
+			}
+			walls[b], cpus[b] = append(walls[b], wall), append(cpus[b], cpu)
+			fmt.Printf("  round %d, %s: %s wall, %s CPU, %.0f lines/s\n", i+1, [2]string{"before", "after"}[b],
+				wall.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(lines)/wall.Seconds())
+		}
+	}
+	mw, mc := [2]time.Duration{median(walls[0]), median(walls[1])}, [2]time.Duration{median(cpus[0]), median(cpus[1])}
+	fmt.Printf("  medians of %d rounds: before %s wall, %s CPU; after %s wall, %s CPU; after / before = %.2f× wall, %.2f× CPU\n",
+		n, mw[0].Round(time.Millisecond), mc[0].Round(time.Millisecond), mw[1].Round(time.Millisecond), mc[1].Round(time.Millisecond),
+		mw[1].Seconds()/mw[0].Seconds(), mc[1].Seconds()/mc[0].Seconds())
+	return nil
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 const duckScript = `
