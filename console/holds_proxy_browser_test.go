@@ -118,6 +118,16 @@ func TestConsoleHoldsProxy(t *testing.T) {
 		t.Errorf("abort after: the host got %s, want %s", got, want)
 	}
 
+	// Retry the answer: the server runs the call again, and its new answer
+	// is held in turn.
+	h.send(t, 7, "tools/call", findUser("c3@example.com"))
+	act(t, ctx, 7, "continue", "")
+	act(t, ctx, 8, "retry", "")
+	act(t, ctx, 9, "continue", "")
+	if got := h.await(t, 7); got != withID(plain3, 3, 7) {
+		t.Errorf("retry: the host got %s, want the server's answer %s", got, withID(plain3, 3, 7))
+	}
+
 	// The loop hold: no breakpoint, the third identical call is held.
 	setBreakpoints(t, ctx, h, "")
 	loop := findUser("c9@example.com")
@@ -125,11 +135,11 @@ func TestConsoleHoldsProxy(t *testing.T) {
 	h.call(t, 11, "tools/call", `{"name":"find_user_id_by_email","arguments":{"email":"c9@example.com"},"_meta":{"progressToken":11}}`)
 	h.send(t, 12, "tools/call", loop)
 	var why string
-	within(t, ctx, "the loop held", visible(`form.held[data-n="7"]`), eval(`document.querySelector('form.held[data-n="7"] .badge').textContent`, &why))
+	within(t, ctx, "the loop held", visible(`form.held[data-n="10"]`), eval(`document.querySelector('form.held[data-n="10"] .badge').textContent`, &why))
 	if why != "loop" {
 		t.Errorf("the third identical call is held for %q, want loop", why)
 	}
-	act(t, ctx, 7, "continue", "")
+	act(t, ctx, 10, "continue", "")
 	if got := h.await(t, 12); got != withID(first, 10, 12) {
 		t.Errorf("the loop's call continued: the host got %s, want %s", got, withID(first, 10, 12))
 	}
@@ -137,7 +147,7 @@ func TestConsoleHoldsProxy(t *testing.T) {
 	// The console goes mid-hold: the frame goes on unchanged at once.
 	setBreakpoints(t, ctx, h, "find_user_id_by_email")
 	h.send(t, 20, "tools/call", findUser("c1@example.com"))
-	within(t, ctx, "a frame held", visible(`form.held[data-n="8"]`))
+	within(t, ctx, "a frame held", visible(`form.held[data-n="11"]`))
 	if err := con.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +179,8 @@ func TestConsoleHoldsProxy(t *testing.T) {
 			}
 		}
 	}
-	if len(proxyLines) != 3 || !strings.Contains(proxyLines[0], "user_injected") || !strings.Contains(proxyLines[1], "-32099") {
-		t.Errorf("the session log's proxy entries: %q, want the injected answer and the two aborts", proxyLines)
+	if len(proxyLines) != 4 || !strings.Contains(proxyLines[0], "user_injected") || !strings.Contains(proxyLines[1], "-32099") ||
+		!strings.Contains(proxyLines[2], "-32099") || !strings.Contains(proxyLines[3], `"id":7,"method":"tools/call"`) {
+		t.Errorf("the session log's proxy entries: %q, want the injected answer, the two aborts and the retried request", proxyLines)
 	}
 }

@@ -90,7 +90,10 @@ type consoleClient struct {
 	toSrv   func(line []byte) // one whole line, terminator included
 
 	modern atomic.Bool
-	bp     atomic.Pointer[consoleBreakpoints]
+	// bp are the attached console's breakpoints; off while detached, when
+	// the pumps look at nothing.
+	bp  atomic.Pointer[consoleBreakpoints]
+	off *consoleBreakpoints
 
 	// loop is the loop hold, owned by the host's pump; loopOf is the
 	// breakpoints it was made for (a new allow list starts a new one).
@@ -114,8 +117,9 @@ func newConsoleClient(o ConsoleOptions, session, server string, rec *mcplog.Writ
 		o.Retry = DefaultConsoleRetry
 	}
 	c := &consoleClient{opts: o, say: say, session: session, server: server, rec: rec,
-		held: map[int]chan consoleMsg{}, watched: map[string]watched{}, quit: make(chan struct{}), done: make(chan struct{})}
-	c.bp.Store(&consoleBreakpoints{})
+		held: map[int]chan consoleMsg{}, watched: map[string]watched{}, quit: make(chan struct{}), done: make(chan struct{}),
+		off: &consoleBreakpoints{}}
+	c.bp.Store(c.off)
 	return c
 }
 
@@ -240,7 +244,7 @@ func (c *consoleClient) detach() {
 		delete(c.held, n)
 	}
 	clear(c.watched)
-	c.bp.Store(&consoleBreakpoints{})
+	c.bp.Store(c.off)
 }
 
 // attached reports whether a console is attached.
@@ -343,6 +347,10 @@ func (c *consoleClient) serverIntercept(next func([]byte) bool) func([]byte) boo
 // forwarded, and reports whether the proxy answered it or dropped it
 // instead. Only while a console is attached is anything held.
 func (c *consoleClient) beforeServer(line []byte) (taken bool) {
+	bp := c.bp.Load()
+	if bp == c.off {
+		return false
+	}
 	body := jsonrpc.TrimLine(line)
 	m := jsonrpc.Classify(body)
 	if m.Kind != jsonrpc.Request && m.Kind != jsonrpc.Notification {
@@ -351,7 +359,6 @@ func (c *consoleClient) beforeServer(line []byte) (taken bool) {
 	if m.Kind == jsonrpc.Request && mcpmsg.IsModern(mcpmsg.ReadRequestMeta(m.Params).ProtocolVersion) {
 		c.modern.Store(true)
 	}
-	bp := c.bp.Load()
 	why := ""
 	if bp.methods[m.Method] {
 		why = "breakpoint"
@@ -408,6 +415,9 @@ func (c *consoleClient) unwatch(id []byte) {
 // forwarded: out is the console's line to go on in its place (nil for the
 // line itself), and taken says nothing goes on.
 func (c *consoleClient) beforeHost(line []byte) (out []byte, taken bool) {
+	if c.bp.Load() == c.off {
+		return nil, false
+	}
 	body := jsonrpc.TrimLine(line)
 	m := jsonrpc.Classify(body)
 	if m.Kind != jsonrpc.Response || !m.HasID() {
