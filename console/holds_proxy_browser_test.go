@@ -68,8 +68,10 @@ func act(t *testing.T, ctx context.Context, n int, action, value string) {
 // console through the page (issue 15, point 3): the proxy in front of
 // hoist-mcp-demo attaches with --console, a breakpoint on a tool holds its
 // calls and their answers, and inject, continue and abort change exactly
-// the frame they act on, as the host (the proxy's stdout) sees; the loop
-// hold holds the third identical call; a console that goes mid-hold
+// the frame they act on, as the host (the proxy's stdout) sees, and retry
+// has the server answer again; the loop hold holds the third identical
+// call and the error breakpoint an error's answer; a console that goes
+// mid-hold
 // releases the frame unchanged, and the proxy attaches again to the next.
 func TestConsoleHoldsProxy(t *testing.T) {
 	ctx := browser(t)
@@ -144,10 +146,22 @@ func TestConsoleHoldsProxy(t *testing.T) {
 		t.Errorf("the loop's call continued: the host got %s, want %s", got, withID(first, 10, 12))
 	}
 
+	// The error breakpoint (on by default) holds an error's answer, and an
+	// injected value replaces it.
+	h.send(t, 13, "tools/call", `{"name":"no_such_tool","arguments":{}}`)
+	within(t, ctx, "the error held", visible(`form.held[data-n="11"]`), eval(`document.querySelector('form.held[data-n="11"] .badge').textContent`, &why))
+	if why != "error" {
+		t.Errorf("the error's answer is held for %q, want error", why)
+	}
+	act(t, ctx, 11, "inject", `{"found":false}`)
+	if got, want := h.await(t, 13), `{"jsonrpc":"2.0","id":13,"result":{"content":[{"type":"text","text":"{\"found\":false}"}],"structuredContent":{"found":false}}}`; got != want {
+		t.Errorf("inject after: the host got %s, want %s", got, want)
+	}
+
 	// The console goes mid-hold: the frame goes on unchanged at once.
 	setBreakpoints(t, ctx, h, "find_user_id_by_email")
 	h.send(t, 20, "tools/call", findUser("c1@example.com"))
-	within(t, ctx, "a frame held", visible(`form.held[data-n="11"]`))
+	within(t, ctx, "a frame held", visible(`form.held[data-n="12"]`))
 	if err := con.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +193,8 @@ func TestConsoleHoldsProxy(t *testing.T) {
 			}
 		}
 	}
-	if len(proxyLines) != 4 || !strings.Contains(proxyLines[0], "user_injected") || !strings.Contains(proxyLines[1], "-32099") ||
-		!strings.Contains(proxyLines[2], "-32099") || !strings.Contains(proxyLines[3], `"id":7,"method":"tools/call"`) {
-		t.Errorf("the session log's proxy entries: %q, want the injected answer, the two aborts and the retried request", proxyLines)
+	if len(proxyLines) != 5 || !strings.Contains(proxyLines[0], "user_injected") || !strings.Contains(proxyLines[1], "-32099") ||
+		!strings.Contains(proxyLines[2], "-32099") || !strings.Contains(proxyLines[3], `"id":7,"method":"tools/call"`) || !strings.Contains(proxyLines[4], "structuredContent") {
+		t.Errorf("the session log's proxy entries: %q, want the injected answer, the two aborts, the retried request and the injected error's answer", proxyLines)
 	}
 }

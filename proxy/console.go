@@ -86,6 +86,7 @@ type consoleClient struct {
 	session string
 	server  string
 	rec     *mcplog.Writer
+	tr      *http.Transport
 	toHost  func(line []byte) // one whole line, terminator included
 	toSrv   func(line []byte) // one whole line, terminator included
 
@@ -118,7 +119,10 @@ func newConsoleClient(o ConsoleOptions, session, server string, rec *mcplog.Writ
 	}
 	c := &consoleClient{opts: o, say: say, session: session, server: server, rec: rec,
 		held: map[int]chan consoleMsg{}, watched: map[string]watched{}, quit: make(chan struct{}), done: make(chan struct{}),
-		off: &consoleBreakpoints{}}
+		off: &consoleBreakpoints{},
+		// A transport of its own, without the environment's HTTP proxy,
+		// which would not carry a full-duplex request.
+		tr: &http.Transport{DisableCompression: true}}
 	c.bp.Store(c.off)
 	return c
 }
@@ -140,6 +144,7 @@ func (c *consoleClient) close() {
 	close(c.quit)
 	c.stop()
 	<-c.done
+	c.tr.CloseIdleConnections()
 }
 
 // attachLoop attaches, and attaches again each Retry after the console
@@ -186,7 +191,7 @@ func (c *consoleClient) attachOnce(ctx context.Context) error {
 	if c.opts.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.opts.Token)
 	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	resp, err := c.tr.RoundTrip(req)
 	if err != nil {
 		return fmt.Errorf("dialing: %w", err)
 	}
@@ -254,22 +259,23 @@ func (c *consoleClient) attached() bool {
 	return c.w != nil
 }
 
-// send writes one line to the console; a failed write ends nothing here,
-// since the reader sees the attachment end.
-func (c *consoleClient) send(m consoleMsg) {
+// send writes one line to the console, and reports whether it was
+// written; the attachment's reader sees a broken one end.
+func (c *consoleClient) send(m consoleMsg) bool {
 	b, err := json.Marshal(m)
 	if err != nil {
-		return
+		return false
 	}
 	c.mu.Lock()
 	w := c.w
 	c.mu.Unlock()
 	if w == nil {
-		return
+		return false
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	w.Write(append(b, '\n'))
+	_, err = w.Write(append(b, '\n'))
+	return err == nil
 }
 
 // hold shows the console frame m (line, without terminator), held at p
@@ -291,7 +297,14 @@ func (c *consoleClient) hold(p hold.Point, m jsonrpc.Message, line []byte, metho
 		point = "after"
 	}
 	c.say("console: holding %s %s id=%s (%s)", point, method, m.ID, why)
-	c.send(consoleMsg{Type: "held", N: n, Point: point, ID: json.RawMessage(m.ID), Method: method, Frame: json.RawMessage(line), Why: why})
+	if !c.send(consoleMsg{Type: "held", N: n, Point: point, ID: json.RawMessage(m.ID), Method: method, Frame: json.RawMessage(line), Why: why}) {
+		// The console never saw it, so no verdict will come.
+		c.mu.Lock()
+		delete(c.held, n)
+		c.mu.Unlock()
+		c.say("console: continued %s id=%s unchanged: it could not be shown", method, m.ID)
+		return hold.Verdict{Forward: true}
+	}
 	var v consoleMsg
 	var ok bool
 	select {
