@@ -71,8 +71,8 @@ func act(t *testing.T, ctx context.Context, n int, action, value string) {
 // the frame they act on, as the host (the proxy's stdout) sees, and retry
 // has the server answer again; the loop hold holds the third identical
 // call and the error breakpoint an error's answer; a console that goes
-// mid-hold
-// releases the frame unchanged, and the proxy attaches again to the next.
+// mid-hold releases the frame unchanged, and the proxy attaches again to
+// the next.
 func TestConsoleHoldsProxy(t *testing.T) {
 	ctx := browser(t)
 	logs := t.TempDir()
