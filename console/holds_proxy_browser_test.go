@@ -19,6 +19,7 @@ func (h *host) waitSaid(t *testing.T, want string) string {
 		if strings.Contains(l, want) {
 			return l
 		}
+		t.Log(l)
 	}
 	t.Fatalf("the proxy ended before saying %q", want)
 	return ""
