@@ -32,6 +32,10 @@ func guarded(addr, token string, h http.Handler) http.Handler {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="hoist console"`)
 				why += ", or open the console once as /?token=<token>"
 			}
+			// Closing the connection spares the server reading what is
+			// left of the request first: an attaching proxy's body never
+			// ends, and would wait for the refusal for ever.
+			w.Header().Set("Connection", "close")
 			http.Error(w, why, status)
 			return
 		}

@@ -20,8 +20,7 @@ import (
 // hoist-mcp --console ADDR attaches with one full-duplex request,
 // POST /hold/attach, and the two exchange JSON lines: the proxy says hello
 // and sends each frame it holds; the console sends the breakpoints and a
-// person's verdict on each frame. The proxy's end is not built yet; the
-// tests play it.
+// person's verdict on each frame. The proxy's end is proxy/console.go.
 
 // attachMsg is one line of the attach protocol, either way.
 type attachMsg struct {

@@ -151,6 +151,15 @@ func hoist(t *testing.T, args ...string) string {
 // returns its address.
 func startConsole(t *testing.T, args ...string) string {
 	t.Helper()
+	addr, _ := startConsoleProc(t, args...)
+	return addr
+}
+
+// startConsoleProc is startConsole that also returns the console's
+// process, for a test that ends it itself; a later --addr in args picks
+// the address.
+func startConsoleProc(t *testing.T, args ...string) (string, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command(testbin.Build(t, "hoist"), append([]string{"console", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = testbin.Env()
 	errOut, err := cmd.StderrPipe()
@@ -165,12 +174,12 @@ func startConsole(t *testing.T, args ...string) string {
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "hoist console: serving "); ok {
 			go io.Copy(io.Discard, errOut)
-			return strings.TrimSuffix(strings.TrimPrefix(strings.Fields(rest)[0], "http://"), "/")
+			return strings.TrimSuffix(strings.TrimPrefix(strings.Fields(rest)[0], "http://"), "/"), cmd
 		}
 		t.Log(sc.Text())
 	}
 	t.Fatal("hoist console ended before it served")
-	return ""
+	return "", nil
 }
 
 func count(sel string) string {
@@ -415,11 +424,15 @@ func TestConsoleInBrowser(t *testing.T) {
 type host struct {
 	in    io.WriteCloser
 	lines chan string
+	errs  chan string // the proxy's stderr, line by line
 }
 
-func startHost(t *testing.T, dir string) *host {
+// startHost starts hoist-mcp recording into dir in front of the demo's
+// retail world, with flags before the server command, and plays its host.
+func startHost(t *testing.T, dir string, flags ...string) *host {
 	t.Helper()
-	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), "--record", dir, "--domain", "retail", "--", testbin.Build(t, "hoist-mcp-demo"), "--world", "retail")
+	args := append(append([]string{"--record", dir, "--domain", "retail"}, flags...), "--", testbin.Build(t, "hoist-mcp-demo"), "--world", "retail")
+	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), args...)
 	cmd.Env = testbin.Env()
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -429,10 +442,14 @@ func startHost(t *testing.T, dir string) *host {
 	if err != nil {
 		t.Fatal(err)
 	}
+	errOut, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	h := &host{in: in, lines: make(chan string, 64)}
+	h := &host{in: in, lines: make(chan string, 64), errs: make(chan string, 256)}
 	go func() {
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 1<<20)
@@ -441,14 +458,32 @@ func startHost(t *testing.T, dir string) *host {
 		}
 		close(h.lines)
 	}()
+	go func() {
+		sc := bufio.NewScanner(errOut)
+		for sc.Scan() {
+			select {
+			case h.errs <- sc.Text():
+			default: // a test that reads none of it does not stop the proxy
+			}
+		}
+		close(h.errs)
+	}()
 	t.Cleanup(func() { in.Close(); cmd.Wait() })
 	return h
 }
 
-// call sends a request and waits for the answer with its id.
-func (h *host) call(t *testing.T, id int, method, params string) string {
+// send sends a request without waiting for its answer.
+func (h *host) send(t *testing.T, id int, method, params string) {
 	t.Helper()
-	fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+	if _, err := fmt.Fprintf(h.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// await waits for the answer with id; every line the host gets before it
+// must be the answer to nothing else.
+func (h *host) await(t *testing.T, id int) string {
+	t.Helper()
 	want := fmt.Sprintf(`"id":%d`, id)
 	for l := range h.lines {
 		if strings.Contains(l, want) {
@@ -457,6 +492,13 @@ func (h *host) call(t *testing.T, id int, method, params string) string {
 	}
 	t.Fatalf("the proxy ended before answering %d", id)
 	return ""
+}
+
+// call sends a request and waits for the answer with its id.
+func (h *host) call(t *testing.T, id int, method, params string) string {
+	t.Helper()
+	h.send(t, id, method, params)
+	return h.await(t, id)
 }
 
 // TestConsoleLive watches a session grow on the page while a proxy

@@ -13,10 +13,11 @@ import (
 	"github.com/hoist-mcp/hoist/console/hold"
 )
 
-// fakeProxy plays hoist-mcp --console's end of the attach protocol, which
-// the proxy does not have yet (docs/console.md, "Holding a frame"): it
+// fakeProxy plays hoist-mcp --console's end of the attach protocol
+// (docs/console.md, "Holding a frame"), for the page's own rules: it
 // attaches, sends held frames, and turns each verdict into what the host
-// would receive with hold.Decide.
+// would receive with hold.Decide. TestConsoleHoldsProxy drives the real
+// proxy.
 type fakeProxy struct {
 	w     *io.PipeWriter
 	lines chan map[string]json.RawMessage

@@ -46,6 +46,9 @@ type Options struct {
 	Guards *GuardsOptions
 	// Commit adds hoist_commit to the server's tools (--commit).
 	Commit bool
+	// Console, when set, attaches the session to a hoist console, where a
+	// person may hold its frames (--console).
+	Console *ConsoleOptions
 	// Context is the file the host appends the conversation to (--context;
 	// {session} stands for the session). Its new lines are logged as
 	// context entries before each tools/call.

@@ -172,8 +172,9 @@ type session struct {
 	hostClosed atomic.Bool  // the host closed stdin (or stopped reading)
 	rawSaid    [2]atomic.Bool
 	tail       tailLines
-	context    *contextTail // --context
-	active     *active      // --flow, --guards, --commit
+	context    *contextTail   // --context
+	active     *active        // --flow, --guards, --commit
+	console    *consoleClient // --console
 }
 
 func (s *session) run(ctx context.Context, st Streams) int {
@@ -187,9 +188,16 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	// nothing stands between the pump and the server.
 	var toServer io.Writer = c.stdin
 	gate := &lineGate{w: c.stdin}
-	if s.active != nil {
+	if s.active != nil || s.opts.Console != nil {
 		toServer = gate
 	}
+	// If the host stops reading, the rest is still read and recorded, so
+	// the server never blocks on a full pipe.
+	out := &hostWriter{w: st.Out, gone: func() {
+		s.hostClosed.Store(true)
+		c.stdin.Close()
+	}}
+	s.startConsole(out, gate)
 	go func() {
 		defer close(hostDone)
 		p := s.newPump(mcplog.FromClient, st.In, toServer, 0)
@@ -198,6 +206,7 @@ func (s *session) run(ctx context.Context, st Streams) int {
 			// themselves, so each reaches them whole before it goes on.
 			p.intercept = func(line []byte) bool { return a.hostLine(jsonrpc.TrimLine(line)) }
 		}
+		s.consoleHost(p)
 		err := p.run()
 		gate.release()
 		var we errWrite
@@ -208,12 +217,7 @@ func (s *session) run(ctx context.Context, st Streams) int {
 		c.stdin.Close()
 	}()
 
-	// Server → host. If the host stops reading, the rest is still read and
-	// recorded, so the server never blocks on a full pipe.
-	out := &hostWriter{w: st.Out, gone: func() {
-		s.hostClosed.Store(true)
-		c.stdin.Close()
-	}}
+	// Server → host.
 	a := s.active
 	if a != nil {
 		a.toHost = func(line []byte) { out.Write(line) }
@@ -226,6 +230,7 @@ func (s *session) run(ctx context.Context, st Streams) int {
 		if a != nil {
 			p.intercept = a.fromServer
 		}
+		s.consoleServer(p)
 		if err := p.run(); err != nil {
 			s.d.say("reading from the MCP server: %v", err)
 		}
@@ -256,6 +261,7 @@ func (s *session) run(ctx context.Context, st Streams) int {
 		c.stop(s.opts.StopGrace, s.d.say)
 	}
 	<-c.exited
+	s.closeConsole() // a frame held now has no server left to wait for
 
 	// Forward what the server still wrote; stop waiting for pipes that a
 	// grandchild keeps open.

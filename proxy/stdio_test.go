@@ -363,6 +363,7 @@ func hostileCorpus() []byte {
 // what the host sent; and the log holds every line.
 func TestBytesExact(t *testing.T) {
 	corpus := hostileCorpus()
+	nobody := closedAddr(t)
 	for _, tc := range []struct {
 		name      string
 		args      []string
@@ -373,6 +374,8 @@ func TestBytesExact(t *testing.T) {
 		{"record one-byte writes", nil, true, true},
 		{"forward only", nil, false, false},
 		{"trace", []string{"--trace"}, false, false},
+		// Fail-open: a console that is not there holds nothing.
+		{"console not attached", []string{"--console", nobody}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -104,6 +104,8 @@ sentence on when to use it follows the server's instructions.
 
 ` + judgeHelp + `
 
+` + consoleHelp + `
+
 Exit status. When the host closes stdin, the server's stdin is closed, its
 remaining output forwarded, and the proxy exits with the server's status
 (128+n if signal n ended it); a server that does not exit within
@@ -185,6 +187,7 @@ type options struct {
 	guardModes      []string
 	guardsLog       string
 	judge           judgeFlags
+	console         consoleFlags
 	tokenFile       string
 	idleMinutes     float64
 	record          string
@@ -266,6 +269,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringArrayVar(&opts.guardModes, "guard", nil, "set one rule's mode (`RULE=enforce|log|off`; repeatable; hoist guards lists the rules)")
 	fl.StringVar(&opts.guardsLog, "guards-log", "", "append each write's verdicts to `FILE` (default <session>.guards.jsonl beside the log; {session} stands for the session)")
 	addJudgeFlags(fl, &opts.judge)
+	addConsoleFlags(fl, &opts.console)
 	fl.BoolVar(&opts.Proxy.Commit, "commit", false, "add hoist_commit to the server's tools: the writes the user confirmed, in one call, in order, each checked by --guards")
 	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete what is older than `N` days from --record and from the judge's --oracle-cache (0 keeps all)")
 	fl.BoolVar(&opts.Proxy.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
@@ -461,6 +465,9 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 		p.Context = path
 	}
 	if err := validateJudge(cmd, o); err != nil {
+		return err
+	}
+	if err := validateConsole(o); err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("record") {

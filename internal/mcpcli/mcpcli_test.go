@@ -88,6 +88,11 @@ func TestNewCmd(t *testing.T) {
 			listen: proxy.ListenOptions{Addr: "127.0.0.1:8931", Token: "tok-123", Idle: 90 * time.Second},
 		},
 		{
+			name:  "--console with its token",
+			args:  []string{"--console", "127.0.0.1:8940", "--console-token-file", token, "--", "srv"},
+			proxy: defaults(proxy.Options{Command: []string{"srv"}, Console: &proxy.ConsoleOptions{Addr: "127.0.0.1:8940", Token: "tok-123"}}),
+		},
+		{
 			name:   "--listen's default idle",
 			args:   []string{"--listen", "127.0.0.1:0", "--", "srv"},
 			proxy:  defaults(proxy.Options{Command: []string{"srv"}}),
@@ -217,6 +222,9 @@ func TestFlagErrors(t *testing.T) {
 		{"a rule of another domain", []string{"--domain", "retail", "--guards", "--guard", "airline.cabin=log", "--", "srv"}, "--guard: no rule airline.cabin in domain retail: the rules are retail.cancel_reason, retail.order_status, retail.once_per_order, retail.same_product, retail.payment_method, retail.gift_card_balance, retail.refund_destination, retail.one_user, retail.confirmed"},
 		{"the word list enforced", []string{"--domain", "airline", "--guards", "--guard", "airline.confirmed=enforce", "--", "srv"}, "--guard airline.confirmed=enforce: airline.confirmed is only logged, since its word list cannot tell a confirmation from a request (hoist guards can count what it would refuse)"},
 		{"an unknown mode", []string{"--domain", "retail", "--guards", "--guard", "retail.confirmed=maybe", "--", "srv"}, `--guard retail.confirmed=maybe: mode "maybe": want enforce, log or off`},
+		{"console token without --console", []string{"--console-token-file", "t", "--", "srv"}, "--console-token-file: needs --console"},
+		{"console not host:port", []string{"--console", "8940", "--", "srv"}, "--console 8940: want host:port (address 8940: missing port in address)"},
+		{"console with --listen", []string{"--console", "127.0.0.1:8940", "--listen", "127.0.0.1:0", "--", "srv"}, "--console: over stdio with a server command only, not with --listen or --upstream"},
 		{"unknown shell", []string{"--completion", "tcsh"}, `--completion "tcsh": want bash, zsh, fish, powershell`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
