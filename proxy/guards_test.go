@@ -529,21 +529,9 @@ func TestGuardsCommitUpstream(t *testing.T) {
 func TestGuardsCommitListen(t *testing.T) {
 	server, journal := shop(t)
 	l := startListen(t, append([]string{"--domain", "retail", "--guards", "--commit", "--"}, server...)...)
-	opened := l.do("POST", strings.TrimSpace(init16(1)), func(r *http.Request) { r.Header.Set("Accept", "application/json") })
-	sid := opened.header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: %d %s", opened.status, opened.body)
-	}
-	post := func(line string) string {
-		r := l.do("POST", strings.TrimSpace(line), func(r *http.Request) {
-			session(sid)(r)
-			r.Header.Set("Accept", "application/json")
-		})
-		return r.body
-	}
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	opened, sid, post := openJSONSession(t, l)
 	listAnswer := post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	checkCommitSession(t, opened.body, listAnswer, post, func() []string { return servedCalls(t, journal) })
+	checkCommitSession(t, opened, listAnswer, post, func() []string { return servedCalls(t, journal) })
 	if got := post(toolCall(5, "cancel_pending_order", `{"order_id":"#W7a","reason":"found it cheaper"}`)); got != strings.TrimSpace(refusedReason) {
 		t.Errorf("the refusal over --listen:\n%s\nwant\n%s", got, refusedReason)
 	}

@@ -228,19 +228,7 @@ func TestJudgeEnforceListen(t *testing.T) {
 	ctxFile, cache := filepath.Join(tmp, "chat.jsonl"), filepath.Join(tmp, "cache")
 	args := append(judgeArgs(srv, ctxFile, cache, "enforce"), "--")
 	l := startListenWith(t, []string{"TYPESAFE_API_KEY=" + judgeKey}, append(args, server...)...)
-	opened := l.do("POST", strings.TrimSpace(init16(1)), func(r *http.Request) { r.Header.Set("Accept", "application/json") })
-	sid := opened.header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: %d %s", opened.status, opened.body)
-	}
-	post := func(line string) string {
-		r := l.do("POST", strings.TrimSpace(line), func(r *http.Request) {
-			session(sid)(r)
-			r.Header.Set("Accept", "application/json")
-		})
-		return r.body
-	}
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	_, sid, post := openJSONSession(t, l)
 	first, second := judgeSession(t, srv, ctxFile, post)
 	if r := readResult(t, first); !r.Result.IsError || r.text() != judgeRefusal {
 		t.Errorf("over --listen the hesitant cancel got %s", first)
@@ -367,4 +355,24 @@ func TestJudgeSecondShadowAndBudget(t *testing.T) {
 	if second.Failed || len(second.Answers) != 2 || second.Answers[0].Why != "spent" || second.Answers[0].PYes != nil {
 		t.Errorf("the judgment past the budget: %s", lines[1])
 	}
+}
+
+// openJSONSession opens an MCP session over --listen whose answers come as
+// JSON, and returns initialize's answer, the session id and a post that
+// sends one host line in it and returns the answer.
+func openJSONSession(t *testing.T, l *listenProc) (opened string, sid string, post func(string) string) {
+	t.Helper()
+	r := l.do("POST", strings.TrimSpace(init16(1)), func(r *http.Request) { r.Header.Set("Accept", "application/json") })
+	sid = r.header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d %s", r.status, r.body)
+	}
+	post = func(line string) string {
+		return l.do("POST", strings.TrimSpace(line), func(r *http.Request) {
+			session(sid)(r)
+			r.Header.Set("Accept", "application/json")
+		}).body
+	}
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return r.body, sid, post
 }
