@@ -3,6 +3,8 @@ package guards
 import (
 	"strings"
 	"unicode"
+
+	"github.com/hoist-mcp/hoist/oracle"
 )
 
 // Both policies: "Before taking any action that updates the database ...,
@@ -48,23 +50,18 @@ func saysYes(text string) bool {
 // before the write says yes. Without a conversation (no --context) it
 // lacks its fact.
 func confirmed(s *Session, c *call) Verdict {
-	user := -1
-	for i := len(s.conv) - 1; i >= 0; i-- {
-		if s.conv[i].Role == "user" {
-			user = i
-			break
-		}
+	conv := make([]oracle.Message, 0, len(s.conv))
+	asked := false
+	for _, m := range s.conv {
+		conv = append(conv, oracle.Message{Role: m.Role, Content: m.Text})
+		asked = asked || m.Role == "user"
 	}
-	if user < 0 {
+	if !asked {
 		return lacks("the customer's messages (--context)")
 	}
-	conf := &Confirmation{UserSaid: s.conv[user].Text}
-	for i := user - 1; i >= 0; i-- {
-		if s.conv[i].Role == "assistant" {
-			conf.AgentSaid = s.conv[i].Text
-			break
-		}
-	}
+	// The exchange the judge is asked about, found as the judge finds it.
+	x := oracle.LastExchange(conv)
+	conf := &Confirmation{AgentSaid: x.Said, UserSaid: x.Reply}
 	c.confirm = conf
 	if saysYes(conf.UserSaid) {
 		return allow()

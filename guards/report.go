@@ -36,7 +36,8 @@ type Split struct {
 	Unknown int `json:"unknown"`
 }
 
-func (s *Split) add(g Group) {
+// Add counts one in group g and in the total.
+func (s *Split) Add(g Group) {
 	s.All++
 	switch g {
 	case Reward1:
@@ -120,7 +121,7 @@ type Report struct {
 }
 
 // AddEpisode counts an episode of group g.
-func (r *Report) AddEpisode(g Group) { r.Episodes.add(g) }
+func (r *Report) AddEpisode(g Group) { r.Episodes.Add(g) }
 
 // AddRules lists a session's rules with their modes, once per domain.
 func (r *Report) AddRules(s *Session) {
@@ -139,7 +140,7 @@ func (r *Report) AddCheck(g Group, w Where, c Check, args json.RawMessage, done 
 	if !c.Write {
 		return
 	}
-	r.Writes.add(g)
+	r.Writes.Add(g)
 	var any, anyEnforced, lack, lackEnforced, checkedEnforced bool
 	for _, v := range c.Verdicts {
 		i := slices.IndexFunc(r.Rules, func(t RuleTally) bool { return t.Rule == v.Rule })
@@ -147,46 +148,46 @@ func (r *Report) AddCheck(g Group, w Where, c Check, args json.RawMessage, done 
 			continue
 		}
 		t := &r.Rules[i]
-		t.Checked.add(g)
+		t.Checked.Add(g)
 		enforced := t.Mode == Enforce
 		checkedEnforced = checkedEnforced || enforced
 		switch v.Outcome {
 		case Refuse:
-			t.Refused.add(g)
+			t.Refused.Add(g)
 			if done {
-				t.RefusedDone.add(g)
+				t.RefusedDone.Add(g)
 			}
 			any = true
 			anyEnforced = anyEnforced || enforced
 			r.Refusals = append(r.Refusals, Refusal{Where: w, Group: g, Tool: c.Tool, Args: args, Rule: v.Rule, Enforced: enforced, Reason: v.Reason, ServerDid: done})
 		case Lacks:
-			t.Lacked.add(g)
+			t.Lacked.Add(g)
 			lack = true
 			lackEnforced = lackEnforced || enforced
 		}
 	}
 	if len(c.Verdicts) > 0 {
-		r.Every.Checked.add(g)
+		r.Every.Checked.Add(g)
 	}
 	if any {
-		r.Every.Refused.add(g)
+		r.Every.Refused.Add(g)
 		if done {
-			r.Every.RefusedDone.add(g)
+			r.Every.RefusedDone.Add(g)
 		}
 	}
 	if lack {
-		r.Every.Lacked.add(g)
+		r.Every.Lacked.Add(g)
 	}
 	if checkedEnforced {
-		r.Enforced.Checked.add(g)
+		r.Enforced.Checked.Add(g)
 	}
 	if anyEnforced {
-		r.Enforced.Refused.add(g)
+		r.Enforced.Refused.Add(g)
 		if done {
-			r.Enforced.RefusedDone.add(g)
+			r.Enforced.RefusedDone.Add(g)
 		}
 	}
 	if lackEnforced {
-		r.Enforced.Lacked.add(g)
+		r.Enforced.Lacked.Add(g)
 	}
 }

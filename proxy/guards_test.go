@@ -109,20 +109,23 @@ type guardsLine struct {
 	} `json:"verdicts"`
 }
 
-func readGuardsLog(t *testing.T, path string) []guardsLine {
+func readGuardsLog(t *testing.T, path string) []guardsLine { return readJSONL[guardsLine](t, path) }
+
+// readJSONL reads a log of JSON lines, each into a T.
+func readJSONL[T any](t *testing.T, path string) []T {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []guardsLine
+	var out []T
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var l guardsLine
+		var l T
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("guards log line %q: %v", sc.Text(), err)
+			t.Fatalf("%s: line %q: %v", path, sc.Text(), err)
 		}
 		out = append(out, l)
 	}

@@ -1,7 +1,6 @@
 package proxy_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -57,24 +56,7 @@ type confirmLine struct {
 	WaitedUS *int64 `json:"waited_us"`
 }
 
-func readConfirmLog(t *testing.T, path string) []confirmLine {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []confirmLine
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var l confirmLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("confirm log line %q: %v", sc.Text(), err)
-		}
-		out = append(out, l)
-	}
-	return out
-}
+func readConfirmLog(t *testing.T, path string) []confirmLine { return readJSONL[confirmLine](t, path) }
 
 // judgeSession runs one conversation over any transport (do sends a host
 // line and returns the answer): a cancel the customer hesitates about,

@@ -202,7 +202,7 @@ func runConfirm(ctx context.Context, o *confirmOptions) error {
 	}
 	bad, err := eachTrajectory(ctx, o.IO, &o.trajectoryOptions, newSession, func(ep *episode.Episode, s *guards.Session) error {
 		g := guards.GroupOf(ep.Reward)
-		add(&rep.Episodes, g)
+		rep.Episodes.Add(g)
 		walkWrites(s, ep, func(c *episode.Call, check guards.Check) {
 			if check.Confirmation == nil {
 				return
@@ -210,7 +210,7 @@ func runConfirm(ctx context.Context, o *confirmOptions) error {
 			if check.Refused != nil {
 				// The proxy asks the judge nothing about a write an
 				// enforced rule refuses: nor does hoist confirm.
-				add(&rep.GuardsRefused, g)
+				rep.GuardsRefused.Add(g)
 				return
 			}
 			j := judgment{Episode: ep.ID, TaskID: ep.TaskID, Reward: ep.Reward, Call: c.Index, Tool: c.Tool, Args: c.Args,
@@ -239,23 +239,23 @@ func runConfirm(ctx context.Context, o *confirmOptions) error {
 	}
 	for i := range rep.Judgments {
 		j := &rep.Judgments[i]
-		add(&rep.Writes, j.group)
+		rep.Writes.Add(j.group)
 		if j.First.Answered {
-			add(&rep.Answered, j.group)
+			rep.Answered.Add(j.group)
 		} else {
 			rep.Unanswered[j.First.Why]++
 		}
 		if j.WouldRefuse {
-			add(&rep.WouldRefuse, j.group)
+			rep.WouldRefuse.Add(j.group)
 			if j.ServerDid {
-				add(&rep.WouldRefuseDone, j.group)
+				rep.WouldRefuseDone.Add(j.group)
 			}
 		}
 		if j.WordList == guards.Refuse {
-			add(&rep.WordList, j.group)
+			rep.WordList.Add(j.group)
 		}
 		if len(j.ProposalCheck) > 0 {
-			add(&rep.Proposal, j.group)
+			rep.Proposal.Add(j.group)
 		}
 	}
 	if o.JSON {
@@ -314,19 +314,6 @@ func askAll(ctx context.Context, o *confirmOptions, jd judge.Judge, js []judgmen
 	close(next)
 	wg.Wait()
 	return ctx.Err()
-}
-
-// add counts one in g and in total.
-func add(s *guards.Split, g guards.Group) {
-	s.All++
-	switch g {
-	case guards.Reward1:
-		s.Reward1++
-	case guards.Below1:
-		s.Below1++
-	default:
-		s.Unknown++
-	}
 }
 
 func writeConfirmText(w io.Writer, r *confirmReport) {

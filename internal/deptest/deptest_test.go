@@ -45,7 +45,7 @@ var rules = Rules{
 		"promote":  {"episode", "evaluate", "flow", "stats", "oracle", "binding"}, // evaluate: the reward, one definition of what a lookup earns
 		"evaluate": {"episode", "flow", "stats", "oracle", "binding", "jsontext"},
 		"drift":    {"episode", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
-		"guards":   {"mcpmsg", "jsontext"},
+		"guards":   {"mcpmsg", "jsontext", "oracle"},
 		"oracle":   {"jsontext", "internal/atomicfile"}, // the model's questions and their cache; the callers turn their messages into its types
 		"judge":    {"guards", "oracle"},                // the confirmation judge: the guards' confirmations put to the oracle
 
