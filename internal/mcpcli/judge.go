@@ -179,10 +179,9 @@ func openOracle(o *options) error {
 	if asking {
 		o.Proxy.Flow.Oracle = proxy.FlowOracle{Oracle: ask}
 	}
-	if !judging {
-		return pruneCache(o, cache, warn)
+	if judging {
+		g.Judge.Judge.Oracle = ask
 	}
-	g.Judge.Judge.Oracle = ask
 	return pruneCache(o, cache, warn)
 }
 

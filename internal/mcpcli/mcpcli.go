@@ -271,7 +271,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	addJudgeFlags(fl, &opts.judge)
 	addConsoleFlags(fl, &opts.console)
 	fl.BoolVar(&opts.Proxy.Commit, "commit", false, "add hoist_commit to the server's tools: the writes the user confirmed, in one call, in order, each checked by --guards")
-	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete what is older than `N` days from --record and from the judge's --oracle-cache (0 keeps all)")
+	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete what is older than `N` days from --record and from --oracle-cache when the judge or the flow asks the model (0 keeps all)")
 	fl.BoolVar(&opts.Proxy.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	fl.BoolVar(&opts.Proxy.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
 	fl.IntVar(&opts.Proxy.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
