@@ -181,7 +181,13 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string, 
 	fmt.Printf("  hoist said: %s", out)
 	if duck > 0 {
 		ratio := d.Seconds() / duck.Seconds()
-		fmt.Printf("  ingest / duckdb load = %.2f× (target ≤ 2×: %s)\n", ratio, verdict(ratio <= 2))
+		// The targets: 2× on the generated corpus, 1× on the
+		// τ²-bench logs (given as a directory).
+		target := 2.0
+		if given != "" {
+			target = 1
+		}
+		fmt.Printf("  ingest / duckdb load = %.2f× (target ≤ %g×: %s)\n", ratio, target, verdict(ratio <= target))
 	}
 	fmt.Printf("  peak RSS target < 200 MB: %s\n", verdict(rss < 200e6))
 
