@@ -53,6 +53,11 @@ type Flow struct {
 	// Sites are the agent's calls that returned, by tool and outcome, with
 	// the lookups that followed them; sorted by tool, then failed.
 	Sites []Site `json:"sites"`
+	// Shard is what hoist learn --shard adds for hoist flow merge: the
+	// shard's partial counts, or its training table for the arbiter
+	// (learn.MergeShards reads it; docs/scale.md). Absent from a flow
+	// learned or merged whole; a proxy serves the flow and ignores it.
+	Shard json.RawMessage `json:"shard,omitempty"`
 }
 
 // Provenance is what a flow was learned from.

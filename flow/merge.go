@@ -28,6 +28,12 @@ type MergeError struct {
 }
 
 func (e *MergeError) Error() string {
+	if e.Index < 0 {
+		if e.Field == "" {
+			return e.Err.Error()
+		}
+		return fmt.Sprintf("%s: %v", e.Field, e.Err)
+	}
 	if e.Field == "" {
 		return fmt.Sprintf("flow %d: %v", e.Index+1, e.Err)
 	}
@@ -51,7 +57,8 @@ func AddDigest(sum *[sha256.Size]byte, d []byte) {
 	}
 }
 
-func parseDigest(s string) ([sha256.Size]byte, error) {
+// ParseDigest reads a Provenance.Digest.
+func ParseDigest(s string) ([sha256.Size]byte, error) {
 	var d [sha256.Size]byte
 	hexits, ok := strings.CutPrefix(s, DigestPrefix)
 	if !ok || hex.DecodedLen(len(hexits)) != sha256.Size {
@@ -97,7 +104,7 @@ func Merge(fs ...*Flow) (*Flow, error) {
 			err.Index = i
 			return nil, err
 		}
-		d, err := parseDigest(f.Learned.Digest)
+		d, err := ParseDigest(f.Learned.Digest)
 		if err != nil {
 			return nil, &MergeError{Index: i, Field: "learned.digest", Err: err}
 		}
@@ -181,8 +188,14 @@ func mergeable(first, f *Flow) *MergeError {
 		return differ("folds", f.Folds, first.Folds)
 	case f.MinSupport != first.MinSupport:
 		return differ("min_support", f.MinSupport, first.MinSupport)
-	case f.Arbiter != first.Arbiter:
-		return differ("arbiter", f.Arbiter, first.Arbiter)
+	case f.Arbiter != nil || first.Arbiter != nil:
+		a := f.Arbiter
+		if a == nil {
+			a = first.Arbiter
+		}
+		return &MergeError{Field: "arbiter", Err: fmt.Errorf("fitted on the %d offers of one flow's episodes: arbiters do not add; learn the shards with hoist learn --shard, whose flows merge with their arbiter (docs/scale.md)", a.Fit.Offers)}
+	case f.Shard != nil:
+		return &MergeError{Field: "shard", Err: errors.New("a shard's partial counts or table, while the first flow has none: merge flows of hoist learn --shard together")}
 	case f.Learned.HabitOnly != first.Learned.HabitOnly:
 		return differ("learned.habit_only", f.Learned.HabitOnly, first.Learned.HabitOnly)
 	}

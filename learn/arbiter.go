@@ -19,14 +19,6 @@ const arbiterL2 = 1.0
 // file: far below what moves a probability, and the file stays readable.
 const arbiterRound = 1e6
 
-// offerRow is one offer of the replay: its inputs, whether it hit, and the
-// fold of its episode's task.
-type offerRow struct {
-	x    []float64
-	hit  bool
-	fold int
-}
-
 // FitArbiter fits f's arbiter on the episodes of src the filter selects:
 // each is replayed with flow.ReplayEpisode (served the counts of the folds
 // that do not hold its task, so every offer's inputs are held out), and
@@ -35,7 +27,8 @@ type offerRow struct {
 // offer's inputs (flow.ArbiterFeatures) is fitted on all offers (Weights)
 // and, for each fold, on the other folds' offers (Folds), which serve that
 // fold; the fit's ECE and log loss are out of fold. A flow of one fold, or
-// one whose replay scores no offer, gets no arbiter.
+// one whose replay scores no offer, gets no arbiter. It is ReplayTable
+// and Table.Fit in one.
 func FitArbiter(ctx context.Context, src episode.Source, filter episode.Filter, f *flow.Flow) error {
 	return FitArbiterWith(ctx, src, filter, f, ArbiterOptions{})
 }
@@ -58,19 +51,31 @@ func FitArbiterWith(ctx context.Context, src episode.Source, filter episode.Filt
 	if f.Folds < 2 {
 		return nil
 	}
-	var rows []offerRow
+	t, err := ReplayTable(ctx, src, filter, f, ao)
+	if err != nil {
+		return err
+	}
+	return t.Fit(f)
+}
+
+// ReplayTable replays the episodes of src the filter selects with f, as
+// FitArbiter does, and returns the training table of their offers.
+func ReplayTable(ctx context.Context, src episode.Source, filter episode.Filter, f *flow.Flow, ao ArbiterOptions) (*Table, error) {
 	feats := flow.ArbiterFeatures
 	if ao.Oracle != nil {
 		feats = append(slices.Clone(feats), flow.FeatureOracle)
 	}
+	t := newTable(f, feats)
 	var once flow.OfferOnce
 	var fold int
+	var x []float64
 	opt := flow.ReplayOptions{
 		Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold},
 		Caps: flow.DefaultCaps,
 		Decision: func(d *flow.Decision, hit []bool) {
 			once.Each(d, hit, func(o *flow.Offer, hit bool) {
-				rows = append(rows, offerRow{x: flow.InputsOf(o).Vector(feats, nil), hit: hit, fold: fold})
+				x = flow.InputsOf(o).Vector(feats, x)
+				t.add(fold, hit, x)
 			})
 		},
 		Oracle:    ao.Oracle,
@@ -83,37 +88,54 @@ func FitArbiterWith(ctx context.Context, src episode.Source, filter episode.Filt
 		}
 		fold = flow.FoldOf(flow.TaskKey(ep), f.Folds)
 		flow.ReplayEpisode(f, ep, opt)
+		t.episodes++
+		flow.AddDigest(&t.digest, episodeDigest(ep))
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("reading episodes: %w", err)
+		return nil, fmt.Errorf("reading episodes: %w", err)
 	}
+	return t, nil
+}
+
+// Fit fits f's arbiter on the table (FitArbiter), which must be of f's
+// episodes, replayed with f. The rows are read in their canonical order
+// (Table), so the weights do not depend on how the episodes were split.
+func (t *Table) Fit(f *flow.Flow) error {
+	f.Arbiter = nil
+	if f.Folds < 2 {
+		return nil
+	}
+	rows := t.sorted()
 	if len(rows) == 0 {
 		return nil
 	}
+	feats := t.features
 	a := &flow.Arbiter{Features: feats, Weights: fitLogistic(rows, -1, len(feats))}
 	for k := 0; k < f.Folds; k++ {
 		a.Folds = append(a.Folds, fitLogistic(rows, k, len(feats)))
 	}
 	// Out of fold: each offer predicted by the weights fitted without it.
-	ps := make([]float64, len(rows))
-	hits := make([]bool, len(rows))
+	var ps []float64
+	var hits []bool
 	loss := 0.0
-	for i, r := range rows {
+	for _, r := range rows {
 		p := sigmoidDot(a.Folds[r.fold], r.x)
-		ps[i], hits[i] = p, r.hit
 		q := min(max(p, 1e-12), 1-1e-12)
+		l := -math.Log(1 - q)
 		if r.hit {
-			loss -= math.Log(q)
-			a.Fit.Hits++
-		} else {
-			loss -= math.Log(1 - q)
+			l = -math.Log(q)
+			a.Fit.Hits += r.n
+		}
+		loss += float64(r.n) * l
+		a.Fit.Offers += r.n
+		for range r.n {
+			ps, hits = append(ps, p), append(hits, r.hit)
 		}
 	}
 	_, ece := flow.Reliability(ps, hits)
-	a.Fit.Offers = len(rows)
 	a.Fit.ECE = math.Round(ece*arbiterRound) / arbiterRound
-	a.Fit.LogLoss = math.Round(loss/float64(len(rows))*arbiterRound) / arbiterRound
+	a.Fit.LogLoss = math.Round(loss/float64(a.Fit.Offers)*arbiterRound) / arbiterRound
 	f.Arbiter = a
 	return f.Validate()
 }
@@ -127,9 +149,9 @@ func sigmoidDot(w, x []float64) float64 {
 }
 
 // fitLogistic fits a ridge logistic regression by Newton's method on the
-// rows not of fold skip (all of them when skip < 0), and returns the
+// rows not of fold skip (each weighing as many offers as it stands for) (all of them when skip < 0), and returns the
 // weights, rounded.
-func fitLogistic(rows []offerRow, skip, d int) []float64 {
+func fitLogistic(rows []tableRow, skip, d int) []float64 {
 	w := make([]float64, d)
 	g := make([]float64, d)
 	h := make([][]float64, d)
@@ -151,12 +173,13 @@ func fitLogistic(rows []offerRow, skip, d int) []float64 {
 			if r.hit {
 				y = 1
 			}
-			s := p * (1 - p)
+			n := float64(r.n)
+			e, s := n*(p-y), n*p*(1-p)
 			for i, xi := range r.x {
 				if xi == 0 {
 					continue
 				}
-				g[i] += (p - y) * xi
+				g[i] += e * xi
 				for j, xj := range r.x {
 					h[i][j] += s * xi * xj
 				}

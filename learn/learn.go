@@ -19,7 +19,6 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +42,6 @@ const (
 	maxTuples       = 64 // binding tuples tried per lookup and occurrence
 	maxFanOutValues = 64 // values a fan-out may give and still match
 	maxConds        = 24 // conditions a site's result offers per occurrence
-	maxSiteConds    = 512
 )
 
 // Options tune learning.
@@ -104,16 +102,22 @@ type siteAcc struct {
 	// no predicate, however well one of its values splits a few tasks.
 	conds  map[string]*flow.Count
 	values map[string]map[string]bool
+	// many holds the paths that met more than maxPathValues values: their
+	// conditions are never predicates, so they are not counted. Whether a
+	// path has many values does not depend on how the episodes are split.
+	many map[string]bool
 }
 
 // maxPathValues is the most distinct values a path of a site's result may
 // take and still give predicates: a status or a cabin class, not an id.
 const maxPathValues = 8
 
-// noteValue records that a condition's path met its value.
+// noteValue records that a condition's path met its value. A path that
+// passes maxPathValues values is marked many, and its conditions' counts
+// dropped.
 func (sa *siteAcc) noteValue(cond string) {
 	path, value, ok := strings.Cut(cond, " == ")
-	if !ok {
+	if !ok || sa.many[path] {
 		return
 	}
 	vs := sa.values[path]
@@ -121,15 +125,29 @@ func (sa *siteAcc) noteValue(cond string) {
 		vs = map[string]bool{}
 		sa.values[path] = vs
 	}
-	if len(vs) <= maxPathValues {
-		vs[value] = true
+	vs[value] = true
+	if len(vs) > maxPathValues {
+		sa.markMany(path)
+	}
+}
+
+func (sa *siteAcc) markMany(path string) {
+	if sa.many == nil {
+		sa.many = map[string]bool{}
+	}
+	sa.many[path] = true
+	delete(sa.values, path)
+	for c := range sa.conds {
+		if p, _, _ := strings.Cut(c, " == "); p == path {
+			delete(sa.conds, c)
+		}
 	}
 }
 
 // fewValues reports whether a condition's path takes few enough values.
 func (sa *siteAcc) fewValues(cond string) bool {
 	path, _, ok := strings.Cut(cond, " == ")
-	return !ok || len(sa.values[path]) <= maxPathValues
+	return !ok || !sa.many[path]
 }
 
 type lookupAcc struct {
@@ -150,6 +168,26 @@ type tupleAcc struct {
 	tasks       map[string]bool // the tasks it matched in, up to MinSupport
 	matched     flow.Count
 	calls, used flow.Count // a fan-out's calls and those the agent made
+}
+
+// addTask notes a task the tuple matched in, keeping the m least task keys:
+// whatever the order of the episodes, and however they are split, the
+// same keys are kept.
+func (t *tupleAcc) addTask(task string, m int) {
+	if t.tasks[task] {
+		return
+	}
+	if t.tasks == nil {
+		t.tasks = map[string]bool{}
+	}
+	t.tasks[task] = true
+	if len(t.tasks) > m {
+		most := ""
+		for k := range t.tasks {
+			most = max(most, k)
+		}
+		delete(t.tasks, most)
+	}
 }
 
 // support is how many of the agent's calls the tuple reproduced.
@@ -210,6 +248,14 @@ func New(opt Options) *Learner {
 // over the same episodes in the same order. FromSource joins its goroutines
 // before returning.
 func FromSource(ctx context.Context, src episode.Source, f episode.Filter, opt Options) (*flow.Flow, error) {
+	l, err := count(ctx, src, f, opt)
+	if err != nil {
+		return nil, err
+	}
+	return l.Flow(), nil
+}
+
+func count(ctx context.Context, src episode.Source, f episode.Filter, opt Options) (*Learner, error) {
 	n := opt.Workers
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
@@ -253,7 +299,7 @@ func FromSource(ctx context.Context, src episode.Source, f episode.Filter, opt O
 	for _, sh := range shards {
 		l.merge(sh)
 	}
-	return l.Flow(), nil
+	return l, nil
 }
 
 // merge adds o's counts (not its provenance, which note keeps in order) to
@@ -266,12 +312,20 @@ func (l *Learner) merge(o *Learner) {
 			continue
 		}
 		addCount(&sa.count, osa.count)
+		for path := range osa.many {
+			if !sa.many[path] {
+				sa.markMany(path)
+			}
+		}
 		for path, vs := range osa.values {
 			for v := range vs {
 				sa.noteValue(path + " == " + v)
 			}
 		}
 		for c, n := range osa.conds {
+			if !sa.fewValues(c) {
+				continue
+			}
 			if sa.conds[c] == nil {
 				sa.conds[c] = n
 			} else {
@@ -307,15 +361,10 @@ func (l *Learner) merge(o *Learner) {
 				for i := range ta.args {
 					a, b := &ta.args[i], ota.args[i]
 					a.varied = a.varied || b.varied || a.first != b.first
+					a.first = min(a.first, b.first)
 				}
 				for task := range ota.tasks {
-					if len(ta.tasks) >= l.opt.MinSupport {
-						break
-					}
-					if ta.tasks == nil {
-						ta.tasks = map[string]bool{}
-					}
-					ta.tasks[task] = true
+					ta.addTask(task, l.opt.MinSupport)
 				}
 			}
 		}
@@ -326,9 +375,7 @@ func (l *Learner) merge(o *Learner) {
 			l.tools[name] = ota
 			continue
 		}
-		if ta.server == "" {
-			ta.server = ota.server
-		}
+		ta.server = leastServer(ta.server, ota.server)
 		for k, n := range ota.kinds {
 			ta.kinds[k] += n
 		}
@@ -459,11 +506,11 @@ func (l *Learner) count(ep *episode.Episode) {
 		conds := siteConds(scope.Site)
 		for _, c := range conds {
 			sa.noteValue(c)
+			if !sa.fewValues(c) {
+				continue
+			}
 			n := sa.conds[c]
 			if n == nil {
-				if len(sa.conds) >= maxSiteConds {
-					continue
-				}
 				n = ptrCount(flow.NewCount(l.opt.Folds))
 				sa.conds[c] = n
 			}
@@ -661,16 +708,13 @@ func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, deco
 					la.tuples[k] = ta
 				}
 				for i := range ta.args {
-					if ta.args[i].first != firstVals[i] {
-						ta.args[i].varied = true
+					a := &ta.args[i]
+					if a.first != firstVals[i] {
+						a.varied = true
+						a.first = min(a.first, firstVals[i])
 					}
 				}
-				if len(ta.tasks) < l.opt.MinSupport {
-					if ta.tasks == nil {
-						ta.tasks = map[string]bool{}
-					}
-					ta.tasks[task] = true
-				}
+				ta.addTask(task, l.opt.MinSupport)
 				if used == calls {
 					ta.matched.Add(fold)
 				}
@@ -756,6 +800,19 @@ func (l *Learner) binding(expr string) binding.Expr {
 	return b
 }
 
+// leastServer is the server a tool is pinned to: the least name of those
+// it was met with, none only when none was named, so that the choice does
+// not depend on the order of the episodes.
+func leastServer(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return min(a, b)
+}
+
 func ptrCount(c flow.Count) *flow.Count { return &c }
 
 func decodeArgs(raw json.RawMessage) (map[string]any, bool) {
@@ -772,9 +829,7 @@ func (l *Learner) noteTool(t *episode.Tool) {
 		ta = &toolAcc{server: t.Server, kinds: map[episode.Kind]int{}, contracts: map[string]int{}}
 		l.tools[t.Name] = ta
 	}
-	if ta.server == "" {
-		ta.server = t.Server
-	}
+	ta.server = leastServer(ta.server, t.Server)
 	ta.kinds[t.Kind]++
 	c, ok := l.contract[string(t.InputSchema)]
 	if !ok {
@@ -789,30 +844,11 @@ func (l *Learner) noteTool(t *episode.Tool) {
 	}
 }
 
-// writeDigest adds the digest of one episode: its id, task, calls,
-// arguments and results.
+// writeDigest adds the digest of one episode (episodeDigest). Summed,
+// the digest is the same whatever the order, and a merge of partials adds
+// theirs.
 func (l *Learner) writeDigest(ep *episode.Episode) {
-	h := sha256.New()
-	w := func(s string) {
-		h.Write([]byte(strconv.Itoa(len(s))))
-		h.Write([]byte{':'})
-		h.Write([]byte(s))
-	}
-	w(ep.ID)
-	w(ep.TaskID)
-	for _, c := range ep.Calls() {
-		w(c.Tool)
-		w(string(c.Args))
-		if c.Result != nil {
-			w(c.Result.Text)
-			if c.Result.IsError {
-				w("error")
-			}
-		}
-	}
-	// Summed, the digest is the same whatever the order, and a merge of
-	// flows learned from shards adds theirs (flow.Merge).
-	flow.AddDigest(&l.digest, h.Sum(nil))
+	flow.AddDigest(&l.digest, episodeDigest(ep))
 }
 
 // Flow returns the flow learned so far. It is a pure function of the

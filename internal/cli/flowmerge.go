@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/learn"
 )
 
 // newCmdFlow is hoist flow, the parent of the commands that work on flow
@@ -31,6 +33,9 @@ type flowMergeOptions struct {
 	Files []string
 	Out   string
 	Quiet bool
+	// Shard keeps the shards' partial counts or tables in the merge, so it
+	// merges again (--shard).
+	Shard bool
 }
 
 func newCmdFlowMerge(f *Factory, runF func(context.Context, *flowMergeOptions) error) *cobra.Command {
@@ -74,6 +79,7 @@ Exit codes: 0 done; 1 a flow could not be read or merged, named on stderr;
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Out, "out", "o", "", "write the merged flow to `FILE` (- for standard output)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "print nothing but the command's output and errors")
+	fl.BoolVar(&opts.Shard, "shard", false, "keep the shards' partial counts or tables in the merge, so it merges again with other shards")
 	return cmd
 }
 
@@ -86,10 +92,23 @@ func runFlowMerge(_ context.Context, o *flowMergeOptions) error {
 		}
 		fs[i] = f
 	}
-	m, err := flow.Merge(fs...)
+	var m *flow.Flow
+	var merged *learn.Merged
+	var err error
+	if slices.ContainsFunc(fs, func(f *flow.Flow) bool { return f.Shard != nil }) {
+		if merged, err = learn.MergeShards(fs, o.Shard); err == nil {
+			m = merged.Flow
+		}
+	} else {
+		m, err = flow.Merge(fs...)
+	}
 	var me *flow.MergeError
 	if errors.As(err, &me) {
-		return &flow.FieldError{File: o.Files[me.Index], Field: me.Field, Err: me.Err}
+		file := ""
+		if me.Index >= 0 {
+			file = o.Files[me.Index]
+		}
+		return &flow.FieldError{File: file, Field: me.Field, Err: me.Err}
 	}
 	if err != nil {
 		return err
@@ -107,9 +126,30 @@ func runFlowMerge(_ context.Context, o *flowMergeOptions) error {
 	} else if err := atomicfile.WriteFile(o.Out, data, 0o600); err != nil {
 		return fmt.Errorf("writing %s: %w", o.Out, err)
 	}
-	if !o.Quiet {
+	if o.Quiet {
+		return nil
+	}
+	switch {
+	case merged == nil:
 		fmt.Fprintf(o.IO.Err, "hoist: merged %d flows: %d sites from %d episodes of %d tasks; wrote %s\n",
 			len(fs), len(m.Sites), m.Learned.Episodes, m.Learned.Tasks, where)
+	case merged.Counts:
+		next := ""
+		if merged.Pending {
+			next = fmt.Sprintf("; its arbiter is yet to fit: run hoist learn --shard --counts %s on every shard, then hoist flow merge their flows", where)
+		}
+		fmt.Fprintf(o.IO.Err, "hoist: merged the counts of %d shards: %d sites from %d episodes of %d tasks; wrote %s%s\n",
+			len(fs), len(m.Sites), m.Learned.Episodes, m.Learned.Tasks, where, next)
+	case merged.Pending:
+		fmt.Fprintf(o.IO.Err, "hoist: merged the training tables of %d shards: %d of the %d episodes replayed; wrote %s\n",
+			len(fs), merged.Replayed, merged.Of, where)
+	default:
+		arb := "no arbiter (no offer to fit)"
+		if a := m.Arbiter; a != nil {
+			arb = fmt.Sprintf("arbiter fitted on %d offers, out-of-fold ECE %.3f", a.Fit.Offers, a.Fit.ECE)
+		}
+		fmt.Fprintf(o.IO.Err, "hoist: merged the training tables of %d shards: %d sites from %d episodes of %d tasks; %s; wrote %s\n",
+			len(fs), len(m.Sites), m.Learned.Episodes, m.Learned.Tasks, arb, where)
 	}
 	return nil
 }

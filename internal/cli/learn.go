@@ -60,8 +60,11 @@ type learnOptions struct {
 	IO iostreams.Streams
 	storeOptions
 	learnFlags
-	// Shard learns one shard for hoist flow merge (--shard).
-	Shard bool
+	// Shard learns one shard for hoist flow merge (--shard): its partial
+	// counts, or with Counts (--counts FILE) its training table, replayed
+	// with the merged counts in FILE.
+	Shard  bool
+	Counts string
 	// Oracle are the System-One model's flags; UseOracle says --oracle was
 	// given: without it, learn asks nothing and fits no "oracle" weight.
 	Oracle    oraclecli.Flags
@@ -101,12 +104,17 @@ from reach, habit, the binding, the predicate and the binding's form, with
 weights per fold (--habit-only leaves it out). The same episodes give a
 byte-identical flow.
 
---shard learns one shard of the sessions for hoist flow merge: a path that
-met one value in the shard stays a path (whether it varies is known only
-over every shard), and no arbiter is fitted (its weights would not add).
-Learned with --shard --min-support 1, shards merge into the very bytes of
-one learn --shard --min-support 1 over all of them (docs/scale.md).
-docs/flow.md explains every field; hoist flow-show renders it for review.
+--shard learns one shard of the sessions for hoist flow merge: the flow of
+the shard, carrying its partial counts (every binding, condition and task it
+met, untrimmed) in its "shard" member. hoist flow merge adds the shards'
+counts into the flow of all their episodes. The arbiter is fitted on a
+replay of every episode with that merged flow, so it takes a second pass:
+--shard --counts MERGED replays the shard's episodes with the merged flow
+and writes their training table, and hoist flow merge of every shard's
+table fits the arbiter. However the sessions are split, the result is the
+flow hoist learn writes from all of them at once, byte for byte
+(docs/scale.md). docs/flow.md explains every field; hoist flow-show
+renders it for review.
 
 --oracle jev|replay|mock puts the flow's question to the System-One model
 about every offer of the arbiter's replay (after this call, will the agent
@@ -134,6 +142,9 @@ docs/privacy.md says what the questions send.
 			if err := opts.learnFlags.check(); err != nil {
 				return err
 			}
+			if opts.Counts != "" && !opts.Shard {
+				return &FlagError{errors.New("--counts: needs --shard")}
+			}
 			if err := opts.checkOracle(cmd); err != nil {
 				return err
 			}
@@ -145,7 +156,8 @@ docs/privacy.md says what the questions send.
 	}
 	addStoreFlags(cmd, &opts.storeOptions)
 	addLearnFlags(cmd, &opts.learnFlags)
-	cmd.Flags().BoolVar(&opts.Shard, "shard", false, "learn one shard for hoist flow merge: paths stay paths and no arbiter is fitted (docs/scale.md)")
+	cmd.Flags().BoolVar(&opts.Shard, "shard", false, "learn one shard for hoist flow merge: its flow with its partial counts (docs/scale.md)")
+	cmd.Flags().StringVar(&opts.Counts, "counts", "", "with --shard: replay the shard with the merged counts in `FILE` (hoist flow merge's) and write its training table for the arbiter")
 	opts.Oracle.Add(cmd.Flags())
 	return cmd
 }
@@ -186,7 +198,15 @@ func runLearn(ctx context.Context, o *learnOptions) error {
 	filter := episode.Filter{Domain: o.Domain}
 	opt := o.options()
 	if o.Shard {
-		opt.KeepReferences, opt.HabitOnly = true, true
+		if o.Counts != "" {
+			err = learnTable(ctx, o, db)
+		} else {
+			err = learnShard(ctx, o, db, filter, opt, start)
+		}
+		if err == nil && bad {
+			err = badInputError()
+		}
+		return err
 	}
 	f, err := learn.FromSource(ctx, db, filter, opt)
 	if err != nil {
@@ -214,6 +234,68 @@ func runLearn(ctx context.Context, o *learnOptions) error {
 	}
 	if bad {
 		return badInputError()
+	}
+	return nil
+}
+
+// learnShard writes the flow of one shard with its partial counts.
+func learnShard(ctx context.Context, o *learnOptions, db *store.DB, filter episode.Filter, opt learn.Options, start time.Time) error {
+	l, err := learn.Count(ctx, db, filter, opt)
+	if err != nil {
+		return err
+	}
+	f := l.Flow()
+	if f.Shard, err = l.ShardOfCounts(); err != nil {
+		return err
+	}
+	return writeFlow(o.IO, o.Out, f, o.Quiet, time.Since(start))
+}
+
+// learnTable replays the shard's episodes with the merged counts in
+// --counts and writes that flow with the shard's training table.
+func learnTable(ctx context.Context, o *learnOptions, db *store.DB) error {
+	start := time.Now()
+	cf, err := flow.Load(o.Counts)
+	if err != nil {
+		return err
+	}
+	bad := func(format string, args ...any) error {
+		return &FlagError{fmt.Errorf("--counts %s: "+format, append([]any{o.Counts}, args...)...)}
+	}
+	switch {
+	case cf.Arbiter != nil:
+		return bad("has its arbiter already")
+	case !learn.NeedsArbiter(cf):
+		return bad("has no arbiter to fit (--habit-only, or one fold): the merge of the counts is the flow")
+	case o.Domain != "" && o.Domain != cf.Domain:
+		return bad("learned for domain %q, not %q", cf.Domain, o.Domain)
+	}
+	t, err := learn.ReplayTable(ctx, db, episode.Filter{Domain: cf.Domain}, cf, learn.ArbiterOptions{})
+	if err != nil {
+		return err
+	}
+	if t.Episodes() == 0 {
+		return errors.New("no episodes to replay" + domainHint(cf.Domain))
+	}
+	if cf.Shard, err = t.ShardOfTable(); err != nil {
+		return err
+	}
+	data, err := cf.Marshal()
+	if err != nil {
+		return err
+	}
+	where := o.Out
+	if o.Out == "-" {
+		where = "standard output"
+		if _, err := o.IO.Out.Write(data); err != nil {
+			return err
+		}
+	} else if err := atomicfile.WriteFile(o.Out, data, 0o600); err != nil {
+		return err
+	}
+	if !o.Quiet {
+		fmt.Fprintf(o.IO.Err, "hoist: replayed %d episodes with the counts of %s in %s; wrote their training table to %s\n",
+			t.Episodes(), o.Counts, time.Since(start).Round(time.Millisecond), where)
 	}
 	return nil
 }
