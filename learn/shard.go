@@ -354,5 +354,5 @@ func optionsDiffer(got, want shardOptions) error {
 	default:
 		field, g, w = "keep_references", got.KeepReferences, want.KeepReferences
 	}
-	return &flow.FieldError{Field: "shard.options." + field, Err: fmt.Errorf("%v, the first flow has %v", g, w)}
+	return &flow.FieldError{Field: "shard.counts.options." + field, Err: fmt.Errorf("%v, the first flow has %v", g, w)}
 }
