@@ -74,8 +74,10 @@ func ParseDigest(s string) ([sha256.Size]byte, error) {
 // adding their counts: sites, lookups, bindings (keyed by their
 // arguments' expressions) and folds, and their provenance (episodes, tasks
 // and digests add; sources join; the date is the latest). The flows must
-// agree on domain, folds, min_support and habit_only, and none may be
-// promoted: promotion judges one flow's counts, so promote the merge.
+// agree on domain, folds, min_support and habit_only, none may be
+// promoted (promotion judges one flow's counts, so promote the merge), and
+// none may have an arbiter (its weights do not add) or a shard member
+// (learn.MergeShards adds those exactly, arbiter included).
 //
 // The merge is what learning every shard's episodes at once gives, byte
 // for byte, when the shards hold different tasks (tasks are counted once
@@ -90,8 +92,7 @@ func Merge(fs ...*Flow) (*Flow, error) {
 		return nil, errors.New("no flows to merge")
 	}
 	first := fs[0]
-	// No arbiter: its weights were fitted on one shard's offers and do not
-	// add; hoist learn fits one over the episodes (learn --shard fits none).
+	// No arbiter: mergeable refuses flows with one.
 	out := &Flow{Version: Version, Domain: first.Domain, Folds: first.Folds, MinSupport: first.MinSupport,
 		Tools: map[string]Tool{}}
 	out.Learned.HabitOnly = first.Learned.HabitOnly

@@ -43,27 +43,34 @@ func newCmdFlowMerge(f *Factory, runF func(context.Context, *flowMergeOptions) e
 	cmd := &cobra.Command{
 		Use:   "merge FLOW... --out FILE",
 		Short: "Add up flows learned from shards of the sessions into one",
-		Long: `hoist flow merge adds up flows that hoist learn wrote for shards of the
-sessions (by domain, date, host or task, on one machine or as the tasks of
-a cluster job) into the flow of all of them: the counts of every site,
-lookup and binding, fold by fold, and what they were learned from
-(episodes, tasks and digests add up, sources join, the date is the
-latest). docs/scale.md shows the pattern.
+		Long: `hoist flow merge adds up the flows hoist learn --shard wrote for shards of
+the sessions (by domain, date or host, on one machine or as the tasks of a
+cluster job) into the flow of all of them, byte for byte what hoist learn
+writes from every session at once, arbiter included, however the sessions
+were split. docs/scale.md shows the pattern.
 
-Learn the shards with --min-support 1 and split them so that each task
-(τ²-bench task, else host session) is in one shard: the merge is then the
-flow hoist learn writes from every session at once, byte for byte. With a
-higher --min-support, each shard keeps only the bindings it matched that
-often, and the merge counts only what the shards kept.
+Each shard's flow carries its partial counts; the merge adds them. When the
+flow has an arbiter to fit (two folds or more, not --habit-only), the
+merge writes the counts' flow with their sum and says so: replay each shard
+with it (hoist learn --shard --counts MERGED) and merge the flows of their
+training tables, which fits the arbiter. --shard keeps the sum in any
+merge, so that it merges again with more shards.
+
+Flows learned without --shard merge by adding their counts, as each kept
+them (learn them with --min-support 1, each task in one shard); flows with
+an arbiter are refused, since its weights do not add.
 
 The flows must agree on --domain, --folds and --min-support, and none may
 be promoted: promote the merge instead. The output is written atomically.
 
-Exit codes: 0 done; 1 a flow could not be read or merged, named on stderr;
-2 bad flags or arguments.`,
-		Example: `  hoist learn --store day1.db --domain retail --min-support 1 -o day1.flow.json
-  hoist learn --store day2.db --domain retail --min-support 1 -o day2.flow.json
-  hoist flow merge day1.flow.json day2.flow.json --out retail.flow.json`,
+Exit codes: 0 done; 1 a flow could not be read or merged, named on stderr
+with the field; 2 bad flags or arguments.`,
+		Example: `  hoist learn --store day1.db --domain retail --shard -o day1.counts.json
+  hoist learn --store day2.db --domain retail --shard -o day2.counts.json
+  hoist flow merge day1.counts.json day2.counts.json --out retail.counts.json
+  hoist learn --store day1.db --shard --counts retail.counts.json -o day1.table.json
+  hoist learn --store day2.db --shard --counts retail.counts.json -o day2.table.json
+  hoist flow merge day1.table.json day2.table.json --out retail.flow.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
