@@ -26,6 +26,22 @@ type indexer struct {
 	// site and args are the last site whose arguments were read, and
 	// them as a result ($args), parsed once for all its values.
 	site, args *binding.Result
+	keys       [][]string // scratch: an object's sorted member names, by depth
+	stack      []frame    // scratch: the path being walked
+}
+
+// sortedKeys returns o's member names, sorted, in the scratch of depth.
+func (ix *indexer) sortedKeys(o map[string]any, depth int) []string {
+	for len(ix.keys) <= depth {
+		ix.keys = append(ix.keys, nil)
+	}
+	keys := ix.keys[depth][:0]
+	for k := range o {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	ix.keys[depth] = keys
+	return keys
 }
 
 // argsOf returns the site's arguments as a result, or nil.
@@ -104,7 +120,8 @@ func writeFrame(b *strings.Builder, f frame) {
 // paths calls emit with the frames (in key order) of every place the
 // scalar v occurs in doc, until emit returns false.
 func (ix *indexer) paths(doc any, v any, emit func(fs []frame) bool) {
-	var stack []frame
+	stack := ix.stack[:0]
+	defer func() { ix.stack = stack[:0] }()
 	n := 0
 	var walk func(d any, depth int) bool
 	walk = func(d any, depth int) bool {
@@ -113,12 +130,7 @@ func (ix *indexer) paths(doc any, v any, emit func(fs []frame) bool) {
 		}
 		switch x := d.(type) {
 		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range ix.sortedKeys(x, depth) {
 				stack = append(stack, frame{key: k, parent: x, value: x[k]})
 				if !walk(x[k], depth+1) {
 					return false
@@ -533,7 +545,7 @@ func siteConds(site *binding.Result) []string {
 		for k := range o {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		slices.Sort(keys)
 		for _, k := range keys {
 			if len(out) >= maxConds {
 				return

@@ -260,50 +260,48 @@ func count(ctx context.Context, src episode.Source, f episode.Filter, opt Option
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	l := New(opt)
+	// Any worker takes the next episode: partial counts merge into the
+	// same flow however the episodes were split (Merge).
 	shards := make([]*Learner, n)
-	chans := make([]chan *episode.Episode, n)
+	ch := make(chan *episode.Episode, 64)
 	var wg sync.WaitGroup
 	for w := range shards {
 		shards[w] = New(opt)
-		chans[w] = make(chan *episode.Episode, 32)
 		wg.Add(1)
-		go func(sh *Learner, ch <-chan *episode.Episode) {
+		go func(sh *Learner) {
 			defer wg.Done()
 			for ep := range ch {
-				sh.count(ep)
+				sh.Add(ep)
 			}
-		}(shards[w], chans[w])
+		}(shards[w])
 	}
-	i := 0
 	err := src.Episodes(ctx, f, func(ep *episode.Episode) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		l.note(ep)
 		select {
-		case chans[i%n] <- ep:
-			i++
+		case ch <- ep:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	})
-	for _, ch := range chans {
-		close(ch)
-	}
+	close(ch)
 	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("reading episodes: %w", err)
 	}
-	for _, sh := range shards {
-		l.merge(sh)
+	l := shards[0]
+	for _, sh := range shards[1:] {
+		if err := l.Merge(sh); err != nil {
+			return nil, err
+		}
 	}
 	return l, nil
 }
 
-// merge adds o's counts (not its provenance, which note keeps in order) to
-// l. o must not be used after.
+// merge adds o's counts (not its provenance: Merge adds both) to l. o
+// must not be used after.
 func (l *Learner) merge(o *Learner) {
 	for sk, osa := range o.sites {
 		sa := l.sites[sk]

@@ -232,10 +232,12 @@ func ReadShard(raw json.RawMessage) (*Learner, *Table, error) {
 // arguments and results.
 func episodeDigest(ep *episode.Episode) []byte {
 	h := sha256.New()
+	var buf []byte
 	w := func(s string) {
-		h.Write([]byte(strconv.Itoa(len(s))))
-		h.Write([]byte{':'})
-		h.Write([]byte(s))
+		buf = strconv.AppendInt(buf[:0], int64(len(s)), 10)
+		buf = append(buf, ':')
+		buf = append(buf, s...)
+		h.Write(buf)
 	}
 	w(ep.ID)
 	w(ep.TaskID)
