@@ -27,7 +27,12 @@ type indexer struct {
 	// them as a result ($args), parsed once for all its values.
 	site, args *binding.Result
 	keys       [][]string // scratch: an object's sorted member names, by depth
-	stack      []frame    // scratch: the path being walked
+	// latest caches latestSaid's answers while the conversation has
+	// saidLen messages: they change only when the customer says more.
+	latest  map[string]any
+	named   map[string]bool
+	saidLen int
+	stack   []frame // scratch: the path being walked
 }
 
 // sortedKeys returns o's member names, sorted, in the scratch of depth.
@@ -56,6 +61,39 @@ func (ix *indexer) argsOf(site *binding.Result) *binding.Result {
 }
 
 func newIndexer() *indexer { return &indexer{} }
+
+// saidNow empties the caches of what was said when the customer said more.
+func (ix *indexer) saidNow(scope *binding.Scope) {
+	if n := scope.Said.Len(); ix.latest == nil || n != ix.saidLen {
+		ix.latest, ix.named, ix.saidLen = map[string]any{}, map[string]bool{}, n
+	}
+}
+
+// saidNamed is scope.Said.Named(s), remembered while nothing more is said.
+func (ix *indexer) saidNamed(scope *binding.Scope, s string) bool {
+	ix.saidNow(scope)
+	named, ok := ix.named[s]
+	if !ok {
+		named = scope.Said.Named(s)
+		ix.named[s] = named
+	}
+	return named
+}
+
+// latestSaid evaluates a $said[kind][-1] expression, the latest token of a
+// kind the customer said, and reports whether it gave one value.
+func (ix *indexer) latestSaid(scope *binding.Scope, expr string) (any, bool) {
+	ix.saidNow(scope)
+	if v, ok := ix.latest[expr]; ok {
+		return v, v != nil
+	}
+	var v any
+	if vs, err := binding.MustParse(expr).Eval(scope); err == nil && len(vs) == 1 {
+		v = vs[0]
+	}
+	ix.latest[expr] = v
+	return v, v != nil
+}
 
 // scalarKey returns a key for a JSON scalar, "" for anything else.
 func scalarKey(v any) string {
@@ -297,7 +335,7 @@ func (ix *indexer) refs(scope *binding.Scope, v any, max int) []string {
 				return out
 			}
 		}
-		for _, c := range saidRefs(scope, s) {
+		for _, c := range ix.saidRefs(scope, s) {
 			if !add(c) {
 				return out
 			}
@@ -357,8 +395,8 @@ func captureOf(pattern, line string) (string, bool) {
 
 // saidRefs returns the $said expressions that give s, the latest token of
 // its kind or shape the customer said, when the customer said s.
-func saidRefs(scope *binding.Scope, s string) []string {
-	if said := &scope.Said; said.Len() == 0 || !said.Named(s) {
+func (ix *indexer) saidRefs(scope *binding.Scope, s string) []string {
+	if scope.Said.Len() == 0 || !ix.saidNamed(scope, s) {
 		return nil
 	}
 	var kinds []string
@@ -381,8 +419,7 @@ func saidRefs(scope *binding.Scope, s string) []string {
 		}
 		// Only a kind whose latest token is the value: else the latest
 		// token of the shape is another.
-		vs, err := binding.MustParse(e + "[-1]").Eval(scope)
-		if err == nil && len(vs) == 1 && vs[0] == s {
+		if v, ok := ix.latestSaid(scope, e+"[-1]"); ok && v == s {
 			out = append(out, e+"[-1]")
 		}
 	}
