@@ -33,6 +33,7 @@ func TestGuard(t *testing.T) {
 		host   string
 		header map[string]string
 		path   string
+		body   string // after the verdict's fields
 		want   int
 	}{
 		{name: "loopback host", host: addr, want: 200},
@@ -54,8 +55,22 @@ func TestGuard(t *testing.T) {
 			header: map[string]string{"Authorization": "Bearer s3cret", "Origin": "http://evil.example"}, want: 403},
 		{name: "another site's form posting a verdict", method: "POST", path: "/holds/verdict", host: addr,
 			header: map[string]string{"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"}, want: 403},
-		{name: "the page posting a verdict", method: "POST", path: "/holds/verdict", host: addr,
+		{name: "the page posting a verdict", method: "POST", path: "/holds/verdict", host: addr, body: "&csrf=" + formToken,
 			header: map[string]string{"Origin": "http://" + addr, "Content-Type": "application/x-www-form-urlencoded"}, want: 303},
+		{name: "the page's fetch, the token in its header", method: "POST", path: "/holds/verdict", host: addr,
+			header: map[string]string{"Origin": "http://" + addr, "Content-Type": "application/x-www-form-urlencoded", "X-Hoist-Csrf": formToken}, want: 303},
+		{name: "a verdict without the form token", method: "POST", path: "/holds/verdict", host: addr,
+			header: map[string]string{"Origin": "http://" + addr, "Content-Type": "application/x-www-form-urlencoded"}, want: 403},
+		{name: "a verdict with the bearer token but not the form token", method: "POST", path: "/holds/verdict", token: "s3cret", host: "console.example:8940",
+			header: map[string]string{"Authorization": "Bearer s3cret", "Content-Type": "application/x-www-form-urlencoded"}, want: 403},
+		{name: "a verdict with the cookie and the form token", method: "POST", path: "/holds/verdict", token: "s3cret", host: "console.example:8940", body: "&csrf=" + formToken,
+			header: map[string]string{"Cookie": tokenCookie + "=s3cret", "Origin": "http://console.example:8940", "Content-Type": "application/x-www-form-urlencoded"}, want: 303},
+		{name: "another site's page by Sec-Fetch-Site", method: "POST", path: "/holds/verdict", host: addr, body: "&csrf=" + formToken,
+			header: map[string]string{"Sec-Fetch-Site": "cross-site", "Content-Type": "application/x-www-form-urlencoded"}, want: 403},
+		{name: "another site's page by Referer", method: "POST", path: "/holds/breakpoints", host: addr, body: "&csrf=" + formToken,
+			header: map[string]string{"Referer": "http://evil.example/", "Content-Type": "application/x-www-form-urlencoded"}, want: 403},
+		{name: "the console's page by Referer", method: "POST", path: "/holds/breakpoints", host: addr, body: "&csrf=" + formToken,
+			header: map[string]string{"Referer": "http://" + addr + "/holds", "Content-Type": "application/x-www-form-urlencoded"}, want: 303},
 		{name: "token once in the address", token: "s3cret", host: "console.example:8940", path: "/?token=s3cret", want: 303},
 		{name: "wrong token in the address", token: "s3cret", host: "console.example:8940", path: "/?token=nope", want: 401},
 	}
@@ -70,7 +85,7 @@ func TestGuard(t *testing.T) {
 			if method == "" {
 				method = "GET"
 			}
-			r := httptest.NewRequest(method, path, strings.NewReader("proxy=1&n=1&action=continue"))
+			r := httptest.NewRequest(method, path, strings.NewReader("proxy=1&n=1&action=continue"+c.body))
 			r.Host = c.host
 			for k, v := range c.header {
 				r.Header.Set(k, v)
@@ -79,6 +94,13 @@ func TestGuard(t *testing.T) {
 			h.ServeHTTP(w, r)
 			if w.Code != c.want {
 				t.Fatalf("status %d, want %d: %s", w.Code, c.want, w.Body)
+			}
+			// Every answer, a refusal too, forbids framing the console.
+			if xfo := w.Header().Get("X-Frame-Options"); xfo != "DENY" {
+				t.Errorf("X-Frame-Options %q, want DENY", xfo)
+			}
+			if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'self'") {
+				t.Errorf("Content-Security-Policy %q, want frame-ancestors 'none' beside default-src 'self'", csp)
 			}
 			switch w.Code {
 			case 401:
@@ -89,7 +111,7 @@ func TestGuard(t *testing.T) {
 					t.Error("the refusal shows the token")
 				}
 			case 303:
-				if c.token == "" {
+				if c.token == "" || c.method == "POST" {
 					break // the verdict's redirect back to the page
 				}
 				var ck *http.Cookie

@@ -360,7 +360,7 @@ func sessionRow(ep *episode.Episode, bad int, fl *store.Flow) store.Session {
 	sum := store.Summarize(ep)
 	row := store.Session{
 		ID: ep.ID, Source: ep.Source, Domain: ep.Domain, HostSession: ep.HostSession,
-		AgentModel: ep.AgentModel, ClientName: ep.ClientName, TaskID: ep.TaskID, Trial: ep.Trial, Reward: ep.Reward,
+		AgentModel: mcplog.StringOrNil(ep.AgentModel), ClientName: ep.ClientName, TaskID: ep.TaskID, Trial: ep.Trial, Reward: ep.Reward,
 		Started: ep.Started, DurationMS: sum.DurationMS, Turns: sum.Turns, Calls: sum.Calls, Reads: sum.Reads,
 		Writes: sum.Writes, Errors: sum.Errors, Messages: sum.Messages, BadLines: bad,
 		Runs: len(fl.Runs), Decisions: len(fl.Decisions),

@@ -128,13 +128,20 @@ func newAirlineFacts() *airlineFacts {
 	}
 }
 
+// flightStatus reports whether text is a flight's status as
+// get_flight_status answers it: a word or two ("landed", "on time").
+func flightStatus(text string) bool {
+	return text != "" && len(text) <= 40 && !isErrorText(text) &&
+		!strings.ContainsFunc(text, func(r rune) bool { return r != ' ' && !unicode.IsLetter(r) })
+}
+
 func (f *airlineFacts) result(s *Session, tool string, args map[string]any, text string, isError bool) {
 	if isError {
 		return
 	}
 	if tool == "get_flight_status" {
 		fl := airlineFlight{number: getStr(args, "flight_number"), date: getStr(args, "date")}
-		if fl.number != "" && fl.date != "" && plainID(text) {
+		if fl.number != "" && fl.date != "" && flightStatus(text) {
 			f.status[fl.key()] = text
 		}
 		return
@@ -369,6 +376,14 @@ func airlineCabin(s *Session, c *call) Verdict {
 	}
 	if fl, ok := s.flown(r); ok {
 		return refuse("flight %s on %s of reservation %s has already flown, so the reservation's cabin cannot change from %s to %s", fl.number, fl.date, r.id, cabinName(r.cabin), cabinName(cabin))
+	}
+	// No flight is shown flown; one of today or before, whose status was
+	// never shown, may have: the rule cannot tell, and says so.
+	today := s.now.Format("2006-01-02")
+	for _, fl := range r.flights {
+		if _, shown := s.airline.status[fl.key()]; !shown && (fl.date == "" || fl.date <= today) {
+			return lacks(fmt.Sprintf("the status of flight %s on %s (get_flight_status), which may have flown", fl.number, fl.date))
+		}
 	}
 	return allow()
 }

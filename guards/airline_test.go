@@ -2,6 +2,7 @@ package guards
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -95,7 +96,29 @@ func TestAirlineCabin(t *testing.T) {
 		{"nothing flown", airlineSession("regular", "economy", longAgo, "no", 1), "update_reservation_flights", upgrade, Allow, ""},
 		{"a flight flying", flown, "update_reservation_flights", upgrade, Refuse, "so the reservation's cabin cannot change from economy to business"},
 		{"no cabin named", airlineSession("regular", "economy", longAgo, "no", 1), "update_reservation_flights", `{"reservation_id":"ABC123"}`, Lacks, "the call's cabin"},
+		// A flight of today or before may have flown: without its status
+		// the rule cannot tell, and says so rather than allow.
+		{"a flight of today, its status never shown", outbound("2024-05-15"), "update_reservation_flights", strings.Replace(upgrade, "2024-05-18", "2024-05-15", 1), Lacks, "the status of flight HAT085 on 2024-05-15 (get_flight_status)"},
+		{"a flight of last week, its status never shown", outbound("2024-05-08"), "update_reservation_flights", strings.Replace(upgrade, "2024-05-18", "2024-05-08", 1), Lacks, "the status of flight HAT085 on 2024-05-08"},
+		{"a flight of today, shown on time", func(t *testing.T) *Session {
+			s := outbound("2024-05-15")(t)
+			s.Result("get_flight_status", raw(`{"flight_number":"HAT085","date":"2024-05-15"}`), "on time", false)
+			return s
+		}, "update_reservation_flights", strings.Replace(upgrade, "2024-05-18", "2024-05-15", 1), Allow, ""},
+		{"a flight of today, the cabin kept", outbound("2024-05-15"), "update_reservation_flights", strings.Replace(strings.Replace(upgrade, "2024-05-18", "2024-05-15", 1), "business", "economy", 1), Allow, ""},
 	})
+}
+
+// outbound is airlineSession's economy reservation with its outbound
+// flight on date.
+func outbound(date string) func(t *testing.T) *Session {
+	return func(t *testing.T) *Session {
+		t.Helper()
+		s := bare(Airline)(t)
+		s.Result("get_user_details", raw(`{"user_id":"user_1"}`), airlineUserJSON("user_1", "regular"), false)
+		s.Result("get_reservation_details", raw(`{"reservation_id":"ABC123"}`), strings.Replace(reservationJSON("ABC123", "user_1", "economy", longAgo, "no", 1), "2024-05-18", date, 1), false)
+		return s
+	}
 }
 
 func TestAirlinePassengerCount(t *testing.T) {

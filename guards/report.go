@@ -3,6 +3,7 @@ package guards
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // Group is an episode's outcome, which splits a Report: the writes a rule
@@ -94,6 +95,38 @@ type Where struct {
 	ID   string `json:"id,omitempty"`
 }
 
+// Fate is what became of a write in its trajectory.
+type Fate string
+
+// The fates.
+const (
+	// ServerDid: the server carried the write out (its result was no
+	// error).
+	ServerDid Fate = "server_did"
+	// ServerFailed: the server answered it with an error.
+	ServerFailed Fate = "server_failed"
+	// ProxyRefused: the proxy answered it with its refusal (the policy
+	// check's or the confirmation judge's), so the server never saw it.
+	ProxyRefused Fate = "proxy_refused"
+	// NoAnswer: no answer was recorded.
+	NoAnswer Fate = "no_answer"
+)
+
+// FateOf is the fate of a write answered with text (isError as its result
+// said), or not answered at all. The proxy's refusals begin with
+// RefusalPrefix, which a session log shows as the proxy's answer.
+func FateOf(answered bool, text string, isError bool) Fate {
+	switch {
+	case !answered:
+		return NoAnswer
+	case !isError:
+		return ServerDid
+	case strings.HasPrefix(text, RefusalPrefix):
+		return ProxyRefused
+	}
+	return ServerFailed
+}
+
 // Refusal is one write a rule would refuse, for a person to judge.
 type Refusal struct {
 	Where
@@ -106,6 +139,9 @@ type Refusal struct {
 	// ServerDid is true when the server carried the write out (its result
 	// was no error).
 	ServerDid bool `json:"server_did"`
+	// Fate says who answered the write: the server (did it, or failed it)
+	// or the proxy (refused it).
+	Fate Fate `json:"fate"`
 }
 
 // Report tallies the rules' verdicts over recorded trajectories (hoist
@@ -135,11 +171,12 @@ func (r *Report) AddRules(s *Session) {
 
 // AddCheck counts a write's check (a Check of a write; others are
 // ignored): each verdict on its rule's row, and the write once on the
-// totals. done says whether the server then carried the write out.
-func (r *Report) AddCheck(g Group, w Where, c Check, args json.RawMessage, done bool) {
+// totals. fate is what then became of the write.
+func (r *Report) AddCheck(g Group, w Where, c Check, args json.RawMessage, fate Fate) {
 	if !c.Write {
 		return
 	}
+	done := fate == ServerDid
 	r.Writes.Add(g)
 	var any, anyEnforced, lack, lackEnforced, checkedEnforced bool
 	for _, v := range c.Verdicts {
@@ -159,7 +196,7 @@ func (r *Report) AddCheck(g Group, w Where, c Check, args json.RawMessage, done 
 			}
 			any = true
 			anyEnforced = anyEnforced || enforced
-			r.Refusals = append(r.Refusals, Refusal{Where: w, Group: g, Tool: c.Tool, Args: args, Rule: v.Rule, Enforced: enforced, Reason: v.Reason, ServerDid: done})
+			r.Refusals = append(r.Refusals, Refusal{Where: w, Group: g, Tool: c.Tool, Args: args, Rule: v.Rule, Enforced: enforced, Reason: v.Reason, ServerDid: done, Fate: fate})
 		case Lacks:
 			t.Lacked.Add(g)
 			lack = true

@@ -38,7 +38,7 @@ var retailRules = []*Rule{
 	},
 	{
 		ID:      "retail.order_status",
-		Policy:  "Only a pending order is cancelled or modified, and only a delivered order is returned or exchanged; the agent checks the status first.",
+		Policy:  "Only a pending order is cancelled or modified (once its items were modified, only its address), and only a delivered order is returned or exchanged; the agent checks the status first.",
 		Tools:   []string{"cancel_pending_order", "modify_pending_order_address", "modify_pending_order_items", "modify_pending_order_payment", "return_delivered_order_items", "exchange_delivered_order_items"},
 		Facts:   []string{"the order's status, as last shown"},
 		Default: Enforce,
@@ -364,8 +364,27 @@ func retailOrderStatus(s *Session, c *call) Verdict {
 	if o.status == want {
 		return allow()
 	}
+	if o.status == itemModified {
+		// τ²-bench's policy: modifying the items "will change the order
+		// status to 'pending (items modifed)'. The agent will not be able
+		// to modify or cancel the order anymore", and its tools refuse
+		// the items, the payment (the order then has two payments) and a
+		// cancellation; the address alone its tools still change, and
+		// its tasks ask for (retail task 71: the address and the items of
+		// one order).
+		if c.tool == "modify_pending_order_address" {
+			return allow()
+		}
+		if want == "pending" {
+			return refuse("order %s is %s: its items were modified, and it can no longer be %s but for its address", id, o.status, verb)
+		}
+	}
 	return refuse("order %s is %s, and only a %s order can be %s", id, o.status, want, verb)
 }
+
+// itemModified is the status of a pending order whose items were modified
+// (τ²-bench's modify_pending_order_items).
+const itemModified = "pending (item modified)"
 
 func retailOncePerOrder(s *Session, c *call) Verdict {
 	id, ok := c.str("order_id")

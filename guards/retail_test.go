@@ -3,8 +3,12 @@ package guards
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // A crafted retail trajectory's records, in τ²-bench's shapes.
@@ -339,5 +343,109 @@ func TestModes(t *testing.T) {
 	}
 	if _, err := NewSession(Config{Domain: "orders"}); err == nil || !strings.Contains(err.Error(), `no guards for domain "orders": want airline or retail`) {
 		t.Errorf("an unknown domain: err %v", err)
+	}
+}
+
+// tau2Simulation is one τ²-bench simulation's messages, as its results
+// file holds them.
+type tau2Simulation struct {
+	ID       string  `json:"id"`
+	TaskID   string  `json:"task_id"`
+	Reward   float64 `json:"reward"`
+	Messages []struct {
+		Role      string         `json:"role"`
+		Content   *string        `json:"content"`
+		ID        string         `json:"id"`
+		ToolCalls []tau2ToolCall `json:"tool_calls"`
+	} `json:"messages"`
+}
+
+type tau2ToolCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"arguments"`
+}
+
+// replayTau2 checks each write of a τ²-bench simulation as hoist guards
+// does (internal/cli's walkWrites): the messages and results are facts,
+// each write is checked before its result. It returns the checks in order.
+func replayTau2(t *testing.T, s *Session, path string) []Check {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sim tau2Simulation
+	if err := json.Unmarshal(b, &sim); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	calls := map[string]tau2ToolCall{}
+	var checks []Check
+	for _, m := range sim.Messages {
+		text := ""
+		if m.Content != nil {
+			text = *m.Content
+		}
+		switch {
+		case m.Role == "tool":
+			c := calls[m.ID]
+			s.Result(c.Name, c.Args, text, strings.HasPrefix(text, "Error:"))
+		case len(m.ToolCalls) > 0:
+			for _, c := range m.ToolCalls {
+				calls[c.ID] = c
+				if ck := s.Check(c.Name, c.Args); ck.Write {
+					checks = append(checks, ck)
+					s.Sent(c.Name, c.Args)
+				}
+			}
+		case text != "":
+			s.Message(m.Role, text)
+		}
+	}
+	return checks
+}
+
+// An order whose items were modified is "pending (item modified)", and
+// τ²-bench still changes its address (its tools take any status with
+// "pending" in it for an address); a τ²-bench agent did so, at the
+// customer's request, and τ²-bench's task asks for both changes
+// (retail task 71's actions). Its payment, its items and a cancellation
+// are refused, by the policy ("The agent will not be able to modify or
+// cancel the order anymore") and by τ²-bench's tools alike.
+func TestRetailOrderStatusItemModifiedTau2(t *testing.T) {
+	s, err := NewSession(Config{Domain: Retail})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := replayTau2(t, s, filepath.Join("testdata", "tau2-retail-item-modified.json"))
+	var got []string
+	for _, c := range checks {
+		v := verdictOf(t, c, "retail.order_status")
+		got = append(got, c.Tool+" "+string(v.Outcome)+" "+v.Reason)
+	}
+	want := []string{
+		"modify_pending_order_payment allow ",
+		"modify_pending_order_items allow ",
+		"modify_pending_order_address allow ",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("retail.order_status over the τ²-bench simulation (-want +got):\n%s", diff)
+	}
+
+	// After that simulation the order is "pending (item modified)".
+	for _, tc := range []struct {
+		tool, args string
+		want       Outcome
+		says       string
+	}{
+		{"modify_pending_order_address", `{"order_id":"#W5270061","address1":"1 Elm St","address2":"","city":"Charlotte","state":"NC","country":"USA","zip":"28243"}`, Allow, ""},
+		{"modify_pending_order_payment", `{"order_id":"#W5270061","payment_method_id":"gift_card_1711656"}`, Refuse, "its items were modified"},
+		{"modify_pending_order_items", `{"order_id":"#W5270061","item_ids":["5917587651"],"new_item_ids":["8054888773"],"payment_method_id":"paypal_7729105"}`, Refuse, "its items were modified"},
+		{"cancel_pending_order", `{"order_id":"#W5270061","reason":"no longer needed"}`, Refuse, "its items were modified"},
+	} {
+		v := verdictOf(t, s.Check(tc.tool, raw(tc.args)), "retail.order_status")
+		if v.Outcome != tc.want || !strings.Contains(v.Reason, tc.says) {
+			t.Errorf("%s on the item-modified order: %s %q, want %s saying %q", tc.tool, v.Outcome, v.Reason, tc.want, tc.says)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/mcplog"
 )
 
 var _ episode.Source = (*DB)(nil)
@@ -79,9 +80,10 @@ type Session struct {
 	Source      string `json:"source"`
 	Domain      string `json:"domain"`
 	HostSession string `json:"host_session"`
-	// AgentModel is the model that drove the agent ("" when unknown);
-	// ClientName the MCP client that spoke to the server.
-	AgentModel string    `json:"agent_model"`
+	// AgentModel is the model that drove the agent, nil (JSON null) when
+	// unknown, as in the log header; ClientName the MCP client that spoke
+	// to the server.
+	AgentModel *string   `json:"agent_model"`
 	ClientName string    `json:"client_name"`
 	TaskID     string    `json:"task_id,omitempty"`
 	Trial      int       `json:"trial"`
@@ -134,7 +136,7 @@ type sessionRow struct {
 
 func (r sessionRow) session() Session {
 	s := Session{
-		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: r.AgentModel, ClientName: r.ClientName,
+		ID: r.ID, Source: r.Source, Domain: r.Domain, HostSession: r.HostSession, AgentModel: mcplog.StringOrNil(r.AgentModel), ClientName: r.ClientName,
 		TaskID: r.TaskID, Trial: r.Trial, Started: time.UnixMilli(r.StartedUnixMS).UTC(), DurationMS: r.DurationMS,
 		Turns: r.Turns, Calls: r.Calls, Reads: r.Reads, Writes: r.Writes, Errors: r.Errors, Messages: r.Messages,
 		Runs: r.Runs, Decisions: r.Decisions, BadLines: r.BadLines, FlowOff: r.FlowOff, Servers: []string{},

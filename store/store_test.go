@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/migrations"
 )
 
@@ -181,7 +182,7 @@ func TestPutAndReadBack(t *testing.T) {
 	if diff := cmp.Diff(ep, got); diff != "" {
 		t.Errorf("episode read back differs (-put +got):\n%s", diff)
 	}
-	want := Session{ID: "s1", Source: "mcp", Domain: "retail", HostSession: "host-1", AgentModel: "m", TaskID: "7", Trial: 1, Reward: ep.Reward,
+	want := Session{ID: "s1", Source: "mcp", Domain: "retail", HostSession: "host-1", AgentModel: mcplog.StringOrNil("m"), TaskID: "7", Trial: 1, Reward: ep.Reward,
 		Started: start, DurationMS: 3030, Servers: []string{"shop"}, Turns: 2, Calls: 4, Reads: 2, Writes: 2, Errors: 1, Messages: 2}
 	if diff := cmp.Diff(&want, s); diff != "" {
 		t.Errorf("session row (-want +got):\n%s", diff)

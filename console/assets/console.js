@@ -4,6 +4,18 @@
 // this only swaps in the new <main>.
 (function () {
   "use strict";
+  // Every post carries the console's form token (docs/console.md, "Who
+  // may connect"), which only its own pages know: a form without the
+  // field gets it as it is sent, a fetch as the header X-Hoist-Csrf.
+  var meta = document.querySelector('meta[name="hoist-csrf"]');
+  var csrf = meta ? meta.content : "";
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if ((form.getAttribute("method") || "").toLowerCase() !== "post" || form.querySelector('input[name="csrf"]')) return;
+    var f = document.createElement("input");
+    f.type = "hidden"; f.name = "csrf"; f.value = csrf;
+    form.appendChild(f);
+  }, true);
   // A form marked data-swap posts in the background and swaps in the page
   // it leads to, so that a held frame's buttons do not reload the page.
   document.addEventListener("submit", function (e) {
@@ -12,9 +24,18 @@
     e.preventDefault();
     var body = new URLSearchParams(new FormData(form, e.submitter));
     // getAttribute: a control named "action" would shadow form.action.
-    fetch(form.getAttribute("action"), { method: "POST", body: body, credentials: "same-origin" })
-      .then(function (r) { return r.text(); })
-      .then(swap);
+    fetch(form.getAttribute("action"), { method: "POST", body: body, credentials: "same-origin", headers: { "X-Hoist-Csrf": csrf } })
+      .then(function (r) {
+        return r.text().then(function (text) {
+          if (r.ok) return swap(text);
+          // A refusal is plain text: show it above the page.
+          var p = document.createElement("p");
+          p.className = "error";
+          p.textContent = text;
+          var main = document.querySelector("main");
+          if (main) main.prepend(p);
+        });
+      });
   });
   function swap(text) {
     var doc = new DOMParser().parseFromString(text, "text/html");

@@ -70,7 +70,9 @@ list of sessions with it; --threshold and --decider serve it as hoist-mcp's
 --flow-threshold and --flow-decider would.
 
 The console listens on a loopback address only, and checks each request's
-Host and Origin headers, so that no other site's page can read it; with
+Host and Origin headers, so that no other site's page can read it; no page
+may frame it, and each of its forms carries a token only its own pages
+know, so that no other page can decide a held frame; with
 --token-file FILE it may listen on any address and every request must carry
 the token in FILE (Authorization: Bearer TOKEN; a browser opens
 /?token=TOKEN once and keeps it in a cookie). Everything it serves is in

@@ -142,10 +142,13 @@ func checkEpisode(rep *guards.Report, s *guards.Session, ep *episode.Episode) {
 	var writes []checked
 	walkWrites(s, ep, func(c *episode.Call, check guards.Check) { writes = append(writes, checked{c, check}) })
 	// Each write is counted once its outcome is known: whether the server
-	// carried it out.
+	// carried it out, failed it, or never saw it (the proxy refused it).
 	for _, w := range writes {
-		done := w.c.Result != nil && !w.c.Result.IsError
-		rep.AddCheck(g, guards.Where{Episode: ep.ID, TaskID: ep.TaskID, Reward: ep.Reward, Call: w.c.Index, ID: w.c.ID}, w.check, w.c.Args, done)
+		fate := guards.FateOf(false, "", false)
+		if r := w.c.Result; r != nil {
+			fate = guards.FateOf(true, r.Text, r.IsError)
+		}
+		rep.AddCheck(g, guards.Where{Episode: ep.ID, TaskID: ep.TaskID, Reward: ep.Reward, Call: w.c.Index, ID: w.c.ID}, w.check, w.c.Args, fate)
 	}
 }
 
@@ -176,11 +179,7 @@ func writeGuardsText(w io.Writer, r *guards.Report) {
 		if f.Enforced {
 			mode = "enforced"
 		}
-		if f.ServerDid {
-			mode += ", the server did it"
-		} else {
-			mode += ", the server failed it"
-		}
+		mode += ", " + fateWords[f.Fate]
 		reward := "reward unknown"
 		if f.Reward != nil {
 			reward = fmt.Sprintf("reward %g", *f.Reward)
@@ -192,6 +191,14 @@ func writeGuardsText(w io.Writer, r *guards.Report) {
 		fmt.Fprintf(w, "\n  %s (%s,%s %s) call %d: %s %s\n    %s\n", f.Rule, mode, task, reward, f.Call, f.Tool, clipArgs(f.Args, 300), f.Reason)
 		fmt.Fprintf(w, "    in %s\n", f.Episode)
 	}
+}
+
+// fateWords say what became of a write a rule would refuse.
+var fateWords = map[guards.Fate]string{
+	guards.ServerDid:    "the server did it",
+	guards.ServerFailed: "failed at the server",
+	guards.ProxyRefused: "refused by the proxy",
+	guards.NoAnswer:     "never answered",
 }
 
 // share writes n of total as "n/total (p%)", or "-" when total is 0.

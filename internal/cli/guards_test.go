@@ -1,7 +1,10 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -171,5 +174,67 @@ func TestGuardsBadInput(t *testing.T) {
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("hoist guards %q: exit %d, %q; want exit %d and %q", tc.args, r.code, r.stderr, tc.code, tc.want)
 		}
+	}
+}
+
+// recordRefusedCancel records, through a real hoist-mcp --guards in front
+// of the demo's retail world, a customer whose cancellation gives a reason
+// the policy does not accept, with the proxy's flags before the server.
+func recordRefusedCancel(t *testing.T, dir string, flags ...string) {
+	t.Helper()
+	args := append(append([]string{"--record", dir, "--domain", "retail", "--guards"}, flags...), "--", testbin.Build(t, "hoist-mcp-demo"), "--world", "retail")
+	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), args...)
+	cmd.Env = testbin.Env()
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"find_user_id_by_email","arguments":{"email":"c7@example.com"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_order_details","arguments":{"order_id":"#W7a"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"cancel_pending_order","arguments":{"order_id":"#W7a","reason":"found it cheaper"}}}`,
+	}, "\n") + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hoist-mcp: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"id":4`) {
+		t.Fatalf("no answer to the cancellation:\n%s", stdout.String())
+	}
+}
+
+// hoist guards says who stopped a write it would refuse (issue 24, point
+// 5): the proxy, when it enforced the rule (the server never saw the
+// write), or the server, when the proxy only logged the rule's verdict and
+// the server failed the write by itself. Recorded by the real proxy in
+// front of the demo; the report's mode is the one hoist guards checks
+// with (the default, enforce), in both.
+func TestGuardsSaysWhoRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		fate  guards.Fate
+		says  string
+	}{
+		{"enforced", nil, guards.ProxyRefused, "(enforced, refused by the proxy, reward unknown) call 2: cancel_pending_order"},
+		{"logged", []string{"--guard", "retail.cancel_reason=log"}, guards.ServerFailed, "(enforced, failed at the server, reward unknown) call 2: cancel_pending_order"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			logs := filepath.Join(dir, "logs")
+			recordRefusedCancel(t, logs, tc.flags...)
+			rep := guardsReport(t, "--sessions", logs, "--store", filepath.Join(dir, "hoist.db"))
+			var got []string
+			for _, f := range rep.Refusals {
+				got = append(got, fmt.Sprintf("%s %s %s server_did=%v", f.Rule, f.Tool, f.Fate, f.ServerDid))
+			}
+			want := []string{fmt.Sprintf("retail.cancel_reason cancel_pending_order %s server_did=false", tc.fate)}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("refusals (-want +got):\n%s", diff)
+			}
+			text := mustRun(t, "guards", "--sessions", logs, "--store", filepath.Join(dir, "hoist.db"))
+			if !strings.Contains(text.stdout, tc.says) {
+				t.Errorf("the text report does not say %q:\n%s", tc.says, text.stdout)
+			}
+		})
 	}
 }

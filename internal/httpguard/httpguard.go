@@ -3,7 +3,9 @@
 // token, every request carries it as a bearer token; without one, the Host
 // header must name the loopback address served, so that a page that
 // rebinds its own name to 127.0.0.1 reaches nothing; and in both, a
-// request a page of another site sends is refused by its Origin.
+// request a page of another site sends is refused by its Origin, and a
+// request that changes something (a POST) that a browser sent without an
+// Origin, by its Sec-Fetch-Site or else its Referer.
 //
 // hoist console uses it. The proxy's --listen keeps its own copy of the
 // rule, unexported in proxy/, until it moves here (the same cases test both).
@@ -13,6 +15,7 @@ import (
 	"crypto/subtle"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -40,10 +43,32 @@ func (g *Guard) Admit(r *http.Request) (int, string) {
 	} else if !g.allowedHost(r.Host) {
 		return http.StatusForbidden, "forbidden: the Host header does not name this server's address"
 	}
-	if origin := r.Header.Get("Origin"); origin != "" && !g.allowedOrigin(origin, r.Host) {
-		return http.StatusForbidden, "forbidden: requests from pages on other sites are refused"
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if !g.allowedOrigin(origin, r.Host) {
+			return http.StatusForbidden, "forbidden: requests from pages on other sites are refused"
+		}
+	} else if !Safe(r.Method) {
+		// A browser sends Origin with every POST; without it, what else
+		// a browser says of where the request comes from must be this
+		// server. A program (the attaching proxy, curl) says none of it.
+		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+			return http.StatusForbidden, "forbidden: a request a page of another site sent (Sec-Fetch-Site: " + site + ") is refused"
+		}
+		if ref := r.Header.Get("Referer"); ref != "" && !g.allowedReferer(ref, r.Host) {
+			return http.StatusForbidden, "forbidden: requests from pages on other sites are refused (by their Referer)"
+		}
 	}
 	return 0, ""
+}
+
+// Safe reports whether method only reads (RFC 9110 §9.2.1): GET, HEAD,
+// OPTIONS or TRACE.
+func Safe(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
 }
 
 // BearerToken returns the token of an Authorization header of the Bearer
@@ -77,6 +102,16 @@ func (g *Guard) allowedOrigin(origin, host string) bool {
 		}
 	}
 	return false
+}
+
+// allowedReferer is allowedOrigin for a Referer, a whole address: its
+// scheme and host must be this server's.
+func (g *Guard) allowedReferer(ref, host string) bool {
+	u, err := url.Parse(ref)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return g.allowedOrigin(u.Scheme+"://"+u.Host, host)
 }
 
 // IsLoopback reports whether host (a name or an address, brackets allowed)
