@@ -18,7 +18,8 @@
 // runs scripted customers against it.
 //
 // --world tau2-retail serves τ²-bench's own retail domain: its sixteen tools
-// over its database (--db FILE, by default the copy in testdata/tau2/db/),
+// over its database (--db FILE, by default the copy the program carries,
+// compressed, so it runs anywhere after go install),
 // with τ²-bench's semantics and answers, each session starting from the
 // database as loaded, so a recorded τ²-bench agent's calls get the answers
 // they got; hoist-procedure replay plays such agents back.
