@@ -1,5 +1,7 @@
 // Command hoist-mcp-demo is a tiny MCP server, on stdio or (--http ADDR)
-// Streamable HTTP, for trying hoist-mcp.
+// Streamable HTTP, for trying hoist-mcp. It speaks every MCP revision the
+// proxy does: initialize from 2024-11-05 to 2025-11-25, and 2026-07-28's
+// server/discover and per-request versions.
 //
 // By default it serves the echo world: two tools that store nothing and
 // answer with their arguments, lookup, annotated read-only, and update,

@@ -79,6 +79,11 @@ Streamable HTTP at http://ADDR/mcp instead (ADDR 127.0.0.1:0 picks a free
 port; the URL is printed on stdout), insisting on the session id and the
 protocol version as a strict server does.
 
+It speaks every revision hoist-mcp does: the session era (initialize, from
+2024-11-05 to 2025-11-25) and the stateless era (2026-07-28: server/discover,
+the version in each request's _meta, each result marked complete and naming
+the server; over --http with no session, one JSON body per request).
+
 Exit status: 0 when the input ends (stdio) or on SIGINT/SIGTERM (--http);
 1 when serving fails; 2 for a usage error or a --db file that is not
 τ²-bench's retail database (one line naming file:line and field).

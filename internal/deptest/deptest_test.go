@@ -75,7 +75,7 @@ var rules = Rules{
 		// Plumbing.
 		"internal/atomicfile": {},
 		"internal/buildinfo":  {},
-		"internal/demo":       {"jsontext"},
+		"internal/demo":       {"jsontext", "mcpmsg"}, // mcpmsg: the protocol's eras, which the demo speaks all of
 		"internal/iostreams":  {},
 		"internal/httpguard":  {}, // who may connect to a local HTTP service (--listen's rule)
 		"internal/testbin":    {}, // imports testing: only tests may import it
