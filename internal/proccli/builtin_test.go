@@ -103,11 +103,20 @@ func TestStandalone(t *testing.T) {
 	})
 	t.Run("version", func(t *testing.T) {
 		// go build stamps the VCS revision when .git is a directory (not
-		// in a git worktree, whose .git is a file).
+		// in a git worktree, whose .git is a file), unless told not to:
+		// -buildvcs=true overrides a GOFLAGS=-buildvcs=false.
 		if fi, err := os.Stat(filepath.Join(testbin.Root(), ".git")); err != nil || !fi.IsDir() {
 			t.Skip("not built from a git checkout")
 		}
-		for _, bin := range []string{proc, demo} {
+		dir := t.TempDir()
+		for _, name := range []string{"hoist-procedure", "hoist-mcp-demo"} {
+			build := exec.Command("go", "build", "-buildvcs=true", "-o", dir, "./cmd/"+name)
+			build.Dir = testbin.Root()
+			if b, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("go build %s: %v\n%s", name, err, b)
+			}
+		}
+		for _, bin := range []string{filepath.Join(dir, "hoist-procedure"), filepath.Join(dir, "hoist-mcp-demo")} {
 			out, errs, err := run(t, "", bin, "--version")
 			if err != nil || strings.Contains(out, " dev") || !strings.HasPrefix(out, filepath.Base(bin)+" ") {
 				t.Errorf("%s --version: %v, %q %q; want the module version or the VCS revision", filepath.Base(bin), err, out, errs)
