@@ -65,18 +65,23 @@ func addStoreFlags(cmd *cobra.Command, o *storeOptions) {
 func (o *storeOptions) storePath() (string, error) {
 	switch {
 	case o.Store != "":
-		return o.Store, checkStoreDir(o.Store)
+		return o.Store, nil
 	case o.Sessions != "":
 		return filepath.Join(o.Sessions, DefaultStoreName), nil
 	}
 	return "", &FlagError{errors.New("name the store with --store PATH, or the logs with --sessions DIR (the store is then DIR/" + DefaultStoreName + ")")}
 }
 
-// checkStoreDir refuses a --store whose directory does not exist, before
-// anything is opened or ingested (issue 25): hoist makes the store file,
-// never the folders above it, so a mistyped path is a usage error rather
-// than a new tree of directories.
-func checkStoreDir(path string) error {
+// checkStoreDir refuses a --store whose directory does not exist, before a
+// command that writes the store opens or ingests anything (issue 25): hoist
+// makes the store file, never the folders above it, so a mistyped path is a
+// usage error rather than a new tree of directories. (A command that only
+// reads says there is no store at the path.)
+func (o *storeOptions) checkStoreDir() error {
+	if o.Store == "" {
+		return nil // DIR/hoist.db beside --sessions DIR, which checkSessions checks
+	}
+	path := o.Store
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
 	switch {
@@ -119,6 +124,9 @@ func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *
 			noteBadSessions(ctx, io, db, o.Quiet)
 		}
 		return db, false, err
+	}
+	if err := o.checkStoreDir(); err != nil {
+		return nil, false, err
 	}
 	db, err = store.Open(ctx, path)
 	var ro *store.ReadOnlyError
