@@ -194,8 +194,12 @@ func absPath(p string) string {
 
 func runInit(o *initOptions) error {
 	proxy, warning := hostProxy()
-	if warning != "" && o.f.IO.Err != nil { // the console's hosts page has no stderr
-		fmt.Fprintln(o.f.IO.Err, "hoist: warning: "+warning)
+	if warning != "" {
+		w := o.f.IO.Err
+		if w == nil {
+			w = o.f.IO.Out // the console's hosts page: shown above the configuration
+		}
+		fmt.Fprintln(w, "hoist: warning: "+warning)
 	}
 	o.record, o.tokenFile = absPath(o.record), absPath(o.tokenFile)
 	proxyArgs := []string{"--record", o.record}
