@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,23 +24,8 @@ import (
 // session era, each getting the version it asked for; the shop answers
 // both.
 func TestModernThroughListen(t *testing.T) {
-	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), "--listen", "127.0.0.1:0", "--", testbin.Build(t, "hoist-mcp-demo"), "--world", "retail")
-	cmd.Env = testbin.Env()
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("hoist-mcp --listen printed no URL: %v", err)
-	}
-	url := strings.TrimSpace(line)
+	url := startURL(t, &stderr, testbin.Build(t, "hoist-mcp"), "--listen", "127.0.0.1:0", "--", testbin.Build(t, "hoist-mcp-demo"), "--world", "retail")
 	for _, version := range []string{mcpmsg.ProtocolModern, mcpmsg.ProtocolLegacyLatest} {
 		t.Run(version, func(t *testing.T) {
 			ctx := context.Background()
@@ -72,21 +59,8 @@ func TestModernThroughListen(t *testing.T) {
 // era too, with no session: a 2026-07-28 host over stdio reaches it through
 // hoist-mcp --upstream.
 func TestModernUpstream(t *testing.T) {
-	demo := exec.Command(testbin.Build(t, "hoist-mcp-demo"), "--world", "retail", "--http", "127.0.0.1:0")
-	demo.Env = testbin.Env()
-	out, err := demo.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { demo.Process.Signal(syscall.SIGTERM); demo.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("hoist-mcp-demo --http printed no URL: %v", err)
-	}
-	proxy := exec.Command(testbin.Build(t, "hoist-mcp"), "--upstream", strings.TrimSpace(line))
+	url := startURL(t, nil, testbin.Build(t, "hoist-mcp-demo"), "--world", "retail", "--http", "127.0.0.1:0")
+	proxy := exec.Command(testbin.Build(t, "hoist-mcp"), "--upstream", url)
 	proxy.Env = testbin.Env()
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "demo-test", Version: "1"}, nil)
@@ -105,4 +79,28 @@ func TestModernUpstream(t *testing.T) {
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "no_such_tool"}); err == nil {
 		t.Error("an unknown tool answered without an error")
 	}
+}
+
+// startURL starts a program that serves HTTP and prints its URL on stdout
+// (hoist-mcp --listen, hoist-mcp-demo --http), stderr going to stderr when
+// not nil, and returns the URL; the program is stopped with SIGTERM when the
+// test ends.
+func startURL(t *testing.T, stderr io.Writer, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = testbin.Env()
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("%s printed no URL: %v", filepath.Base(args[0]), err)
+	}
+	return strings.TrimSpace(line)
 }
