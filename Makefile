@@ -29,6 +29,7 @@ peers:
 	scripts/peers.sh
 
 lint:
+	scripts/check-tree.sh
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	go vet ./...
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...

@@ -455,9 +455,11 @@ func (o *retailOrder) itemNamed(id string) retailOrderItem {
 	return retailOrderItem{}
 }
 
+// productName says which product an item is of. No article: names such as
+// "Indoor Security Camera" and "Hiking Boots" take none that fits them all.
 func (f *retailFacts) productName(pid string) string {
 	if name := f.products[pid]; name != "" {
-		return fmt.Sprintf("a %s (product %s)", name, pid)
+		return fmt.Sprintf("of product %s (%s)", pid, name)
 	}
 	return "of product " + pid
 }

@@ -191,7 +191,7 @@ func TestRetailSameProduct(t *testing.T) {
 	runRuleCases(t, "retail.same_product", []ruleCase{
 		{"another option of the product", pending, "modify_pending_order_items", `{"order_id":"#W1a","item_ids":["1615379700"],"new_item_ids":["8277474082"],"payment_method_id":"credit_card_1"}`, Allow, ""},
 		{"another product", withBottle, "modify_pending_order_items", `{"order_id":"#W1a","item_ids":["1615379700"],"new_item_ids":["7843064651"],"payment_method_id":"credit_card_1"}`, Refuse,
-			"item 7843064651 is a Water Bottle (product 8310926033), not a Hiking Boots (product 7363354090) as item 1615379700 is"},
+			"item 7843064651 is of product 8310926033 (Water Bottle), not of product 7363354090 (Hiking Boots) as item 1615379700 is"},
 		{"an unavailable item", pending, "modify_pending_order_items", `{"order_id":"#W1a","item_ids":["1615379700"],"new_item_ids":["2658930189"],"payment_method_id":"credit_card_1"}`, Refuse, "item 2658930189 is not available"},
 		{"the same item", pending, "modify_pending_order_items", `{"order_id":"#W1a","item_ids":["1615379700"],"new_item_ids":["1615379700"],"payment_method_id":"credit_card_1"}`, Refuse, "would change for itself"},
 		// τ²-bench's exchange takes an item for itself, and a successful

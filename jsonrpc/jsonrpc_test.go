@@ -156,14 +156,19 @@ func TestLooksLikeMessage(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":{}}`:     true,
 		`{"id":1,"jsonrpc":"2.0","method":"ping"}`: true,
 		`[{"method":"a"}]`:                         true,
-		`{"jsonrpc":"2.0","id":1,"res`:             true, // cut short
-		`{"level":30,"msg":"listening","pid":7}`:   false,
-		`{"msg":"a \"method\" in a string"}`:       false,
-		`{"nested":{"method":"x"}}`:                false,
-		`Listening on stdio`:                       false,
-		`debug: loading config`:                    false,
-		`42`:                                       false,
-		"":                                         false,
+		` [ {"jsonrpc":"2.0","id":1,"result":{}}]`: true,
+		`[`:                                      true,  // cut short
+		`[1,2]`:                                  false, // an array, not a batch
+		`[]`:                                     false,
+		`[{"level":30}]`:                         false,
+		`{"jsonrpc":"2.0","id":1,"res`:           true, // cut short
+		`{"level":30,"msg":"listening","pid":7}`: false,
+		`{"msg":"a \"method\" in a string"}`:     false,
+		`{"nested":{"method":"x"}}`:              false,
+		`Listening on stdio`:                     false,
+		`debug: loading config`:                  false,
+		`42`:                                     false,
+		"":                                       false,
 		`{"error":{"code":-32700,"message":"parse error"}}`: true,
 	} {
 		if got := LooksLikeMessage([]byte(line)); got != want {
@@ -177,7 +182,21 @@ func FuzzLooksLikeMessage(f *testing.F) {
 	f.Add([]byte(`{"a":"\`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		got := LooksLikeMessage(line)
-		if m := Classify(line); m.Kind.IsMessage() && !got {
+		m := Classify(line)
+		if m.Kind == Batch {
+			// Any array classifies as a batch; one is traffic when its
+			// first element is a message ([1,2] and [] are not).
+			var first []byte
+			for e := range jsontext.Elements(m.Raw) {
+				first = e
+				break
+			}
+			if first != nil && Classify(first).Kind.IsMessage() && !got {
+				t.Fatalf("batch %q not recognized", line)
+			}
+			return
+		}
+		if m.Kind.IsMessage() && !got {
 			t.Fatalf("JSON-RPC line %q not recognized", line)
 		}
 	})

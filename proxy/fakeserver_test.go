@@ -67,6 +67,7 @@ func fakeServer(mode string) int {
 		// Logs to stdout (wrongly) around its answers.
 		br := bufio.NewReader(os.Stdin)
 		fmt.Println("debug: loading config from ./config.json")
+		fmt.Println("[1,2]") // an array, but not of JSON-RPC messages
 		for {
 			line, err := br.ReadBytes('\n')
 			if len(line) > 0 {

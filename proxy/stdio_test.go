@@ -669,7 +669,7 @@ func TestStdoutNoise(t *testing.T) {
 	cmd, env := fake("noisy")
 	p := startProxy(t, env, append([]string{"--"}, cmd...)...)
 	p.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n")
-	want := "debug: loading config from ./config.json\n" + `{"level":30,"msg":"got a request"}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
+	want := "debug: loading config from ./config.json\n[1,2]\n" + `{"level":30,"msg":"got a request"}` + "\n" + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
 	out, code := p.finish()
 	if code != 0 || out != want {
 		t.Errorf("exit %d, forwarded %q; want 0 and %q", code, out, want)
@@ -681,7 +681,7 @@ func TestStdoutNoise(t *testing.T) {
 	if !strings.Contains(stderr, `"debug: loading config from ./config.json"`) {
 		t.Errorf("the warning does not quote the line:\n%s", stderr)
 	}
-	if !strings.Contains(stderr, "hoist-mcp: 2 line(s) the MCP server wrote to stdout were not JSON-RPC") {
+	if !strings.Contains(stderr, "hoist-mcp: 3 line(s) the MCP server wrote to stdout were not JSON-RPC") {
 		t.Errorf("no count at the end:\n%s", stderr)
 	}
 }

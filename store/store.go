@@ -174,14 +174,11 @@ func open(ctx context.Context, path string, all []migrations.Migration) (*DB, er
 	return db, nil
 }
 
-// create makes the missing store file, and its directory. The store holds
-// what the logs hold, so it is private as they are (0600); SQLite gives its
-// -wal and -shm files the same mode.
+// create makes the missing store file, never its directory: a mistyped
+// path must not leave a tree of folders behind. The store holds what the
+// logs hold, so it is private as they are (0600); SQLite gives its -wal and
+// -shm files the same mode.
 func create(path, abs string) error {
-	dir := filepath.Dir(abs)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("creating store %s: %w", path, err)
-	}
 	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	switch {
 	case err == nil:
@@ -190,6 +187,8 @@ func create(path, abs string) error {
 		return nil // another process made it a moment ago; stamp sees to it
 	case errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("creating store %s: %w (its directory is not writable)", path, os.ErrPermission)
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("creating store %s: no directory %s: %w", path, filepath.Dir(path), os.ErrNotExist)
 	}
 	return fmt.Errorf("creating store %s: %w", path, err)
 }

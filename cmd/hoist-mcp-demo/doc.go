@@ -1,5 +1,7 @@
 // Command hoist-mcp-demo is a tiny MCP server, on stdio or (--http ADDR)
-// Streamable HTTP, for trying hoist-mcp.
+// Streamable HTTP, for trying hoist-mcp. It speaks every MCP revision the
+// proxy does: initialize from 2024-11-05 to 2025-11-25, and 2026-07-28's
+// server/discover and per-request versions.
 //
 // By default it serves the echo world: two tools that store nothing and
 // answer with their arguments, lookup, annotated read-only, and update,
@@ -18,7 +20,8 @@
 // runs scripted customers against it.
 //
 // --world tau2-retail serves τ²-bench's own retail domain: its sixteen tools
-// over its database (--db FILE, by default the copy in testdata/tau2/db/),
+// over its database (--db FILE, by default the copy the program carries,
+// compressed, so it runs anywhere after go install),
 // with τ²-bench's semantics and answers, each session starting from the
 // database as loaded, so a recorded τ²-bench agent's calls get the answers
 // they got; hoist-procedure replay plays such agents back.

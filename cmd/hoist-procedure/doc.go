@@ -2,6 +2,12 @@
 // no model: the scripted agent of hoist's demo and end-to-end tests.
 //
 //	hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]
+//	hoist-procedure --list
+//
+// FILE is a procedure file, or the name of an example procedure the
+// program carries (cancel-order, order-status, review-orders: the files of
+// testdata/procedures/retail, for hoist-mcp-demo --world retail); --list
+// names them with their parameters.
 //
 // It starts the server command and speaks MCP on its stdin and stdout
 // (initialize, notifications/initialized, tools/list, tools/call). Each step

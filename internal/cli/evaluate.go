@@ -95,8 +95,8 @@ DECIDER reach or habit, e.g. reach:0.5, habit:0.3, reach:0.2:0.1. Without
 the logging rule without its exploration when it is none of those.
 
 On a terminal the estimates are a table, with a summary and warnings
-above; in a pipe the same columns separated by tabs, the summary on
-stderr. --json prints one JSON object, the same on a terminal and in a pipe.
+above; in a pipe the same columns separated by tabs under a header line,
+the summary on stderr. --json prints one JSON object, the same on a terminal and in a pipe.
 
 ` + storeHelp + `
 
@@ -284,8 +284,9 @@ func printEvaluateTable(w io.Writer, rep *evaluate.Report, tty bool) {
 	if tty {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		out = tw
-		fmt.Fprintf(out, "RULE\tESTIMATOR\tVALUE\t%g%% INTERVAL\tN\tESS\tMAX W\tMAX SHARE\tCLIPPED\tMIN P\tUNEVALUABLE\n", 100*float64(rep.Level))
 	}
+	// The header in a pipe too: TSV a program reads by column name.
+	fmt.Fprintf(out, "RULE\tESTIMATOR\tVALUE\t%g%% INTERVAL\tN\tESS\tMAX W\tMAX SHARE\tCLIPPED\tMIN P\tUNEVALUABLE\n", 100*float64(rep.Level))
 	for _, r := range rep.Results {
 		for _, e := range r.Estimates {
 			name := e.Estimator

@@ -122,6 +122,9 @@ func runIngest(ctx context.Context, opts *ingestOptions) error {
 	if opts.Sessions == "" && len(opts.Tau2) == 0 {
 		return upgradeStore(ctx, opts.IO, path, opts.Quiet)
 	}
+	if err := opts.checkStoreDir(); err != nil {
+		return err
+	}
 	db, err := store.Open(ctx, path)
 	if err != nil {
 		return err

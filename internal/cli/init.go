@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,8 +53,13 @@ With --flow FILE the proxy also serves that flow. A flow looks up only the
 tools of the server it was learned from, by the name its sessions were
 recorded with, so init puts that name in the command (--server-name; a
 flow of several servers needs it given here, one of them), the flow's
-domain (unless --domain says otherwise) and the flow's absolute path:
-hosts start servers in a directory of their choosing.`,
+domain (unless --domain says otherwise) and the flow's absolute path.
+
+Hosts start servers in a directory and with a PATH of their own, so every
+path init writes is absolute: hoist-mcp as the PATH finds it (else the one
+beside this hoist, with a warning that it is not on the PATH), --record
+(unless it starts with ~, which hoist-mcp expands itself) and
+--listen-token-file.`,
 		Example: `  # One proxy for every host, recording to ~/.hoist/logs:
   hoist init --listen 127.0.0.1:8931 --domain orders -- npx -y some-mcp-server
 
@@ -154,7 +161,47 @@ type initConfig struct {
 	Cursor     json.RawMessage `json:"cursor"`
 }
 
+// hostProxy returns the hoist-mcp a host should start, by absolute path,
+// since hosts start servers with a PATH of their own: the one the user's
+// PATH finds, else the one beside the running hoist (go install puts them
+// together). warning is non-empty when hoist-mcp is not on the PATH.
+func hostProxy() (path, warning string) {
+	if p, err := exec.LookPath("hoist-mcp"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs, ""
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "hoist-mcp")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, "hoist-mcp is not on the PATH; the configuration names it by its absolute path, " + p
+		}
+	}
+	return "hoist-mcp", "hoist-mcp is neither on the PATH nor beside hoist: install it (go install ./cmd/... in hoist's checkout) and put its absolute path in the configuration's command"
+}
+
+// absPath makes a path a host's proxy reads absolute: hosts start servers
+// in a directory of their own. ~ is left to hoist-mcp, which expands it.
+func absPath(p string) string {
+	if p == "" || strings.HasPrefix(p, "~") {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
 func runInit(o *initOptions) error {
+	proxy, warning := hostProxy()
+	if warning != "" {
+		w := o.f.IO.Err
+		if w == nil {
+			w = o.f.IO.Out // the console's hosts page: shown above the configuration
+		}
+		fmt.Fprintln(w, "hoist: warning: "+warning)
+	}
+	o.record, o.tokenFile = absPath(o.record), absPath(o.tokenFile)
 	proxyArgs := []string{"--record", o.record}
 	if o.domain != "" {
 		proxyArgs = append(proxyArgs, "--domain", o.domain)
@@ -168,15 +215,15 @@ func runInit(o *initOptions) error {
 	c := initConfig{Mode: "stdio"}
 	if o.listen == "" {
 		args := append(append(proxyArgs, "--"), o.command...)
-		c.Command = append([]string{"hoist-mcp"}, args...)
-		entry := map[string]any{"command": "hoist-mcp", "args": args}
+		c.Command = append([]string{proxy}, args...)
+		entry := map[string]any{"command": proxy, "args": args}
 		c.ClaudeCode = "claude mcp add " + o.name + " -- " + shellJoin(c.Command)
-		c.VSCode = mustJSON(map[string]any{"servers": map[string]any{o.name: map[string]any{"type": "stdio", "command": "hoist-mcp", "args": args}}})
+		c.VSCode = mustJSON(map[string]any{"servers": map[string]any{o.name: map[string]any{"type": "stdio", "command": proxy, "args": args}}})
 		c.Cursor = mustJSON(map[string]any{"mcpServers": map[string]any{o.name: entry}})
 	} else {
 		c.Mode = "http"
 		c.URL = "http://" + o.listen + "/mcp"
-		c.Command = append([]string{"hoist-mcp", "--listen", o.listen}, proxyArgs...)
+		c.Command = append([]string{proxy, "--listen", o.listen}, proxyArgs...)
 		if o.tokenFile != "" {
 			c.Command = append(c.Command, "--listen-token-file", o.tokenFile)
 		}

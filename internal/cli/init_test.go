@@ -38,11 +38,13 @@ func TestInitStdio(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &c); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
+	// The command is hoist-mcp's absolute path where one is found
+	// (TestInitAbsolutePaths), else its name.
 	want := []string{"hoist-mcp", "--record", "~/.hoist/logs", "--domain", "orders", "--", "npx", "-y", "some-mcp-server"}
-	if c.Mode != "stdio" || strings.Join(c.Command, " ") != strings.Join(want, " ") {
+	if c.Mode != "stdio" || len(c.Command) == 0 || filepath.Base(c.Command[0]) != "hoist-mcp" || strings.Join(c.Command[1:], " ") != strings.Join(want[1:], " ") {
 		t.Errorf("mode %s command %q, want stdio %q", c.Mode, c.Command, want)
 	}
-	if c.Cursor["mcpServers"]["orders"]["command"] != "hoist-mcp" {
+	if c.Cursor["mcpServers"]["orders"]["command"] != c.Command[0] {
 		t.Errorf("cursor entry %v", c.Cursor)
 	}
 }
@@ -141,7 +143,7 @@ func TestInitFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"hoist-mcp", "--record", "~/.hoist/logs", "--domain", "demo", "--server-name", "hoist-mcp-demo", "--flow", flowPath, "--", "hoist-mcp-demo"}
-	if strings.Join(c.Command, " ") != strings.Join(want, " ") {
+	if len(c.Command) == 0 || filepath.Base(c.Command[0]) != "hoist-mcp" || strings.Join(c.Command[1:], " ") != strings.Join(want[1:], " ") {
 		t.Errorf("command %q\nwant    %q", c.Command, want)
 	}
 	if _, errOut, code := runInProcess(t, "init", "--flow", rel, "--server-name", "fs", "--", "srv"); code != 2 || !strings.Contains(errOut, `--server-name fs: the flow serves hoist-mcp-demo`) {
@@ -150,4 +152,59 @@ func TestInitFlow(t *testing.T) {
 	if _, errOut, code := runInProcess(t, "init", "--flow", "no-such.flow.json", "--", "srv"); code != 1 || !strings.Contains(errOut, "no-such.flow.json") {
 		t.Errorf("missing flow: exit %d: %s", code, errOut)
 	}
+}
+
+// TestInitAbsolutePaths: hosts start servers in a directory and with a PATH
+// of their own, so init writes hoist-mcp's absolute path (found on the PATH
+// as the user's shell would, else beside the running hoist) and absolute
+// --record and --listen-token-file paths; it warns when hoist-mcp is not on
+// the PATH.
+func TestInitAbsolutePaths(t *testing.T) {
+	hoist := testbin.Build(t, "hoist")
+	besideHoist := testbin.Build(t, "hoist-mcp") // built into the same directory
+	onPath := t.TempDir()
+	linked := filepath.Join(onPath, "hoist-mcp")
+	if err := os.Symlink(besideHoist, linked); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	init := func(t *testing.T, path string, args ...string) (command []string, vscode, stderr string) {
+		t.Helper()
+		cmd := exec.Command(hoist, append([]string{"init", "--json"}, args...)...)
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "PATH="+path)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %s", err, errb.String())
+		}
+		var c struct {
+			Command []string
+			VSCode  json.RawMessage
+		}
+		if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		return c.Command, string(c.VSCode), errb.String()
+	}
+	t.Run("on the PATH", func(t *testing.T) {
+		command, vscode, stderr := init(t, onPath, "--record", "logs", "--", "srv")
+		want := []string{linked, "--record", filepath.Join(work, "logs"), "--", "srv"}
+		if strings.Join(command, " ") != strings.Join(want, " ") || stderr != "" {
+			t.Errorf("command %q, stderr %q\nwant    %q and no warning", command, stderr, want)
+		}
+		if !strings.Contains(vscode, `"command": "`+linked+`"`) {
+			t.Errorf("VS Code entry %s, want the absolute command", vscode)
+		}
+	})
+	t.Run("beside hoist only", func(t *testing.T) {
+		command, _, stderr := init(t, t.TempDir(), "--listen", "127.0.0.1:8931", "--listen-token-file", "token", "--", "srv")
+		want := []string{besideHoist, "--listen", "127.0.0.1:8931", "--record", "~/.hoist/logs", "--listen-token-file", filepath.Join(work, "token"), "--", "srv"}
+		if strings.Join(command, " ") != strings.Join(want, " ") {
+			t.Errorf("command %q\nwant    %q", command, want)
+		}
+		if !strings.Contains(stderr, "hoist-mcp is not on the PATH") || !strings.Contains(stderr, besideHoist) {
+			t.Errorf("stderr %q, want a warning naming %s", stderr, besideHoist)
+		}
+	})
 }

@@ -97,7 +97,7 @@ func TestBadLineCostsThatLine(t *testing.T) {
 		t.Errorf("sessions: exit %d\n%s", r.code, r.stderr)
 	}
 	r = mustRun(t, "sessions", "--store", filepath.Join(dir, "hoist.db"), "--problems")
-	if want := got[0].ID + "\t" + path + ":9\t-\tnot a JSON line\n"; r.stdout != want || strings.Contains(r.stderr, "bad lines") {
+	if want := "SESSION\tFILE:LINE\tFIELD\tPROBLEM\n" + got[0].ID + "\t" + path + ":9\t-\tnot a JSON line\n"; r.stdout != want || strings.Contains(r.stderr, "bad lines") {
 		t.Errorf("--problems:\n%q\nwant\n%q (stderr %q)", r.stdout, want, r.stderr)
 	}
 }

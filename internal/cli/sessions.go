@@ -45,7 +45,7 @@ tool calls, how many of them were reads and writes (from the tools'
 readOnlyHint), how many failed, and the reward when it is known.
 
 On a terminal the list is a table; in a pipe it is the same columns separated
-by tabs, one session a line. --json prints a JSON array of objects instead,
+by tabs, a header line naming them and then one session a line. --json prints a JSON array of objects instead,
 the same on a terminal and in a pipe, for scripts.
 
 A session whose logs had lines that could not be read is flagged (BAD
@@ -165,8 +165,8 @@ func printSessionsTable(w io.Writer, list []store.Session, tty bool) {
 	if tty {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		out = tw
-		fmt.Fprintln(out, "ID\tDOMAIN\tSERVERS\tSTARTED (UTC)\tDURATION\tTURNS\tCALLS\tREADS/WRITES\tERRORS\tREWARD\tBAD LINES")
 	}
+	fmt.Fprintln(out, "ID\tDOMAIN\tSERVERS\tSTARTED (UTC)\tDURATION\tTURNS\tCALLS\tREADS/WRITES\tERRORS\tREWARD\tBAD LINES") // in a pipe too: TSV with a header
 	for _, s := range list {
 		reward := "-"
 		if s.Reward != nil {
@@ -466,8 +466,8 @@ func printProblems(ctx context.Context, opts *sessionsOptions, db *store.DB) err
 	if tty {
 		tw = tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 		out = tw
-		fmt.Fprintln(out, "SESSION\tFILE:LINE\tFIELD\tPROBLEM")
 	}
+	fmt.Fprintln(out, "SESSION\tFILE:LINE\tFIELD\tPROBLEM")
 	for _, p := range list {
 		field := p.Field
 		if field == "" {

@@ -225,7 +225,7 @@ func TestEmptyOrMissingFileBecomesAStore(t *testing.T) {
 	}
 	checkUntouched(t, empty, before, "sessions of an empty file")
 
-	missing := filepath.Join(dir, "new", "dir", "hoist.db")
+	missing := filepath.Join(dir, "new.db") // a missing directory is refused (TestMistypedStorePathRefused)
 	for _, path := range []string{empty, missing} {
 		mustRun(t, "ingest", "-q", "--sessions", logs, "--store", path)
 		if got := pragma(t, path, "application_id"); got != hoistApplicationID {

@@ -37,7 +37,9 @@ keeps its own store. A command given --sessions first ingests that directory
 into the store, incrementally: logs already ingested and unchanged are
 skipped, so this is fast the second time. Given --store alone, a command
 only reads: it never creates or upgrades a store, and works on one that is
-read-only. hoist never writes into an SQLite file it did not make.`
+read-only. hoist never writes into an SQLite file it did not make, and
+never makes directories: a --store in a directory that does not exist, or a
+--sessions that is not one, is refused.`
 
 const exitHelp = `Exit codes: 0 done; 1 failed (the store is left as it was before the
 failing session); 2 bad flags or arguments; 3 done, but some input was bad
@@ -68,6 +70,27 @@ func (o *storeOptions) storePath() (string, error) {
 		return filepath.Join(o.Sessions, DefaultStoreName), nil
 	}
 	return "", &FlagError{errors.New("name the store with --store PATH, or the logs with --sessions DIR (the store is then DIR/" + DefaultStoreName + ")")}
+}
+
+// checkStoreDir refuses a --store whose directory does not exist, before a
+// command that writes the store opens or ingests anything (issue 25): hoist
+// makes the store file, never the folders above it, so a mistyped path is a
+// usage error rather than a new tree of directories. (A command that only
+// reads says there is no store at the path.)
+func (o *storeOptions) checkStoreDir() error {
+	if o.Store == "" {
+		return nil // DIR/hoist.db beside --sessions DIR, which checkSessions checks
+	}
+	path := o.Store
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return &FlagError{fmt.Errorf("--store %s: no directory %s (hoist makes the store file, not the directories above it)", path, dir)}
+	case !fi.IsDir():
+		return &FlagError{fmt.Errorf("--store %s: %s is not a directory", path, dir)}
+	}
+	return nil
 }
 
 // checkSessions refuses a --sessions that is not a directory before the
@@ -101,6 +124,9 @@ func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *
 			noteBadSessions(ctx, io, db, o.Quiet)
 		}
 		return db, false, err
+	}
+	if err := o.checkStoreDir(); err != nil {
+		return nil, false, err
 	}
 	db, err = store.Open(ctx, path)
 	var ro *store.ReadOnlyError

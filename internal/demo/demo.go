@@ -19,12 +19,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
-// ProtocolVersions are the MCP revisions the demo speaks, oldest first.
+// ProtocolVersions are the MCP revisions of the session era the demo
+// speaks, oldest first: the versions initialize may agree on.
 var ProtocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
+
+// ModernVersions are the revisions of the stateless era it speaks
+// (mcpmsg.IsModern), where there is no initialize: a host opens with
+// server/discover, and each request names its version in its _meta. The
+// demo speaks every revision the proxy does, so that any host can try it
+// through hoist-mcp.
+var ModernVersions = []string{mcpmsg.ProtocolModern}
 
 // Server is the demo's MCP logic, shared by its stdio and HTTP transports.
 type Server struct {
@@ -154,11 +165,30 @@ func (s *Server) Handle(line []byte, send func([]byte)) func(context.Context) {
 		return nil // notifications need no answer; responses to us are unexpected
 	}
 	id := req.ID
-	result := func(r any) { send(marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": r})) }
+	modern := mcpmsg.ReadRequestMeta(req.Params).ProtocolVersion
+	result := func(r map[string]any) {
+		if mcpmsg.IsModern(modern) || req.Method == mcpmsg.MethodDiscover {
+			r = s.modernResult(r)
+		}
+		send(marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": r}))
+	}
 	fail := func(code int, msg string) {
 		send(marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}}))
 	}
+	if mcpmsg.IsModern(modern) && !slices.Contains(ModernVersions, modern) {
+		send(marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
+			"code": mcpmsg.CodeUnsupportedProtocolVersion, "message": "unsupported protocol version: " + modern,
+			"data": map[string]any{"supported": s.supportedVersions(), "requested": modern},
+		}}))
+		return nil
+	}
 	switch req.Method {
+	case mcpmsg.MethodDiscover:
+		result(map[string]any{
+			"supportedVersions": s.supportedVersions(),
+			"capabilities":      map[string]any{"tools": map[string]any{}},
+			"instructions":      s.world().Instructions(),
+		})
 	case "initialize":
 		result(map[string]any{
 			"protocolVersion": Negotiate(req.Params),
@@ -186,12 +216,38 @@ func (s *Server) Handle(line []byte, send func([]byte)) func(context.Context) {
 				fail(-32602, fmt.Sprintf("unknown tool: %s", p.Name))
 				return
 			}
-			result(r)
+			m, ok := r.(map[string]any)
+			if !ok { // a world's own result type: as its JSON says
+				b, _ := json.Marshal(r)
+				json.Unmarshal(b, &m)
+			}
+			result(m)
 		}
 	default:
 		fail(-32601, "method not found: "+req.Method)
 	}
 	return nil
+}
+
+// supportedVersions are the versions server/discover names, newest first.
+func (s *Server) supportedVersions() []string {
+	all := append(slices.Clone(ModernVersions), ProtocolVersions...)
+	slices.Reverse(all[len(ModernVersions):])
+	slices.Reverse(all[:len(ModernVersions)])
+	return all
+}
+
+// modernResult is r as the stateless era answers: marked complete, with
+// the server's identity in its _meta, since no initialize told it
+// (2026-07-28 basic/index, "ResultType" and "_meta"). r is a fresh map.
+func (s *Server) modernResult(r map[string]any) map[string]any {
+	out := make(map[string]any, len(r)+2)
+	for k, v := range r {
+		out[k] = v
+	}
+	out["resultType"] = mcpmsg.ResultComplete
+	out["_meta"] = map[string]any{mcpmsg.MetaServerInfo: map[string]any{"name": "hoist-mcp-demo", "version": s.Version}}
+	return out
 }
 
 // Negotiate returns the protocol version to answer an initialize with: the

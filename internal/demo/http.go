@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // HTTP serves the demo over MCP's Streamable HTTP transport at /mcp, and is
@@ -129,6 +131,10 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, id string, s *httpSe
 	}
 	if err := json.Unmarshal(body, &msg); err != nil {
 		httpError(w, http.StatusBadRequest, "the body must be one JSON-RPC message")
+		return
+	}
+	if s == nil && (msg.Method == mcpmsg.MethodDiscover || mcpmsg.IsModern(mcpmsg.ReadRequestMeta(msgParams(body)).ProtocolVersion)) {
+		h.stateless(w, r, body)
 		return
 	}
 	if s == nil {
@@ -265,3 +271,40 @@ func ListenAndServe(ctx context.Context, addr string, h *HTTP, ready func(url st
 }
 
 func listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+
+// msgParams returns a message's params, raw, or nil.
+func msgParams(body []byte) []byte {
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	json.Unmarshal(body, &m)
+	return m.Params
+}
+
+// stateless answers a request of the stateless era (2026-07-28), which
+// opens no session: one JSON body, with the HTTP status the revision gives
+// its error (404 for an unknown method, 400 for bad params or a version the
+// demo does not speak). A tools/call runs before the answer is written.
+func (h *HTTP) stateless(w http.ResponseWriter, r *http.Request, body []byte) {
+	var answer []byte
+	if run := h.Server.Handle(body, func(b []byte) { answer = b }); run != nil {
+		run(r.Context())
+	}
+	var e struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	json.Unmarshal(answer, &e)
+	status := http.StatusOK
+	switch {
+	case e.Error == nil:
+	case e.Error.Code == mcpmsg.CodeMethodNotFound:
+		status = http.StatusNotFound
+	case e.Error.Code == mcpmsg.CodeInvalidParams || e.Error.Code == mcpmsg.CodeUnsupportedProtocolVersion:
+		status = http.StatusBadRequest
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(answer)
+}

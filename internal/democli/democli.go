@@ -6,10 +6,8 @@ package democli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -27,11 +25,6 @@ const (
 
 // Worlds are what --world may name.
 var Worlds = []string{"echo", "retail", "tau2-retail"}
-
-// DefaultDB is --db's default: the copy of τ²-bench's retail database that
-// hoist ships in testdata/, looked for from the working directory, then
-// from the checkout the program was built into (bin/../testdata).
-const DefaultDB = "testdata/tau2/db/retail.json"
 
 const long = `hoist-mcp-demo is a tiny MCP server for trying hoist-mcp and for hoist's
 own tests. It serves one of three worlds.
@@ -72,7 +65,7 @@ record of what reached it, behind a proxy that refuses some
 
 --world tau2-retail serves τ²-bench's own retail domain: all sixteen of its
 tools over its database (--db FILE, τ²-bench's db/retail.json; by default
-the copy in hoist's testdata/tau2/db/), with τ²-bench's semantics: the
+the copy carried in the program), with τ²-bench's semantics: the
 reads, the writes that change orders, users and gift card balances, and
 τ²-bench's errors as error results. Tools are listed with the descriptions,
 input schemas and readOnlyHint of τ²-bench's recorded sessions. Answers are
@@ -85,6 +78,11 @@ It speaks MCP on stdin and stdout by default. --http ADDR serves
 Streamable HTTP at http://ADDR/mcp instead (ADDR 127.0.0.1:0 picks a free
 port; the URL is printed on stdout), insisting on the session id and the
 protocol version as a strict server does.
+
+It speaks every revision hoist-mcp does: the session era (initialize, from
+2024-11-05 to 2025-11-25) and the stateless era (2026-07-28: server/discover,
+the version in each request's _meta, each result marked complete and naming
+the server; over --http with no session, one JSON body per request).
 
 Exit status: 0 when the input ends (stdio) or on SIGINT/SIGTERM (--http);
 1 when serving fails; 2 for a usage error or a --db file that is not
@@ -101,7 +99,7 @@ const example = `  # One request through the recording proxy:
   hoist-mcp --upstream http://127.0.0.1:8932/mcp
 
   # A scripted customer against the shop:
-  hoist-procedure --param email=c7@example.com testdata/procedures/retail/cancel-order.jsonl -- hoist-mcp-demo --world retail
+  hoist-procedure --param email=c7@example.com cancel-order -- hoist-mcp-demo --world retail
 
   # A recorded τ²-bench agent replayed against τ²-bench's retail database:
   hoist-procedure replay testdata/tau2/logs/retail/gpt-4.1/20250801T161636.780Z-42820.jsonl \
@@ -117,7 +115,7 @@ type options struct {
 	IO    iostreams.Streams
 	World string
 	HTTP  string // "": stdio
-	DB    string // --db, "" for DefaultDB
+	DB    string // --db, "" for the embedded database
 	// CallsLog is --calls-log: the file the retail world journals its
 	// calls to.
 	CallsLog string
@@ -175,7 +173,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	cmdutil.Frame(cmd, f.IO.In, f.IO.Out, f.IO.Err)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.World, "world", "echo", "the `WORLD` to serve: echo (lookup and update), retail (a tiny shop) or tau2-retail (τ²-bench's retail domain)")
-	fl.StringVar(&opts.DB, "db", "", "τ²-bench's retail database `FILE` for --world tau2-retail (default "+DefaultDB+")")
+	fl.StringVar(&opts.DB, "db", "", "τ²-bench's retail database `FILE` for --world tau2-retail (default: the copy carried in the program)")
 	fl.StringVar(&opts.HTTP, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (127.0.0.1:0 picks a port)")
 	fl.StringVar(&opts.CallsLog, "calls-log", "", "with --world retail: append each tools/call served to `FILE`, one JSON line each")
 	_ = cmd.RegisterFlagCompletionFunc("world", cobra.FixedCompletions(Worlds, cobra.ShellCompDirectiveNoFileComp))
@@ -200,11 +198,7 @@ func runDemo(ctx context.Context, o *options) error {
 		}
 		s.World = shop
 	case "tau2-retail":
-		path, err := findDB(o.DB)
-		if err != nil {
-			return &cmdutil.ExitError{Code: ExitUsage, Err: err}
-		}
-		db, err := demo.LoadTau2DB(path)
+		db, err := loadDB(o.DB)
 		if err != nil {
 			return &cmdutil.ExitError{Code: ExitUsage, Err: err}
 		}
@@ -219,22 +213,12 @@ func runDemo(ctx context.Context, o *options) error {
 	return s.Serve(ctx, o.IO.In, o.IO.Out)
 }
 
-// findDB returns the database to load: --db as given, else DefaultDB from
-// the working directory, else from the checkout of the running program
-// (bin/hoist-mcp-demo → testdata/), so that a proxy or a test that starts
-// the demo elsewhere still finds it.
-func findDB(flag string) (string, error) {
+// loadDB returns the database to serve: the file --db names, else
+// τ²-bench's retail database as the program carries it, so that the demo
+// runs anywhere after go install.
+func loadDB(flag string) (*demo.Tau2DB, error) {
 	if flag != "" {
-		return flag, nil
+		return demo.LoadTau2DB(flag)
 	}
-	if _, err := os.Stat(DefaultDB); err == nil {
-		return DefaultDB, nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "..", filepath.FromSlash(DefaultDB))
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	return "", errors.New("--db: no " + DefaultDB + " in the working directory nor beside the program's checkout; name τ²-bench's retail database with --db FILE")
+	return demo.EmbeddedTau2DB()
 }

@@ -75,7 +75,7 @@ var rules = Rules{
 		// Plumbing.
 		"internal/atomicfile": {},
 		"internal/buildinfo":  {},
-		"internal/demo":       {"jsontext"},
+		"internal/demo":       {"jsontext", "mcpmsg"}, // mcpmsg: the protocol's eras, which the demo speaks all of
 		"internal/iostreams":  {},
 		"internal/httpguard":  {}, // who may connect to a local HTTP service (--listen's rule)
 		"internal/testbin":    {}, // imports testing: only tests may import it
@@ -100,7 +100,7 @@ var rules = Rules{
 		{"github.com/mattn/go-sqlite3", []string{"store"}, "the store is the one place that talks SQL"},
 		{"github.com/jmoiron/sqlx", []string{"store"}, "the store is the one place that talks SQL"},
 		{"github.com/apache/arrow-go/v18", []string{"export"}, "Parquet and Arrow IPC stay in export"},
-		{"github.com/klauspost/compress", []string{"mcplog"}, "zstd: mcplog reads and writes .jsonl.zst logs, and everything else reads logs through it"},
+		{"github.com/klauspost/compress", []string{"mcplog", "internal/demo"}, "zstd: mcplog reads and writes .jsonl.zst logs, and everything else reads logs through it; the demo decompresses the database it carries"},
 		{"github.com/schollz/progressbar/v3", []string{"internal/cli"}, "progress on a terminal is the toolkit's command line's business"},
 		{"golang.org/x/sync", []string{"ingest"}, "errgroup: ingest's bounded fan-out over many files"},
 		{"github.com/spf13/cobra", cli, "only the command lines parse flags"},

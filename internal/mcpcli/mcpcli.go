@@ -238,6 +238,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 		},
 	}
 	cmdutil.Frame(cmd, f.IO.In, f.IO.Err, f.IO.Err) // help and usage never go to stdout, which is the wire
+	cmd.SetFlagErrorFunc(suggestFlag)
 	fl := cmd.Flags()
 	fl.SetInterspersed(false) // everything from the server command on is the server's
 	fl.StringVar(&opts.record, "record", "", "write a session log per session to `DIR` (created 0700; ~ expanded)")

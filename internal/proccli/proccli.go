@@ -44,6 +44,10 @@ item, a later call with the same tool and arguments is not made, and a step
 whose calls were all answered so is a skipped LLM turn. The report (text, or
 --json) lists each step's LLM turn or skip and every call.
 
+FILE may also name an example procedure the program carries, such as
+cancel-order: hoist-procedure --list names them, with their parameters and
+the hoist-mcp-demo world they run against.
+
 The file format is in docs/procedure.md: a header line
 {"procedure": "name", "params": {...}, "think_ms": N}, then one JSON object
 per step, such as {"tool": "get_user_details", "args": {"user_id":
@@ -64,14 +68,18 @@ or a bad procedure file (one line naming file:line and field).
 Shell completion: hoist-procedure --completion bash|zsh|fish|powershell
 prints a completion script.`
 
-const example = `  # A customer cancels an order in the demo shop:
-  hoist-procedure --param email=c7@example.com testdata/procedures/retail/cancel-order.jsonl \
-      -- hoist-mcp-demo --world retail
+const example = `  # The example procedures the program carries:
+  hoist-procedure --list
+
+  # A customer cancels an order in the demo shop:
+  hoist-procedure --param email=c7@example.com cancel-order -- hoist-mcp-demo --world retail
 
   # The same, recorded by the proxy, with no think time and a JSON report:
-  hoist-procedure --think 0 --json --param email=c7@example.com \
-      testdata/procedures/retail/cancel-order.jsonl \
-      -- hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo --world retail`
+  hoist-procedure --think 0 --json --param email=c7@example.com cancel-order \
+      -- hoist-mcp --record /tmp/hoist-logs -- hoist-mcp-demo --world retail
+
+  # A procedure file of your own:
+  hoist-procedure --param email=c7@example.com ./my-procedure.jsonl -- hoist-mcp-demo --world retail`
 
 // factory is what newCmd takes from the process.
 type factory struct {
@@ -88,6 +96,7 @@ type options struct {
 	Timeout   time.Duration
 	StopGrace time.Duration
 	JSON      bool
+	List      bool // --list: name the built-in procedures, run nothing
 
 	params []string
 	prog   *cmdutil.Program
@@ -117,6 +126,9 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 			}
 			var positional []string
 			positional, opts.Command = cmdutil.SplitAtDash(cmd, args)
+			if opts.List {
+				return runList(opts, positional)
+			}
 			switch {
 			case len(positional) == 0:
 				return cmdutil.FlagErrorf("no procedure file: hoist-procedure [flags] FILE -- SERVER_COMMAND [ARGS...]")
@@ -152,6 +164,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.Var(thinkFlag{&opts.Think}, "think", "think `TIME` before each LLM turn after the first, overriding the file's (default: the file's, else 600ms)")
 	addWaitFlags(fl, &opts.Timeout, &opts.StopGrace)
 	fl.BoolVar(&opts.JSON, "json", false, "report as JSON")
+	fl.BoolVar(&opts.List, "list", false, "list the built-in procedures, which FILE may name instead of a path, and exit")
 	opts.prog.AddFlags(cmd)
 	fl.SortFlags = false
 	return cmd
@@ -179,7 +192,7 @@ func checkWaits(timeout, stopGrace time.Duration) error {
 // parameter exits 2 without the usage hint (the message names file:line
 // and field); a run that fails exits 1 after the report of what ran.
 func runProcedure(ctx context.Context, o *options) error {
-	p, err := procedure.ParseFile(o.File)
+	p, err := openProcedure(o.File)
 	if err != nil {
 		return &cmdutil.ExitError{Code: ExitUsage, Err: err}
 	}
