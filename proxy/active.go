@@ -193,28 +193,29 @@ func (a *active) start() {
 // or server/discover, tools/list and the agent's tools/call. It does not
 // wait for the owner.
 func (a *active) fromHost(line []byte) {
-	if ev, ok := hostEventOf(jsonrpc.Classify(line)); ok {
+	if ev, ok := hostEventOf(mcpmsg.ReadView(line)); ok {
 		a.send(ev)
 	}
 }
 
 // hostEventOf returns the event of a host message the owner learns from,
-// and whether it is one.
-func hostEventOf(m jsonrpc.Message) (hostEvent, bool) {
-	if m.Kind != jsonrpc.Request {
+// and whether it is one. v is the line read once, as the server will read
+// it (mcpmsg.View): every handler decides on the same reading.
+func hostEventOf(v mcpmsg.View) (hostEvent, bool) {
+	if v.Kind != jsonrpc.Request {
 		return hostEvent{}, false
 	}
-	ev := hostEvent{method: m.Method, id: string(m.ID)}
-	switch m.Method {
+	ev := hostEvent{method: v.Method, id: string(v.ID)}
+	switch v.Method {
 	case mcpmsg.MethodInitialize, mcpmsg.MethodDiscover, mcpmsg.MethodToolsList:
 	case mcpmsg.MethodToolsCall:
-		ev.call = mcpmsg.ReadCall(m.Params)
+		ev.call = v.Call
 		ev.call.Args = bytes.Clone(ev.call.Args) // line is the pump's
-		ev.retry = mcpmsg.IsRetry(m.Params)
+		ev.retry = v.Retry
 	default:
 		return hostEvent{}, false
 	}
-	ev.version = mcpmsg.ReadRequestMeta(m.Params).ProtocolVersion
+	ev.version = v.Meta.ProtocolVersion
 	return ev, true
 }
 

@@ -3,8 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
 )
@@ -76,6 +78,15 @@ func (a *active) commitNext() {
 		call := mcpmsg.Call{Name: step.Name, Args: step.Args}
 		a.commit.n++
 		id := mcpmsg.CommitID(a.commit.n)
+		if a.gd != nil && a.gd.writes[call.Name] {
+			if p := jsontext.OddName(call.Args); p != "" {
+				// The proxy sends these arguments as they were written:
+				// the server must read them as the guards do (issue 23).
+				step.Status, step.Text = mcpmsg.CommitRefused, oddRefusal("calls["+strconv.Itoa(r.at)+"].arguments."+p)
+				r.at++
+				continue
+			}
+		}
 		if a.gd != nil {
 			c := a.check(id, r.id, call)
 			if c.Refused != nil {
