@@ -132,7 +132,7 @@ func (a *active) removeOwnGuardsLog() {
 // the owner without waiting, before they are forwarded, so the guards learn
 // from each before any call the host makes after reading it.
 func (a *active) needsNoVerdict(m jsonrpc.Message) bool {
-	if a.opts.Flow != nil || !a.holdsHost() || mcpmsg.IsProxyID(m.ID) {
+	if a.opts.Flow != nil || !a.holdsHost() {
 		return false
 	}
 	if a.commit == nil {
@@ -168,9 +168,12 @@ func (a *active) hostLine(line []byte) (taken bool) {
 	case sc.drop:
 		a.say("dropped %s", sc.why)
 		return true
-	case v.Kind == jsonrpc.Batch:
+	}
+	a.hostIDs(v)
+	if v.Kind == jsonrpc.Batch {
 		return a.hostBatch(v)
-	case !sc.learn:
+	}
+	if !sc.learn {
 		return false
 	}
 	ev := sc.ev
