@@ -126,20 +126,6 @@ func fromMembers(line []byte, vals [len(envelope)][]byte) Message {
 	if e := vals[4]; e != nil && string(e) != "null" {
 		m.Error = e
 	}
-	hasResult, hasError := m.Result != nil, m.Error != nil
-	switch {
-	case hasMethod && m.ID != nil:
-		m.Kind = Request
-	case hasMethod:
-		m.Kind = Notification
-	case (hasResult || hasError) && m.ID != nil:
-		m.Kind = Response
-		m.IsError = hasError
-	case hasError:
-		m.Kind = Response
-		m.IsError = true
-	default:
-		m.Kind = Invalid
-	}
+	m.setKind(hasMethod)
 	return m
 }
