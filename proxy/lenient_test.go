@@ -85,6 +85,11 @@ func TestGuardsReadWhatTheServerReads(t *testing.T) {
 					t.Errorf("%s: want the policy's refusal, got %s", c.name, got)
 				}
 			}
+			// hoist_commit sends its calls' arguments as written: the same rule.
+			got := do(strings.TrimSpace(commitCall(9, inner("cancel_pending_order", `{"Order_ID":"#W4a","reason":"no longer needed"}`))))
+			if !strings.Contains(got, "refused") || !strings.Contains(got, `\"Order_ID\"`) {
+				t.Errorf("hoist_commit of a cancel spelled Order_ID: %s", got)
+			}
 			finish()
 			for _, c := range servedCalls(t, journal) {
 				if strings.HasPrefix(c, "cancel_pending_order") {
