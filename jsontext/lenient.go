@@ -54,6 +54,24 @@ func Fold(name string) string {
 func FoldsTo(name []byte, fold string) bool { return foldsTo(name, fold) }
 
 func foldsTo(name []byte, fold string) bool {
+	if len(name) == len(fold) {
+		ascii := true
+		for i, c := range name {
+			if c >= utf8.RuneSelf {
+				ascii = false
+				break
+			}
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			if c != fold[i] {
+				return false
+			}
+		}
+		if ascii {
+			return true
+		}
+	}
 	j := 0
 	for i := 0; i < len(name); {
 		r, n := rune(name[i]), 1
@@ -100,6 +118,17 @@ func foldRune(r rune) rune {
 // tags in lower case, as every schema the guards know spells them. "order_id"
 // is folded; "Order_ID", "orderId" and "reaſon" are not.
 func Folded(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= utf8.RuneSelf {
+			return foldedRunes(name)
+		} else if 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func foldedRunes(name string) bool {
 	for _, r := range name {
 		if r != unicode.ToLower(foldRune(r)) {
 			return false

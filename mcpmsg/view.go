@@ -54,23 +54,37 @@ func itoa(i int) string {
 	return itoa(i/10) + string(rune('0'+i%10))
 }
 
-// callMembers are the params members of a tools/call a policy decides on.
-var callMembers = [...]string{"name", "arguments", "_meta"}
+// callMembers are the params members of a tools/call a policy decides on,
+// and those that mark a retry (IsRetry), folded (jsontext.Fold).
+var callMembers = [...]string{"name", "arguments", "_meta", "inputResponses", "requestState"}
+
+var callFolds = [...]string{"NAME", "ARGUMENTS", "_META", "INPUTRESPONSES", "REQUESTSTATE"}
 
 func viewOf(l jsonrpc.Lenient) View {
 	v := View{Lenient: l}
 	if l.Kind != jsonrpc.Request && l.Kind != jsonrpc.Notification || jsontext.Kind(l.Params) != '{' {
 		return v
 	}
+	// One pass over params: each member the folded reading takes, and the
+	// spelling of the last when it is not the exact name (LookupFold's
+	// rule, for five names at once).
 	var vals [len(callMembers)][]byte
-	for i, name := range callMembers {
-		val, _, odd := jsontext.LookupFold(l.Params, name)
-		vals[i] = val
-		if odd != "" && v.Odd == "" && l.Method == MethodToolsCall {
-			v.Odd = "params." + odd
+	var odd [len(callMembers)]string
+	for k, val := range jsontext.Members(l.Params) {
+		for i, f := range callFolds {
+			if string(k) == callMembers[i] {
+				vals[i], odd[i] = val, ""
+			} else if jsontext.FoldsTo(k, f) {
+				vals[i], odd[i] = val, string(k)
+			}
 		}
 	}
 	if l.Method == MethodToolsCall {
+		for _, o := range odd[:3] {
+			if o != "" && v.Odd == "" {
+				v.Odd = "params." + o
+			}
+		}
 		v.Call.Name = str(vals[0])
 		if vals[0] != nil && vals[0][0] == '"' && jsontext.LoneSurrogate(vals[0]) && v.Odd == "" {
 			v.Odd = "params.name"
@@ -78,11 +92,7 @@ func viewOf(l jsonrpc.Lenient) View {
 		if vals[1] != nil {
 			v.Call.Args = vals[1]
 		}
-		for k := range jsontext.Members(l.Params) {
-			if jsontext.FoldsTo(k, "INPUTRESPONSES") || jsontext.FoldsTo(k, "REQUESTSTATE") {
-				v.Retry = true
-			}
-		}
+		v.Retry = vals[3] != nil || vals[4] != nil
 	}
 	if m := vals[2]; jsontext.Kind(m) == '{' {
 		v.Meta = readMeta(m)
