@@ -2,12 +2,17 @@ package proxy_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/internal/testbin"
 )
 
@@ -92,7 +97,7 @@ func TestIDsCommitCollide(t *testing.T) {
 }
 
 func TestIDsFlowCollide(t *testing.T) {
-	p, _ := served(t, nil)
+	p, dir := served(t, nil)
 	// A host request of the id the flow's first lookup would take, in
 	// flight while the flow looks up after call 3.
 	p.send(lookupID(`"hoist-1"`, "h1", 300))
@@ -106,6 +111,36 @@ func TestIDsFlowCollide(t *testing.T) {
 	checkOwn(t, got, `"hoist-1"`, "h1")
 	if a := got["3"]; len(a) != 1 || !strings.Contains(a[0], "lookup {\"text\":\"b\"}:\n{\"text\":\"b\"}") {
 		t.Errorf("call 3 got %q, want its answer with the lookup's own result", a)
+	}
+
+	// The episode of the log tells the host's hoist-1 from the proxy's
+	// lookup, each with its own result.
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	var log string
+	for _, l := range logs {
+		if !strings.HasSuffix(l, ".flow.jsonl") {
+			log = l
+		}
+	}
+	ep, err := episode.ReadLog(log, episode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []string
+	for _, c := range ep.Calls() {
+		text := ""
+		if c.Result != nil {
+			text = c.Result.Text
+		}
+		calls = append(calls, fmt.Sprintf("%s %s %s %s", c.ID, c.By, c.Args, text))
+	}
+	want := []string{
+		`"hoist-1" agent {"text":"h1","delay_ms":300} {"delay_ms":300,"text":"h1"}`,
+		`3 agent {"text":"a","next":"b"} {"next":"b","text":"a"}`,
+		`"hoist-2" proxy {"text":"b"} {"text":"b"}`,
+	}
+	if diff := cmp.Diff(want, calls); diff != "" {
+		t.Errorf("the episode's calls (-want +got):\n%s", diff)
 	}
 }
 
