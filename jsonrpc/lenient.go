@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"iter"
+	"strconv"
 
 	"github.com/hoist-mcp/hoist/jsontext"
 )
@@ -65,7 +66,7 @@ func MessagesLenient(line []byte) iter.Seq[Lenient] {
 			m, odd := classifyFold(el)
 			e := Lenient{Message: m, Forgiven: l.Forgiven}
 			if odd != "" {
-				e.Odd = "[" + itoa(i) + "]." + odd
+				e.Odd = "[" + strconv.Itoa(i) + "]." + odd
 			}
 			if !yield(e) {
 				return
@@ -73,13 +74,6 @@ func MessagesLenient(line []byte) iter.Seq[Lenient] {
 			i++
 		}
 	}
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
 }
 
 // classifyFold is classifyValid with names matched under case folding, and

@@ -3,6 +3,7 @@ package mcpmsg
 import (
 	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/jsontext"
+	"strconv"
 )
 
 // View is a host line read once, as the most lenient common decoder reads
@@ -36,7 +37,7 @@ func ReadView(line []byte) View {
 	for part := range jsonrpc.MessagesLenient(line) {
 		pv := viewOf(part)
 		if pv.Odd != "" && part.Odd == "" {
-			pv.Odd = "[" + itoa(i) + "]." + pv.Odd
+			pv.Odd = "[" + strconv.Itoa(i) + "]." + pv.Odd
 		}
 		if v.Odd == "" {
 			v.Odd = pv.Odd
@@ -45,13 +46,6 @@ func ReadView(line []byte) View {
 		i++
 	}
 	return v
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
 }
 
 // callMembers are the params members of a tools/call a policy decides on,
