@@ -166,6 +166,13 @@ func classifyValid(line []byte) Message {
 			}
 		}
 	}
+	m.setKind(hasMethod)
+	return m
+}
+
+// setKind sets the kind of an object message from its members: hasMethod
+// says it has a method that is a string.
+func (m *Message) setKind(hasMethod bool) {
 	hasResult, hasError := m.Result != nil, m.Error != nil
 	switch {
 	case hasMethod && m.ID != nil:
@@ -183,5 +190,4 @@ func classifyValid(line []byte) Message {
 	default:
 		m.Kind = Invalid
 	}
-	return m
 }

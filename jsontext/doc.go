@@ -11,6 +11,11 @@
 //     Parse refuses exactly the texts Valid refuses.
 //   - Member names are compared exactly, byte for byte after unescaping:
 //     "ID" is not "id" (encoding/json would match it case-insensitively).
+//     That is right for logs and files, and wrong at a security boundary,
+//     where what counts is what the receiver executes: there the lenient
+//     rules (lenient.go: Fold, LookupFold, OddName, Lenient) read a text as
+//     the most lenient common decoder does and name the member that two
+//     common decoders read differently.
 //   - A name repeated in one object: the last occurrence wins, as
 //     encoding/json and JavaScript's JSON.parse decide. Lookup returns the
 //     last, Parse keeps the last, and Members yields every occurrence in

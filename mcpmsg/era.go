@@ -86,6 +86,12 @@ func ReadRequestMeta(params []byte) RequestMeta {
 	if !ok || jsontext.Kind(meta) != '{' {
 		return rm
 	}
+	return readMeta(meta)
+}
+
+// readMeta reads a request's _meta object (valid JSON).
+func readMeta(meta []byte) RequestMeta {
+	var rm RequestMeta
 	read(meta, member{MetaProtocolVersion, &rm.ProtocolVersion},
 		member{MetaClientInfo, func(v []byte) { read(v, member{"name", &rm.ClientName}) }},
 		member{"progressToken", func(v []byte) {

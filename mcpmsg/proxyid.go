@@ -9,9 +9,10 @@ import (
 )
 
 // ProxyIDPrefix starts the id of every request the proxy makes of its own
-// (manual, "Active mode": ids hoist-<n>), so that its answers are told from
-// the host's: a host's id never needs to look like one, and the proxy never
-// forwards an answer to one.
+// (manual, "Active mode": ids hoist-<n>), so that a reader of a session log
+// tells its calls (with from: "proxy"). The proxy itself routes answers by
+// the ids it has in flight (jsonrpc.IDs), never by their prefix: a host may
+// use such ids too (issue 23, point 3).
 const ProxyIDPrefix = "hoist-"
 
 // ProxyID returns the id of the proxy's n-th request of a session, as
@@ -22,8 +23,10 @@ func ProxyID(n uint64) json.RawMessage {
 	return append(b, '"')
 }
 
-// IsProxyID reports whether a raw id is one the proxy gave its own
-// request: a string starting with ProxyIDPrefix.
+// IsProxyID reports whether a raw id looks like one the proxy gives its
+// own requests: a string starting with ProxyIDPrefix. Only for reading
+// logs, where from: "proxy" says whose a request was; a host's id may look
+// the same.
 func IsProxyID(id []byte) bool {
 	return len(id) >= len(ProxyIDPrefix)+3 && id[0] == '"' && bytes.HasPrefix(id[1:], []byte(ProxyIDPrefix))
 }

@@ -82,6 +82,11 @@ type active struct {
 	// replace it to end a wait when they choose).
 	newTimer func(time.Duration) (<-chan time.Time, func())
 
+	// ids are the request ids in flight to the server, the host's and the
+	// proxy's: answers are routed by them, never by an id's shape, and no
+	// id is in flight for both at once (issue 23, point 3).
+	ids *jsonrpc.IDs
+
 	events  chan any      // hostEvent, serverEvent, endEvent
 	quit    chan struct{} // closed by close: the loop hands back and returns
 	done    chan struct{} // closed when the loop has returned
@@ -132,6 +137,7 @@ type hostEvent struct {
 // verdict before anything else of its stream is forwarded.
 type serverEvent struct {
 	m     jsonrpc.Message
+	own   bool      // the answer to a request of the proxy's
 	line  []byte    // the whole line, terminator included
 	taken chan bool // the verdict: true when the owner took the line over; nil when none is awaited
 }
@@ -166,6 +172,7 @@ func newActive(o FlowOptions, server string, say func(string, ...any)) *active {
 		server:   server,
 		say:      say,
 		newTimer: realTimer,
+		ids:      jsonrpc.NewIDs(),
 		events:   make(chan any, eventBuffer),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -193,28 +200,46 @@ func (a *active) start() {
 // or server/discover, tools/list and the agent's tools/call. It does not
 // wait for the owner.
 func (a *active) fromHost(line []byte) {
-	if ev, ok := hostEventOf(jsonrpc.Classify(line)); ok {
+	v := mcpmsg.ReadView(line)
+	a.hostIDs(v)
+	if ev, ok := hostEventOf(v); ok {
 		a.send(ev)
 	}
 }
 
+// hostIDs notes the ids of the host's requests in v, about to be
+// forwarded; a request whose id a request of the proxy's has in flight
+// waits here until that one is answered, so that the two are never in
+// flight at once.
+func (a *active) hostIDs(v mcpmsg.View) {
+	if v.Kind == jsonrpc.Request {
+		a.ids.Host(v.ID, a.done)
+	}
+	for _, p := range v.Parts {
+		if p.Kind == jsonrpc.Request {
+			a.ids.Host(p.ID, a.done)
+		}
+	}
+}
+
 // hostEventOf returns the event of a host message the owner learns from,
-// and whether it is one.
-func hostEventOf(m jsonrpc.Message) (hostEvent, bool) {
-	if m.Kind != jsonrpc.Request {
+// and whether it is one. v is the line read once, as the server will read
+// it (mcpmsg.View): every handler decides on the same reading.
+func hostEventOf(v mcpmsg.View) (hostEvent, bool) {
+	if v.Kind != jsonrpc.Request {
 		return hostEvent{}, false
 	}
-	ev := hostEvent{method: m.Method, id: string(m.ID)}
-	switch m.Method {
+	ev := hostEvent{method: v.Method, id: string(v.ID)}
+	switch v.Method {
 	case mcpmsg.MethodInitialize, mcpmsg.MethodDiscover, mcpmsg.MethodToolsList:
 	case mcpmsg.MethodToolsCall:
-		ev.call = mcpmsg.ReadCall(m.Params)
+		ev.call = v.Call
 		ev.call.Args = bytes.Clone(ev.call.Args) // line is the pump's
-		ev.retry = mcpmsg.IsRetry(m.Params)
+		ev.retry = v.Retry
 	default:
 		return hostEvent{}, false
 	}
-	ev.version = mcpmsg.ReadRequestMeta(m.Params).ProtocolVersion
+	ev.version = v.Meta.ProtocolVersion
 	return ev, true
 }
 
@@ -235,12 +260,13 @@ func (a *active) fromServer(line []byte) bool {
 	if m.Kind != jsonrpc.Response || !m.HasID() {
 		return false
 	}
-	if a.needsNoVerdict(m) {
+	own := a.ids.Answered(m.ID)
+	if !own && a.needsNoVerdict(m) {
 		a.send(serverEvent{m: m, line: line}) // the guards learn from it, in order
 		return false
 	}
-	ev := serverEvent{m: m, line: line, taken: make(chan bool, 1)}
-	return a.ask(ev, ev.taken, mcpmsg.IsProxyID(m.ID)) // when the flow is over, its own answers still never reach the host
+	ev := serverEvent{m: m, line: line, own: own, taken: make(chan bool, 1)}
+	return a.ask(ev, ev.taken, own) // when the flow is over, its own answers still never reach the host
 }
 
 // ask hands the owner ev, whose verdict comes on taken, and waits for it;
@@ -423,13 +449,13 @@ func (a *active) onHost(ev hostEvent) {
 func (a *active) onServer(ev serverEvent) (taken bool) {
 	m := ev.m
 	id := string(m.ID)
-	if mcpmsg.IsCommitID(m.ID) {
-		a.onCommitAnswer(id, m)
-		return true // the proxy's own: never the host's
-	}
-	if mcpmsg.IsProxyID(m.ID) {
-		a.onAnswer(id, m)
-		return true // the proxy's own: never the host's
+	if ev.own {
+		// The proxy's own, by its pending ids (never by the id's shape):
+		// a commit's call or a lookup; never the host's.
+		if !a.onCommitAnswer(id, m) {
+			a.onAnswer(id, m)
+		}
+		return true
 	}
 	switch {
 	case a.inits[id]:
@@ -497,6 +523,10 @@ func (a *active) lookup(d flow.Decision) {
 	tool := a.fs.CallName(o.Tool)
 	a.n++
 	id := mcpmsg.ProxyID(a.n)
+	for !a.ids.Own(id) { // a host request of this id is in flight
+		a.n++
+		id = mcpmsg.ProxyID(a.n)
+	}
 	a.pending[string(id)] = lookupCall{tool: tool, args: o.Args}
 	var meta []byte
 	if mcpmsg.IsModern(a.version) {

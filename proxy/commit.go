@@ -3,8 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
 )
@@ -74,8 +76,16 @@ func (a *active) commitNext() {
 			continue
 		}
 		call := mcpmsg.Call{Name: step.Name, Args: step.Args}
-		a.commit.n++
-		id := mcpmsg.CommitID(a.commit.n)
+		id := a.nextCommitID()
+		if a.gd != nil && a.gd.writes[call.Name] {
+			if p := jsontext.OddName(call.Args); p != "" {
+				// The proxy sends these arguments as they were written:
+				// the server must read them as the guards do (issue 23).
+				step.Status, step.Text = mcpmsg.CommitRefused, oddRefusal("calls["+strconv.Itoa(r.at)+"].arguments."+p)
+				r.at++
+				continue
+			}
+		}
 		if a.gd != nil {
 			c := a.check(id, r.id, call)
 			if c.Refused != nil {
@@ -103,6 +113,10 @@ func (a *active) sendCommitCall(r *commitRun, id json.RawMessage, call mcpmsg.Ca
 	if mcpmsg.IsModern(a.version) {
 		meta = mcpmsg.ModernMeta(a.version)
 	}
+	for !a.ids.Own(id) {
+		// A host request of this id came while the call was judged.
+		id = a.nextCommitID()
+	}
 	req := mcpmsg.AppendToolCallMeta(nil, id, call.Name, call.Args, meta)
 	if a.rec != nil {
 		a.rec.Record(mcplog.FromProxy, bytes.Clone(req))
@@ -117,10 +131,10 @@ func (a *active) sendCommitCall(r *commitRun, id json.RawMessage, call mcpmsg.Ca
 
 // onCommitAnswer takes the server's answer to a call of a commit: its
 // result is the step's, the guards learn from it, and the commit goes on
-// unless it failed.
-func (a *active) onCommitAnswer(id string, m jsonrpc.Message) {
-	if len(a.commit.runs) == 0 || a.commit.runs[0].wait != id {
-		return // nobody waits for it
+// unless it failed. It reports whether a commit's call was waiting for id.
+func (a *active) onCommitAnswer(id string, m jsonrpc.Message) bool {
+	if a.commit == nil || len(a.commit.runs) == 0 || a.commit.runs[0].wait != id {
+		return false // not a commit's call in flight
 	}
 	r := a.commit.runs[0]
 	r.wait = ""
@@ -129,7 +143,7 @@ func (a *active) onCommitAnswer(id string, m jsonrpc.Message) {
 	if m.Result != nil && mcpmsg.InputRequired(m.Result) {
 		step.Status, step.Text = mcpmsg.CommitFailed, "the MCP server asked for input, which hoist_commit cannot give: make this call on its own"
 		a.commitNext()
-		return
+		return true
 	}
 	res := mcpmsg.ResultOf(m)
 	step.Status, step.Text = mcpmsg.CommitDone, res.Text()
@@ -140,6 +154,19 @@ func (a *active) onCommitAnswer(id string, m jsonrpc.Message) {
 		a.gd.s.Result(step.Name, step.Args, step.Text, res.IsError)
 	}
 	a.commitNext()
+	return true
+}
+
+// nextCommitID returns the id of a commit's next call: hoist-commit-<n>,
+// the next n whose id no request in flight has (jsonrpc.IDs; it is taken
+// when the call is sent).
+func (a *active) nextCommitID() json.RawMessage {
+	for {
+		a.commit.n++
+		if id := mcpmsg.CommitID(a.commit.n); a.ids.Free(id) {
+			return id
+		}
+	}
 }
 
 // endCommit answers a commit: every call after the one that stopped it is

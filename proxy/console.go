@@ -365,11 +365,14 @@ func (c *consoleClient) beforeServer(line []byte) (taken bool) {
 		return false
 	}
 	body := jsonrpc.TrimLine(line)
-	m := jsonrpc.Classify(body)
+	// The line as the server will read it (names under case folding), so
+	// that a breakpoint on a tool holds every spelling of its call.
+	view := mcpmsg.ReadView(body)
+	m := view.Message
 	if m.Kind != jsonrpc.Request && m.Kind != jsonrpc.Notification {
 		return false
 	}
-	if m.Kind == jsonrpc.Request && mcpmsg.IsModern(mcpmsg.ReadRequestMeta(m.Params).ProtocolVersion) {
+	if m.Kind == jsonrpc.Request && mcpmsg.IsModern(view.Meta.ProtocolVersion) {
 		c.modern.Store(true)
 	}
 	why := ""
@@ -377,7 +380,7 @@ func (c *consoleClient) beforeServer(line []byte) (taken bool) {
 		why = "breakpoint"
 	}
 	if m.Method == mcpmsg.MethodToolsCall {
-		if bp.tools[mcpmsg.ReadCall(m.Params).Name] {
+		if bp.tools[view.Call.Name] {
 			why = "breakpoint"
 		}
 		if bp.loop && m.Kind == jsonrpc.Request && c.loopHolds(bp, m.Params) && why == "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hoist-mcp/hoist/guards"
@@ -131,7 +132,7 @@ func (a *active) removeOwnGuardsLog() {
 // the owner without waiting, before they are forwarded, so the guards learn
 // from each before any call the host makes after reading it.
 func (a *active) needsNoVerdict(m jsonrpc.Message) bool {
-	if a.opts.Flow != nil || !a.holdsHost() || mcpmsg.IsProxyID(m.ID) {
+	if a.opts.Flow != nil || !a.holdsHost() {
 		return false
 	}
 	if a.commit == nil {
@@ -157,22 +158,29 @@ func (a *active) hostLine(line []byte) (taken bool) {
 		a.fromHost(line)
 		return false
 	}
-	m := jsonrpc.Classify(line)
-	if m.Kind == jsonrpc.Batch {
-		return a.hostBatch(line)
-	}
-	if a.heldNotification(m) {
-		a.say("dropped a tools/call notification of %s: a write is checked only as a request, which has an answer", mcpmsg.ReadCall(m.Params).Name)
+	v := mcpmsg.ReadView(line)
+	sc := screenHost(v, a.holds, a.heldOdd)
+	switch {
+	case sc.answer != nil:
+		a.answer(sc.answer)
+		a.say("refused a host message: %s", sc.why)
+		return true
+	case sc.drop:
+		a.say("dropped %s", sc.why)
 		return true
 	}
-	ev, ok := hostEventOf(m)
-	if !ok {
+	a.hostIDs(v)
+	if v.Kind == jsonrpc.Batch {
+		return a.hostBatch(v)
+	}
+	if !sc.learn {
 		return false
 	}
+	ev := sc.ev
 	if a.commit != nil && ev.method != mcpmsg.MethodToolsCall {
 		a.rewrites.Store(ev.id, true) // hoist_commit's sentence or tool goes in its answer
 	}
-	if ev.method != mcpmsg.MethodToolsCall || !a.holds(ev.call.Name) {
+	if !sc.held {
 		a.send(ev)
 		return false
 	}
@@ -180,11 +188,109 @@ func (a *active) hostLine(line []byte) (taken bool) {
 	return a.ask(h, h.taken, false) // when the session is over, nothing checks any more
 }
 
-// heldNotification reports whether m is a tools/call sent as a
+// screened is what becomes of a host line before the owner sees it.
+type screened struct {
+	// answer, when set, is the proxy's answer in the line's place: the line
+	// is not forwarded.
+	answer []byte
+	// drop: the line is neither forwarded nor answered (a notification).
+	drop bool
+	why  string
+	// ev is the request the owner learns from, when learn; held is true
+	// when it must wait for the owner's verdict (a write the guards check,
+	// hoist_commit): the guards decide on ev.call.
+	ev    hostEvent
+	learn bool
+	held  bool
+}
+
+// screenHost decides, from the line's view alone, whether a host line goes
+// on to the owner: a message that two common decoders read differently
+// (View.Odd) is refused, and so is a held call whose arguments are (odd);
+// a held call sent as a notification is dropped (it could be neither
+// refused nor answered). A batch is screened whole here and part by part
+// by hostBatch. What it passes, the owner decides on as ev: exactly what
+// the server will read (issue 23).
+func screenHost(v mcpmsg.View, holds func(string) bool, odd func(mcpmsg.View) string) screened {
+	if v.Odd != "" {
+		why := oddRefusal(v.Odd)
+		switch v.Kind {
+		case jsonrpc.Request:
+			return screened{answer: mcpmsg.AppendError(nil, v.ID, oddCode(v.Odd), why), why: why}
+		case jsonrpc.Batch:
+			out := []byte{'['}
+			for _, p := range v.Parts {
+				if p.Kind != jsonrpc.Request {
+					continue
+				}
+				if len(out) > 1 {
+					out = append(out, ',')
+				}
+				out = mcpmsg.AppendError(out, p.ID, oddCode(v.Odd), why)
+			}
+			if len(out) == 1 {
+				return screened{drop: true, why: "a batch of notifications: " + why}
+			}
+			return screened{answer: append(out, ']'), why: why}
+		case jsonrpc.Notification:
+			return screened{drop: true, why: "a notification: " + why}
+		}
+	}
+	if v.Kind == jsonrpc.Notification && v.Method == mcpmsg.MethodToolsCall && holds(v.Call.Name) {
+		return screened{drop: true, why: "a tools/call notification of " + v.Call.Name + ": a write is checked only as a request, which has an answer"}
+	}
+	ev, ok := hostEventOf(v)
+	if !ok {
+		return screened{}
+	}
+	sc := screened{ev: ev, learn: true, held: ev.method == mcpmsg.MethodToolsCall && holds(ev.call.Name)}
+	if sc.held {
+		if why := odd(v); why != "" {
+			return screened{answer: mcpmsg.AppendError(nil, v.ID, -32602, why), why: why}
+		}
+	}
+	return sc
+}
+
+// heldOdd says why a held call is refused before any rule reads it: a
+// member of a write's arguments that two common decoders read differently,
+// or a line that is JSON only to a lenient decoder; "" when there is none.
+// hoist_commit's own arguments are the proxy's to read (its calls' are
+// checked one by one, commitNext).
+func (a *active) heldOdd(v mcpmsg.View) string {
+	if p := v.ArgsOdd(); p != "" && a.gd != nil && a.gd.writes[v.Call.Name] {
+		return oddRefusal(p)
+	}
+	if v.Forgiven != "" {
+		return "refused: this call is not valid JSON (" + v.Forgiven + "), which some servers read anyway and others refuse, so hoist-mcp does not send it"
+	}
+	return ""
+}
+
+// oddRefusal is the error for a message whose member at path two common
+// decoders read differently.
+func oddRefusal(path string) string {
+	name := path
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	return fmt.Sprintf("refused: the member %q (%s) is read differently by common JSON decoders (encoding/json matches member names regardless of case, JSON.parse and Python's json match them exactly), so hoist-mcp cannot tell what the server would run; spell each member name exactly as the protocol and the tool's schema do", name, path)
+}
+
+// oddCode is the JSON-RPC error code of an odd member at path: invalid
+// params for a member of params, else invalid request.
+func oddCode(path string) int {
+	if strings.Contains(path, "params.") {
+		return -32602
+	}
+	return -32600
+}
+
+// heldNotification reports whether v is a tools/call sent as a
 // notification, without an id, of a tool the proxy holds: it could be
 // neither refused nor answered, so it is never forwarded.
-func (a *active) heldNotification(m jsonrpc.Message) bool {
-	return m.Kind == jsonrpc.Notification && m.Method == mcpmsg.MethodToolsCall && a.holds(mcpmsg.ReadCall(m.Params).Name)
+func (a *active) heldNotification(v mcpmsg.View) bool {
+	return v.Kind == jsonrpc.Notification && v.Method == mcpmsg.MethodToolsCall && a.holds(v.Call.Name)
 }
 
 // holds reports whether a call of tool waits for the owner's verdict.

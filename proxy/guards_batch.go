@@ -40,20 +40,26 @@ type batchPart struct {
 	toolCall bool
 	// dropped is a write sent as a notification: never forwarded.
 	dropped bool
+	// odd is why a held call is refused before any rule reads it
+	// (heldOdd), "" when it is not.
+	odd string
 }
 
 // hostBatch holds a batch with a call the proxy judges until the owner has
 // decided, and reports whether the proxy answered it.
-func (a *active) hostBatch(line []byte) (taken bool) {
-	b := batchEvent{line: line, taken: make(chan bool, 1)}
+func (a *active) hostBatch(v mcpmsg.View) (taken bool) {
+	b := batchEvent{line: v.Raw, taken: make(chan bool, 1)}
 	held := false
-	for m := range jsonrpc.Messages(line) {
+	for _, m := range v.Parts {
 		p := batchPart{id: m.ID, request: m.Kind == jsonrpc.Request, dropped: a.heldNotification(m)}
 		held = held || p.dropped
 		if ev, ok := hostEventOf(m); ok {
 			p.ev, p.learn = ev, true
 			p.toolCall = ev.method == mcpmsg.MethodToolsCall
-			held = held || p.toolCall && a.holds(ev.call.Name)
+			if p.toolCall && a.holds(ev.call.Name) {
+				held = true
+				p.odd = a.heldOdd(m)
+			}
 		}
 		b.events = append(b.events, p)
 	}
@@ -83,6 +89,10 @@ func (a *active) onBatch(b batchEvent) {
 	for i, p := range b.events {
 		dropped = dropped || p.dropped
 		if !p.toolCall || !a.holds(p.ev.call.Name) {
+			continue
+		}
+		if p.odd != "" {
+			refused[i] = p.odd
 			continue
 		}
 		if p.ev.call.Name == mcpmsg.CommitTool && a.commit != nil && !a.commit.listed {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // readBufSize is the size of each stream's read buffer. A line longer than
@@ -53,6 +55,12 @@ type pump struct {
 	// longer than maxFrame turns the stream into a raw pipe, intercepted no
 	// more.
 	intercept func(line []byte) bool
+	// tooLong, when set, makes the pump fail closed (active mode, issue 23):
+	// a line longer than maxFrame, which nothing can inspect, is not
+	// forwarded but dropped, and tooLong is given its start (at most
+	// startPeek bytes) to answer it; the stream stays whole-line and
+	// inspected. Without it such a line turns the stream into a raw pipe.
+	tooLong func(start []byte)
 }
 
 // errWrite marks an error of the destination, so the caller can tell a
@@ -70,7 +78,7 @@ func (e errWrite) Unwrap() error { return e.err }
 // does not fit the read buffer goes on in pieces as they come (issue 13,
 // point 4).
 func (p *pump) run() error {
-	if p.intercept != nil {
+	if p.intercept != nil || p.tooLong != nil {
 		return p.runWhole(bufio.NewReaderSize(p.src, readBufSize))
 	}
 	buf := make([]byte, readBufSize)
@@ -168,6 +176,18 @@ func (p *pump) runWhole(br *bufio.Reader) error {
 			p.onStart(chunk[:min(len(chunk), startPeek)])
 		}
 		acc = append(acc, chunk...)
+		if len(acc) > p.maxFrame && p.tooLong != nil {
+			start := bytes.Clone(acc[:min(len(acc), startPeek)])
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n') // the rest of the line, dropped
+			}
+			acc = acc[:0]
+			p.tooLong(start)
+			if err != nil {
+				return readEnd(err)
+			}
+			continue
+		}
 		if len(acc) > p.maxFrame {
 			if p.onRaw != nil {
 				p.onRaw(p.maxFrame)
@@ -187,7 +207,7 @@ func (p *pump) runWhole(br *bufio.Reader) error {
 				// The recorder takes its own copy: line goes on to intercept.
 				p.onLine(clone(line))
 			}
-			if !p.intercept(line) {
+			if p.intercept == nil || !p.intercept(line) {
 				if werr := writeAll(p.dst, line); werr != nil {
 					return werr
 				}
@@ -197,6 +217,33 @@ func (p *pump) runWhole(br *bufio.Reader) error {
 			return readEnd(err)
 		}
 	}
+}
+
+// tooLongError is the proxy's answer to a host line longer than limit,
+// which active mode does not forward: a JSON-RPC error to the id read
+// from the line's start (under case folding, as a lenient server reads
+// it), or to null when the start shows none. ok is false for a line whose
+// start shows a notification, which gets no answer.
+func tooLongError(start []byte, limit int) (answer []byte, ok bool) {
+	var id []byte
+	method := false
+	end := jsontext.ScanPrefix(start, func(name, value []byte) bool {
+		switch {
+		case jsontext.FoldsTo(name, "ID"):
+			id = value
+		case jsontext.FoldsTo(name, "METHOD"):
+			method = true
+		}
+		return true
+	})
+	if id == nil && method && end == jsontext.PrefixClosed {
+		return nil, false
+	}
+	if id != nil && !jsontext.Valid(id) {
+		id = nil
+	}
+	msg := fmt.Sprintf("not sent: the message is longer than --max-frame-bytes (%d), so hoist-mcp cannot inspect it, and in active mode it forwards nothing it has not inspected", limit)
+	return mcpmsg.AppendError(nil, bytes.Clone(id), -32600, msg), true
 }
 
 // raw copies the rest of the stream from r without looking at it.

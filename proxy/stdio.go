@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -206,6 +207,9 @@ func (s *session) run(ctx context.Context, st Streams) int {
 			// themselves, so each reaches them whole before it goes on.
 			p.intercept = func(line []byte) bool { return a.hostLine(jsonrpc.TrimLine(line)) }
 		}
+		if s.active != nil || s.opts.Console != nil {
+			p.tooLong = func(start []byte) { s.refuseTooLong(out, start) }
+		}
 		s.consoleHost(p)
 		err := p.run()
 		gate.release()
@@ -302,6 +306,20 @@ func (s *session) run(ctx context.Context, st Streams) int {
 		s.earlyExit()
 	}
 	return code
+}
+
+// refuseTooLong answers a host line too long to inspect, which active mode
+// did not forward (issue 23): an error to its id, logged as the proxy's.
+func (s *session) refuseTooLong(out io.Writer, start []byte) {
+	answer, ok := tooLongError(start, s.opts.MaxFrameBytes)
+	s.d.say("a line host -> server is longer than --max-frame-bytes (%d); in active mode it is not forwarded, and the host gets an error for it", s.opts.MaxFrameBytes)
+	if !ok {
+		return
+	}
+	if s.rec != nil {
+		s.rec.Record(mcplog.FromProxy, bytes.Clone(answer))
+	}
+	out.Write(append(answer, '\n'))
 }
 
 // newPump builds the pump of one direction; dir indexes per-direction state.

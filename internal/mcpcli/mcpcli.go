@@ -52,7 +52,8 @@ Streams. stdout carries only the protocol. The proxy's own messages go to
 stderr, prefixed "hoist-mcp:"; with --record the first says where the log
 is. The server's stderr reaches stderr unchanged (--inherit-stderr hands it
 the descriptor itself). A line longer than --max-frame-bytes turns its
-stream into a raw pipe: still forwarded, no longer recorded.
+stream into a raw pipe: still forwarded, no longer recorded. In active mode
+a longer host line is not forwarded: the host gets an error for it.
 
 Streamable HTTP. --upstream URL proxies a server that speaks MCP over HTTP
 instead of starting a command: each host line is POSTed and the answers
@@ -275,7 +276,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete what is older than `N` days from --record and from --oracle-cache when the judge or the flow asks the model (0 keeps all)")
 	fl.BoolVar(&opts.Proxy.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	fl.BoolVar(&opts.Proxy.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
-	fl.IntVar(&opts.Proxy.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe")
+	fl.IntVar(&opts.Proxy.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe (in active mode a longer host line is refused)")
 	fl.DurationVar(&opts.Proxy.StopGrace, "stop-grace", proxy.DefaultStopGrace, "how long (`DURATION`) to wait for the server after closing its stdin, and again after SIGTERM, before SIGKILL")
 	opts.prog.AddFlags(cmd)
 	fl.SortFlags = false
