@@ -89,6 +89,9 @@ loop:
 			break loop
 		}
 	}
+	if a != nil {
+		a.hostDone()
+	}
 	u.close()
 	if a != nil {
 		a.serverDone()
