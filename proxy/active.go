@@ -33,8 +33,11 @@ type FlowOptions struct {
 	Log string
 	// Shadow decides and logs, but looks nothing up.
 	Shadow bool
-	// Seed seeds the exploration draws.
-	Seed uint64
+	// Seed seeds the exploration draws when SeedSet; otherwise each
+	// session draws a seed of its own, which its flow log names, so that
+	// sessions explore differently and each can be replayed.
+	Seed    uint64
+	SeedSet bool
 	// TaskID picks the flow's fold; by default the session.
 	TaskID string
 	// LookupTimeout bounds the wait for the answer to one lookup; the run
@@ -121,6 +124,7 @@ type active struct {
 	stop    func()                // cancels timer
 	timerID string                // whose wait timer is
 	n       uint64
+	seed    *uint64 // the exploration draws' seed, nil when not exploring
 
 	// --guards and --commit, owned by loop too (guards.go, commit.go);
 	// nil when off.
@@ -450,7 +454,12 @@ func (a *active) startSession(serverName string) {
 		o.TaskID = a.session
 	}
 	if o.Rule.Epsilon > 0 {
-		o.Rand = rand.New(rand.NewPCG(a.opts.Seed, 0x686f697374))
+		seed := a.opts.Seed
+		if !a.opts.SeedSet {
+			seed = rand.Uint64()
+		}
+		a.seed = &seed
+		o.Rand = rand.New(rand.NewPCG(seed, 0x686f697374))
 	}
 	o.Context = a.ctx
 	fs, err := flow.NewSession(a.opts.Flow, o)
@@ -615,13 +624,13 @@ func (a *active) onStep(ev stepEvent) {
 // proxy's own, or the end of the run.
 func (a *active) decide(run *running, first bool) {
 	d := run.r.Next()
-	a.logJSON(d)
+	a.logDecision(d)
 	if first && (a.opts.Shadow || a.gone) {
 		// Shadow makes no lookup, so its whole run is decided here; a
 		// server that has gone answers none.
 		for d.Taken >= 0 {
 			d = run.r.Next()
-			a.logJSON(d)
+			a.logDecision(d)
 		}
 	}
 	if d.Taken < 0 || a.gone || a.hostGone {
@@ -737,6 +746,13 @@ func (a *active) keep(lc lookupCall, text string) {
 	if a.run.r.Kept() {
 		a.run.found = append(a.run.found, mcpmsg.Lookup{Tool: lc.tool, Args: lc.args, Text: text})
 	}
+}
+
+// logDecision logs a decision, with the seed of the session's draws when
+// it explores.
+func (a *active) logDecision(d flow.Decision) {
+	d.Seed = a.seed
+	a.logJSON(d)
 }
 
 func (a *active) logJSON(v any) {
