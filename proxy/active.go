@@ -422,7 +422,9 @@ func (a *active) handle(ev any) {
 		a.onStep(ev)
 	case hostDoneEvent:
 		a.hostGone = true
-		a.finish()
+		if !a.opts.Shadow {
+			a.finish() // a shadow run makes no lookup: it ends by itself
+		}
 		a.unjudge("the host closed the session")
 	case endEvent:
 		a.gone = true
@@ -549,8 +551,8 @@ func (a *active) onServer(ev serverEvent) (taken bool) {
 	delete(a.keys, idx)
 	res := mcpmsg.ResultOf(m)
 	a.fs.Result(idx, res.Text(), res.IsError)
-	if a.run != nil || a.hostGone {
-		return false // one run at a time, and none once the host has gone
+	if a.run != nil || a.hostGone && !a.opts.Shadow {
+		return false // one run at a time, and none once the host has gone but in shadow, which looks nothing up
 	}
 	// The run's first decision waits for the conversation, read off the
 	// owner's goroutine; the agent's answer waits with it, and nothing
@@ -712,6 +714,18 @@ func (a *active) finish() {
 		delete(a.pending, id) // an answer still to come is dropped
 	}
 	a.stopTimer()
+	if run.r == nil && a.opts.Shadow {
+		// Ended before the conversation was read: a shadow run is decided
+		// still, with what the session heard so far, so that its flow log
+		// is whole.
+		run.r = a.fs.Run(run.idx)
+		for d := run.r.Next(); ; d = run.r.Next() {
+			a.logDecision(d)
+			if d.Taken < 0 {
+				break
+			}
+		}
+	}
 	if run.r != nil {
 		if run.q != nil {
 			a.fs.Answered(run.q, nil) // never answered: asked again when offered again

@@ -187,3 +187,22 @@ func TestFlowCloseAnswersAll(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowHostCloses: a shadow flow decides after the last call even
+// when the host closes stdin at once: it looks nothing up, so the host's
+// leaving ends nothing of it, and the flow log is whole.
+func TestShadowHostCloses(t *testing.T) {
+	p, dir := served(t, nil, "--flow-shadow")
+	p.send(call(3, `{"text":"a","next":"b"}`))
+	rest, code := p.finish()
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+	}
+	if answerID(t, strings.TrimSpace(rest)) != "3" {
+		t.Errorf("the call's answer: %q", rest)
+	}
+	decisions, runs := flowLog(t, dir)
+	if len(decisions) == 0 || len(runs) != 1 || !decisions[0].Shadow {
+		t.Errorf("the shadow run after the last call was not logged: %d decisions, %d runs", len(decisions), len(runs))
+	}
+}
