@@ -213,6 +213,12 @@ type Options struct {
 	AskAlways bool
 }
 
+// MaxAsked is how many calls since the last write a session remembers as
+// asked for, the latest: a lookup of a call older than that may be made
+// again, which costs a read; remembering them all would cost memory that
+// grows with every call of a session that never writes.
+const MaxAsked = 4096
+
 // ErrUnknownServer is wrapped by NewSession's error for a proxy whose server
 // is none of the flow's: it gets no lookups (manual, "Serving").
 var ErrUnknownServer = errors.New("server is none of the flow's")
@@ -235,6 +241,15 @@ type Session struct {
 	names    map[*Bound][]string          // each binding's argument names, sorted
 	exprs    map[*Bound]map[string]string // each binding's expressions as the flow log writes them
 	ask      *asker                       // the flow's questions; nil without Options.Oracle
+	// latest is each tool's latest call with a result, by index; dead the
+	// calls whose results no binding can read any more, forgotten when the
+	// next run starts; byIndex is true when the flow reads calls by index,
+	// which keeps every result (Result).
+	latest  map[string]int
+	dead    []int
+	byIndex bool
+	// askedOrder holds asked's labels, oldest first.
+	askedOrder []string
 }
 
 // NewSession prepares f for one session. A server that is none of the flow's
@@ -277,6 +292,7 @@ func NewSession(f *Flow, opt Options) (*Session, error) {
 		f: f, opt: opt, fold: FoldOf(opt.TaskID, f.Folds),
 		tools: map[string]string{}, never: map[string]string{},
 		asked: map[string]bool{}, ask: newAsker(opt),
+		byIndex: readsByIndex(f),
 	}
 	for name, t := range f.Tools {
 		if t.Server != server {
@@ -375,6 +391,7 @@ func (s *Session) Call(tool string, args json.RawMessage) int {
 	name := s.flowName(tool)
 	if t, ok := s.f.Tools[name]; ok && t.Kind == episode.Write {
 		clear(s.asked)
+		s.askedOrder = s.askedOrder[:0]
 	}
 	return s.addCall(name, CallLabel(name, args), string(args))
 }
@@ -385,17 +402,84 @@ func (s *Session) addCall(name, label, args string) int {
 	s.callTool = append(s.callTool, name)
 	s.callArgs = append(s.callArgs, args)
 	s.failed = append(s.failed, false)
-	s.asked[label] = true
+	if !s.asked[label] {
+		s.asked[label] = true
+		s.askedOrder = append(s.askedOrder, label)
+		if len(s.askedOrder) > MaxAsked {
+			// The oldest is forgotten: a session of reads without a
+			// write keeps a bounded memory of them (issue 23, point 6).
+			delete(s.asked, s.askedOrder[0])
+			s.askedOrder = s.askedOrder[1:]
+		}
+	}
 	return i
 }
 
 // Result records the answer to call i, before the proxy hands it back.
+//
+// A session keeps, of each tool, only the result of its latest call (and
+// the one just recorded, the site of a decision to come): bindings read an
+// earlier call's result as $last[tool], which no older result of the tool
+// can be again, so a long session holds what its bindings can read, not
+// every result it saw (issue 23, point 6). A flow whose bindings name calls
+// by index ($call[N]) keeps them all.
 func (s *Session) Result(i int, text string, failed bool) {
 	if i < 0 || i >= len(s.scope.Calls) {
 		return
 	}
-	s.scope.Calls[i] = &binding.Result{Tool: s.callTool[i], Text: text, Args: s.callArgs[i]}
+	tool := s.callTool[i]
+	s.scope.Calls[i] = &binding.Result{Tool: tool, Text: text, Args: s.callArgs[i]}
 	s.failed[i] = failed
+	if s.byIndex {
+		return
+	}
+	if s.latest == nil {
+		s.latest = map[string]int{}
+	}
+	// The result that can no longer be $last[tool] is forgotten when the
+	// next run starts (Run): until then it may be the site of a decision
+	// to come.
+	switch j, ok := s.latest[tool]; {
+	case !ok:
+		s.latest[tool] = i
+	case j < i:
+		s.latest[tool] = i
+		s.dead = append(s.dead, j)
+	case j > i:
+		s.dead = append(s.dead, i)
+	}
+}
+
+// forget forgets the results no binding can read any more, but the site
+// of the run starting at call site.
+func (s *Session) forget(site int) {
+	keep := s.dead[:0]
+	for _, i := range s.dead {
+		if i == site {
+			keep = append(keep, i) // forgotten at the next run
+			continue
+		}
+		s.scope.Calls[i] = nil
+		s.callArgs[i] = ""
+	}
+	s.dead = keep
+}
+
+// readsByIndex reports whether any binding of f reads a call by its index
+// ($call[N]).
+func readsByIndex(f *Flow) bool {
+	for si := range f.Sites {
+		for li := range f.Sites[si].Lookups {
+			for bi := range f.Sites[si].Lookups[li].Bindings {
+				for _, e := range f.Sites[si].Lookups[li].Bindings[bi].Args {
+					if strings.HasPrefix(e.String(), "$call[") {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Message records a line of the conversation (the proxy's --context, read
@@ -539,6 +623,7 @@ type Run struct {
 // Run starts the run at the site of call i, which must have its Result. Its
 // budget is the smaller of the caps left: per call and per session.
 func (s *Session) Run(i int) *Run {
+	s.forget(i)
 	r := &Run{s: s, call: i, pending: -1}
 	r.max = min(s.opt.Caps.PerCall, s.opt.Caps.PerSession-s.used)
 	if r.max < 0 {

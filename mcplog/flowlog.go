@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/hoist-mcp/hoist/jsontext"
@@ -155,6 +156,10 @@ type FlowDecision struct {
 	Propensity float64  `json:"propensity"`
 	Rule       FlowRule `json:"rule"`
 	Shadow     bool     `json:"shadow,omitempty"`
+	// Seed is the seed of the session's exploration draws, when it
+	// explores (Rule.Epsilon > 0): each session draws from one of its own
+	// unless --flow-explore-seed names it, and this says which.
+	Seed *uint64 `json:"seed,omitempty"`
 	// Reason is set when the decision hands back because the run's site was
 	// not promoted: "not promoted: " and the reason promotion gave (manual,
 	// "A promoted flow hands back after a call whose site was not promoted,
@@ -409,6 +414,17 @@ func decodeDecision(b []byte) (FlowDecision, *InputError) {
 		{"greedy", func(f *fields, v []byte) { d.Greedy, hasGreedy = f.int("greedy", v), !isNull(v) }},
 		{"taken", func(f *fields, v []byte) { d.Taken, hasTaken = f.int("taken", v), !isNull(v) }},
 		{"propensity", &d.Propensity}, {"rule", ruleMember(&d.Rule)}, {"shadow", &d.Shadow}, {"reason", &d.Reason},
+		{"seed", func(f *fields, v []byte) {
+			if isNull(v) {
+				return
+			}
+			n, err := strconv.ParseUint(string(v), 10, 64)
+			if err != nil {
+				f.want("seed", "an unsigned integer", v)
+				return
+			}
+			d.Seed = &n
+		}},
 	})
 	switch {
 	case f.err != nil:

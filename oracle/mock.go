@@ -18,9 +18,14 @@ const (
 //
 //   - Confirmation: MockYes when the customer's reply holds a word of
 //     agreement (yes, yeah, yep, yup, sure, ok, okay, confirm, confirmed,
-//     correct, proceed, "go ahead", "please do", "do it", "sounds good")
-//     and no word of refusal (no, nope, not, don't, dont, wait, stop,
-//     "hold on", "never mind"), as whole words in any case; else MockNo.
+//     correct, proceed, "go ahead", "please do", "do it", "sounds good",
+//     "why not", "no problem", "not a problem", "no worries") and no word
+//     of refusal (no, nope, not, don't, dont, wait, stop, "hold on",
+//     "never mind") outside those phrases, as whole words in any case;
+//     else MockNo. So negation is read in its common forms: "why not" and
+//     "no problem" agree, "not sure", "not yet", "do not" and "not
+//     correct" refuse. It is still a word rule, not an understanding: a
+//     double negation, irony, or a refusal without those words passes it.
 //   - Proposed and Described: MockYes when every string and number among
 //     the call's arguments appears in what the agent said (in any case);
 //     else MockNo.
@@ -56,15 +61,24 @@ func (m *Mock) Ask(_ context.Context, q Question) Answer {
 
 var (
 	agreeing = []string{"yes", "yeah", "yep", "yup", "sure", "ok", "okay", "confirm", "confirmed", "correct", "proceed",
-		"go ahead", "please do", "do it", "sounds good"}
+		"go ahead", "please do", "do it", "sounds good", "why not", "no problem", "not a problem", "no worries"}
 	refusing = []string{"no", "nope", "not", "don't", "dont", "wait", "stop", "hold on", "never mind"}
+	// negatedAgreements are agreements spelled with a word of refusal:
+	// their words are not read as refusing.
+	negatedAgreements = []string{"why not", "no problem", "not a problem", "no worries"}
 )
 
 func mockRule(q Question) float64 {
 	switch q.Kind {
 	case KindConfirm:
 		words := wordsOf(q.reply)
-		if hasAny(words, agreeing) && !hasAny(words, refusing) {
+		rest := words
+		for _, p := range negatedAgreements {
+			for strings.Contains(rest, " "+p+" ") { // "why not why not": matches that share a space
+				rest = strings.ReplaceAll(rest, " "+p+" ", " , ")
+			}
+		}
+		if hasAny(words, agreeing) && !hasAny(rest, refusing) {
 			return MockYes
 		}
 		return MockNo

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
+	"github.com/hoist-mcp/hoist/oracle"
 )
 
 // FlowOptions serve a flow after the agent's calls (hoist-mcp --flow and the
@@ -31,8 +33,11 @@ type FlowOptions struct {
 	Log string
 	// Shadow decides and logs, but looks nothing up.
 	Shadow bool
-	// Seed seeds the exploration draws.
-	Seed uint64
+	// Seed seeds the exploration draws when SeedSet; otherwise each
+	// session draws a seed of its own, which its flow log names, so that
+	// sessions explore differently and each can be replayed.
+	Seed    uint64
+	SeedSet bool
 	// TaskID picks the flow's fold; by default the session.
 	TaskID string
 	// LookupTimeout bounds the wait for the answer to one lookup; the run
@@ -55,7 +60,10 @@ const DefaultLookupTimeout = 30 * time.Second
 // forwarded as it is.
 //
 // One goroutine, loop, owns the flow session and every field under "owned
-// by loop": the transports only send it events. fromHost enqueues what the
+// by loop": the transports only send it events, and every slow step (the
+// model's questions, the judge's, the reads of the --context file) runs
+// elsewhere under a cancellable context and comes back as an event, so
+// that only the line a step decides about waits for it (issue 23). fromHost enqueues what the
 // host asked and returns; fromServer hands the owner a server response and
 // waits for its verdict (take the line over, or forward it), so that lines
 // the flow does not act on keep their order. The proxy's own requests wait
@@ -87,18 +95,26 @@ type active struct {
 	// id is in flight for both at once (issue 23, point 3).
 	ids *jsonrpc.IDs
 
-	events  chan any      // hostEvent, serverEvent, endEvent
+	events  chan any      // hostEvent, serverEvent, endEvent, stepEvent, ...
 	quit    chan struct{} // closed by close: the loop hands back and returns
 	done    chan struct{} // closed when the loop has returned
 	sends   sync.WaitGroup
 	started bool
 	closing sync.Once
+	// ctx ends the slow steps in flight (the flow's questions, its reads
+	// of the conversation) when the host has gone or the session closes.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	// Owned by loop.
-	fs      *flow.Session // nil until the server's name is known
-	off     bool          // the flow serves nothing in this session
-	gone    bool          // the server's output has ended
-	version string        // the stateless era's version the host's requests name, "" in the session era
+	fs       *flow.Session // nil until the server's name is known
+	off      bool          // the flow serves nothing in this session
+	gone     bool          // the server's output has ended
+	hostGone bool          // the host has closed: no run starts, no lookup is made
+	// judging are the agent's writes the confirmation judge holds, by raw
+	// id: each waits for its own verdict, and nothing else waits for it.
+	judging map[string]*holdEvent
+	version string // the stateless era's version the host's requests name, "" in the session era
 	calls   map[string]int
 	// keys are the agent's calls (mcpmsg.CallKey) by index, and waiting
 	// those answered input_required, by key: the host's retry of one
@@ -113,6 +129,7 @@ type active struct {
 	stop    func()                // cancels timer
 	timerID string                // whose wait timer is
 	n       uint64
+	seed    *uint64 // the exploration draws' seed, nil when not exploring
 
 	// --guards and --commit, owned by loop too (guards.go, commit.go);
 	// nil when off.
@@ -145,12 +162,32 @@ type serverEvent struct {
 // endEvent says the server's output has ended.
 type endEvent struct{}
 
+// hostDoneEvent says the host has closed its side of the session.
+type hostDoneEvent struct{}
+
 // running is the run in flight: the agent's answer it holds and the
-// lookups made so far.
+// lookups made so far. r is nil until the conversation has been read for
+// the run's first decision.
 type running struct {
+	idx   int // the agent's call whose answer is held
 	r     *flow.Run
 	held  []byte
 	found []mcpmsg.Lookup
+	// q are the questions being asked for the next decision, nil when
+	// none; stop ends their wait.
+	q    *flow.Questions
+	stop context.CancelFunc
+}
+
+// stepEvent brings the owner what a run's slow step found off its
+// goroutine: the conversation's new lines (said, for the session log;
+// heard, for the flow session) and the answers to the run's questions.
+type stepEvent struct {
+	run     *running
+	said    [][]byte
+	heard   [][]byte
+	q       *flow.Questions
+	answers []oracle.Answer
 }
 
 // lookupCall is one of the proxy's requests, awaiting its answer.
@@ -167,7 +204,11 @@ func newActive(o FlowOptions, server string, say func(string, ...any)) *active {
 	if o.LookupTimeout <= 0 {
 		o.LookupTimeout = DefaultLookupTimeout
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &active{
+		ctx:      ctx,
+		cancel:   cancel,
+		judging:  map[string]*holdEvent{},
 		opts:     o,
 		server:   server,
 		say:      say,
@@ -301,6 +342,33 @@ func (a *active) serverDone() {
 	}
 }
 
+// hostDone tells the owner that the host has closed its side: a run in
+// flight hands back what it found, its questions are cancelled, no lookup
+// is made any more, and a write the judge holds is answered with an error,
+// unsent (issue 23, point 5).
+func (a *active) hostDone() { a.send(hostDoneEvent{}) }
+
+// offload runs a slow step off the owner's goroutine, under ctx, and hands
+// its result back to the owner as an event. A result that comes after the
+// owner has returned is dropped.
+func (a *active) offload(ctx context.Context, step func(context.Context) any) {
+	a.sends.Add(1)
+	go func() {
+		defer a.sends.Done()
+		a.send(step(ctx))
+	}()
+}
+
+// forward sends one of the host's lines (without terminator) to the server
+// for the owner, which must not wait for the write.
+func (a *active) forward(line []byte) {
+	a.sends.Add(1)
+	go func() {
+		defer a.sends.Done()
+		a.toServer(append(line, '\n'))
+	}()
+}
+
 // close hands back whatever the flow holds, stops the owner, waits for the
 // requests it was sending, and closes the flow log. It is idempotent; the
 // flow log's error is returned once.
@@ -311,7 +379,8 @@ func (a *active) close() error {
 			close(a.quit)
 			<-a.done
 		}
-		a.cancelJudge() // a question in flight would hold up the wait
+		a.cancel()      // the flow's questions in flight would hold up the wait
+		a.cancelJudge() // and so would the judge's
 		a.sends.Wait()
 		if a.flowLog != nil {
 			err = a.flowLog.Close()
@@ -339,6 +408,7 @@ func (a *active) loop() {
 		case <-a.quit:
 			a.drain()
 			a.finish()
+			a.unjudge("the session ended")
 			return
 		}
 	}
@@ -374,6 +444,14 @@ func (a *active) handle(ev any) {
 		a.onBatch(ev)
 	case judgedEvent:
 		a.onJudged(ev)
+	case stepEvent:
+		a.onStep(ev)
+	case hostDoneEvent:
+		a.hostGone = true
+		if !a.opts.Shadow {
+			a.finish() // a shadow run makes no lookup: it ends by itself
+		}
+		a.unjudge("the host closed the session")
 	case endEvent:
 		a.gone = true
 		a.finish()
@@ -404,8 +482,14 @@ func (a *active) startSession(serverName string) {
 		o.TaskID = a.session
 	}
 	if o.Rule.Epsilon > 0 {
-		o.Rand = rand.New(rand.NewPCG(a.opts.Seed, 0x686f697374))
+		seed := a.opts.Seed
+		if !a.opts.SeedSet {
+			seed = rand.Uint64()
+		}
+		a.seed = &seed
+		o.Rand = rand.New(rand.NewPCG(seed, 0x686f697374))
 	}
+	o.Context = a.ctx
 	fs, err := flow.NewSession(a.opts.Flow, o)
 	if err != nil {
 		a.off = true
@@ -414,6 +498,7 @@ func (a *active) startSession(serverName string) {
 		a.logJSON(mcplog.FlowOff{Type: mcplog.TypeOff, Server: name, FlowServers: a.opts.Flow.Servers, Reason: err.Error()})
 		return
 	}
+	fs.AskLater() // the owner asks them off its goroutine (step)
 	a.fs = fs
 }
 
@@ -492,28 +577,95 @@ func (a *active) onServer(ev serverEvent) (taken bool) {
 	delete(a.keys, idx)
 	res := mcpmsg.ResultOf(m)
 	a.fs.Result(idx, res.Text(), res.IsError)
-	if a.run != nil {
-		return false // one run at a time
+	if a.run != nil || a.hostGone && !a.opts.Shadow {
+		return false // one run at a time, and none once the host has gone but in shadow, which looks nothing up
 	}
-	a.readContext()
-	r := a.fs.Run(idx)
-	d := r.Next()
-	a.logJSON(d)
-	if a.opts.Shadow || a.gone {
+	// The run's first decision waits for the conversation, read off the
+	// owner's goroutine; the agent's answer waits with it, and nothing
+	// else does.
+	a.run = &running{idx: idx, held: bytes.Clone(ev.line)}
+	a.step(a.run, nil)
+	return true
+}
+
+// step starts a run's slow step: the conversation's new lines read, and
+// the questions q asked (nil for none). Its result comes back as a
+// stepEvent.
+func (a *active) step(run *running, q *flow.Questions) {
+	ctx, stop := context.WithCancel(a.ctx)
+	run.q, run.stop = q, stop
+	said, heard := a.context, a.said
+	if said != nil && heard == nil && a.fs != nil {
+		heard = &contextTail{path: said.path}
+		a.said = heard
+	}
+	a.offload(ctx, func(ctx context.Context) any {
+		ev := stepEvent{run: run, q: q}
+		if said != nil {
+			ev.said = said.read()
+		}
+		if heard != nil {
+			ev.heard = heard.read()
+		}
+		if q != nil {
+			ev.answers = q.Ask(ctx)
+		}
+		return ev
+	})
+}
+
+// onStep goes on with a run once its slow step is done: the conversation
+// is logged and heard, the answers taken, and the next decision made.
+func (a *active) onStep(ev stepEvent) {
+	run := ev.run
+	if run != a.run {
+		return // the run was handed back meanwhile
+	}
+	run.stop()
+	run.q, run.stop = nil, nil
+	for _, l := range ev.said {
+		if a.rec != nil {
+			a.rec.Record(mcplog.FromContext, l)
+		}
+	}
+	for _, l := range ev.heard {
+		if role, text, ok := mcpmsg.ReadChat(l); ok {
+			a.fs.Message(role, text)
+		}
+	}
+	if ev.q != nil {
+		a.fs.Answered(ev.q, ev.answers)
+		run.r.Reanswered()
+	}
+	first := run.r == nil
+	if first {
+		run.r = a.fs.Run(run.idx)
+	}
+	if q := a.fs.Due(); q != nil {
+		a.step(run, q) // the decision waits for its questions
+		return
+	}
+	a.decide(run, first)
+}
+
+// decide makes a run's next decision: a lookup, made as a request of the
+// proxy's own, or the end of the run.
+func (a *active) decide(run *running, first bool) {
+	d := run.r.Next()
+	a.logDecision(d)
+	if first && (a.opts.Shadow || a.gone) {
 		// Shadow makes no lookup, so its whole run is decided here; a
 		// server that has gone answers none.
 		for d.Taken >= 0 {
-			d = r.Next()
-			a.logJSON(d)
+			d = run.r.Next()
+			a.logDecision(d)
 		}
 	}
-	if d.Taken < 0 {
-		a.logJSON(r.End())
-		return false
+	if d.Taken < 0 || a.gone || a.hostGone {
+		a.finish()
+		return
 	}
-	a.run = &running{r: r, held: bytes.Clone(ev.line)}
 	a.lookup(d)
-	return true
 }
 
 // lookup makes the lookup decision d took, as a request of the proxy's
@@ -541,11 +693,7 @@ func (a *active) lookup(d flow.Decision) {
 	// The write may wait (for the host's line in progress to the server,
 	// or for a slow server), and the owner must not: it has the server's
 	// responses to decide on meanwhile.
-	a.sends.Add(1)
-	go func() {
-		defer a.sends.Done()
-		a.toServer(append(req, '\n'))
-	}()
+	a.forward(req)
 }
 
 // onAnswer takes the answer to the proxy's request id: the run goes on
@@ -560,7 +708,7 @@ func (a *active) onAnswer(id string, m jsonrpc.Message) {
 	if a.timerID == id {
 		a.stopTimer()
 	}
-	if a.run == nil {
+	if a.run == nil || a.run.r == nil {
 		return
 	}
 	res := mcpmsg.ResultOf(m)
@@ -571,29 +719,50 @@ func (a *active) onAnswer(id string, m jsonrpc.Message) {
 		a.run.r.Answer(res.Text(), res.IsError)
 		a.keep(lc, res.Text())
 	}
-	a.readContext()
-	d := a.run.r.Next()
-	a.logJSON(d)
-	if d.Taken < 0 || a.gone {
+	if a.gone || a.hostGone {
 		a.finish()
 		return
 	}
-	a.lookup(d)
+	// The next decision waits for the conversation and for the questions
+	// the answer's site names.
+	a.step(a.run, a.fs.Due())
 }
 
-// finish ends the run in flight, if any: its record is logged and the held
-// answer handed back, with what the lookups found appended.
+// finish ends the run in flight, if any: its slow step is cancelled, its
+// record logged and the held answer handed back, with what the lookups
+// found appended.
 func (a *active) finish() {
 	if a.run == nil {
 		return
 	}
 	run := a.run
 	a.run = nil
+	if run.stop != nil {
+		run.stop()
+	}
 	for id := range a.pending {
 		delete(a.pending, id) // an answer still to come is dropped
 	}
 	a.stopTimer()
-	a.logJSON(run.r.End())
+	if run.r == nil && a.opts.Shadow {
+		// Ended before the conversation was read: a shadow run is decided
+		// still, with what the session heard so far, so that its flow log
+		// is whole.
+		run.r = a.fs.Run(run.idx)
+		for d := run.r.Next(); ; d = run.r.Next() {
+			a.logDecision(d)
+			if d.Taken < 0 {
+				break
+			}
+		}
+	}
+	if run.r != nil {
+		if run.q != nil {
+			a.fs.Answered(run.q, nil) // never answered: asked again when offered again
+		}
+		a.fs.Answered(a.fs.Due(), nil)
+		a.logJSON(run.r.End())
+	}
 	out := run.held
 	if len(run.found) > 0 {
 		if with, ok := mcpmsg.AppendText(jsonrpc.TrimLine(run.held), mcpmsg.FormatLookups(run.found)); ok {
@@ -623,34 +792,11 @@ func (a *active) keep(lc lookupCall, text string) {
 	}
 }
 
-// readContext logs the conversation's new lines before a decision, and
-// hands the conversation so far to the flow session.
-func (a *active) readContext() {
-	if a.context == nil {
-		return
-	}
-	for _, l := range a.context.read() {
-		if a.rec != nil {
-			a.rec.Record(mcplog.FromContext, l)
-		}
-	}
-	a.hearContext()
-}
-
-// hearContext tells the flow session the conversation's lines it has not
-// heard yet, read on the session's own offset of the --context file.
-func (a *active) hearContext() {
-	if a.fs == nil {
-		return
-	}
-	if a.said == nil {
-		a.said = &contextTail{path: a.context.path}
-	}
-	for _, l := range a.said.read() {
-		if role, text, ok := mcpmsg.ReadChat(l); ok {
-			a.fs.Message(role, text)
-		}
-	}
+// logDecision logs a decision, with the seed of the session's draws when
+// it explores.
+func (a *active) logDecision(d flow.Decision) {
+	d.Seed = a.seed
+	a.logJSON(d)
 }
 
 func (a *active) logJSON(v any) {

@@ -15,8 +15,10 @@ import (
 // joins the arbiter's combination, and the flow log's offer names the
 // question's cache key and its answer.
 //
-// The questions are asked on the flow's owner goroutine, with the agent's
-// answer held: a decision's questions are asked at once and waited for at
+// The questions are asked off the owner's goroutine (active.step), under a
+// context that the host's leaving or the session's close cancels: only the
+// agent's answer the decision is about waits for them, and every other
+// line goes on. A decision's questions are asked at once and waited for at
 // most Timeout together, and the oracle answers from its cache first, so a
 // cached answer adds no network wait at all.
 type FlowOracle struct {

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -119,6 +120,36 @@ func fakeServer(mode string) int {
 			sleepForever()
 		}
 		return 0
+	case "deaf":
+		// Answers its first request, then reads its stdin no more: a
+		// server stuck on something else. SIGTERM ends it.
+		br := bufio.NewReaderSize(os.Stdin, 16)
+		line, _ := br.ReadBytes('\n')
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(line, &req)
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"deaf","version":"0"}}}`+"\n", req.ID)
+		br.ReadByte()
+		fmt.Fprintln(os.Stderr, "deaf: a line has begun, and no more is read")
+		sleepForever()
+	case "big":
+		// Answers each request with a result of $HOIST_FAKE_BIG bytes, and
+		// exits when stdin closes.
+		size, _ := strconv.Atoi(os.Getenv("HOIST_FAKE_BIG"))
+		br := bufio.NewReader(os.Stdin)
+		for {
+			line, err := br.ReadBytes('\n')
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(line, &req) == nil && req.ID != nil {
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"pad":"%s"}}`+"\n", req.ID, strings.Repeat("x", size))
+			}
+			if err != nil {
+				return 0
+			}
+		}
 	case "modern":
 		return modernServer()
 	case "ignore-term":

@@ -60,7 +60,8 @@ type guardsState struct {
 // waits for the verdict before it forwards anything else of the host's.
 type holdEvent struct {
 	host  hostEvent
-	taken chan bool // true: the proxy answered it, and it is not forwarded
+	line  []byte    // the whole line, without terminator: the owner forwards a judged write itself
+	taken chan bool // true: the proxy answered it or forwards it itself, and the transport does not
 }
 
 // setUpActive prepares the guards and hoist_commit of a session (o.Guards,
@@ -184,7 +185,7 @@ func (a *active) hostLine(line []byte) (taken bool) {
 		a.send(ev)
 		return false
 	}
-	h := holdEvent{host: ev, taken: make(chan bool, 1)}
+	h := holdEvent{host: ev, line: bytes.Clone(line), taken: make(chan bool, 1)}
 	return a.ask(h, h.taken, false) // when the session is over, nothing checks any more
 }
 

@@ -129,9 +129,11 @@ func (a *active) judges(c guards.Check) bool {
 }
 
 // startJudge asks the judge about a held write on a goroutine of its own,
-// so that the owner goes on with the server's lines meanwhile; the host's
-// side waits, as for any held write. The verdict comes back to the owner
-// as a judgedEvent.
+// so that the owner goes on meanwhile. The agent's write waits for its own
+// verdict alone: the transport is told at once that the proxy takes the
+// line over, and goes on with the host's next lines, and the owner
+// forwards the write itself once the judge lets it through (issue 23,
+// point 4). The verdict comes back to the owner as a judgedEvent.
 func (a *active) startJudge(ev judgedEvent, c guards.Check) {
 	for _, v := range c.Verdicts {
 		if strings.HasSuffix(v.Rule, ".confirmed") {
@@ -140,13 +142,32 @@ func (a *active) startJudge(ev judgedEvent, c guards.Check) {
 	}
 	jd := a.gd.jd
 	ev.conf, ev.start = *c.Confirmation, time.Now()
-	a.sends.Add(1)
-	go func() {
-		defer a.sends.Done()
-		ev.v = jd.j.Ask(jd.ctx, ev.call.Name, ev.call.Args, ev.conf)
-		a.send(ev)
-	}()
+	if ev.hold != nil {
+		a.judging[string(ev.id)] = ev.hold
+		ev.hold.taken <- true
+	}
+	a.offload(jd.ctx, func(ctx context.Context) any {
+		ev.v = jd.j.Ask(ctx, ev.call.Name, ev.call.Args, ev.conf)
+		return ev
+	})
 }
+
+// unjudge answers each write the judge still holds with a JSON-RPC error,
+// unsent: the host or the session has ended, why says which, and the
+// verdict would come too late (issue 23, point 5).
+func (a *active) unjudge(why string) {
+	for id, h := range a.judging {
+		delete(a.judging, id)
+		msg := why + " before the confirmation judge answered, so " + h.host.call.Name + " was not sent to the MCP server"
+		a.answer(mcpmsg.AppendError(nil, json.RawMessage(id), errSessionEnded, msg))
+		a.say("confirmation judge: %s", msg)
+	}
+}
+
+// errSessionEnded is the JSON-RPC error code of a request the proxy held
+// when its session ended: the server's implementation-defined range
+// (-32000 to -32099), as a request that cannot be completed.
+const errSessionEnded = -32000
 
 // onJudged takes the judge's verdict on a write: refused when the judge
 // enforces and the answers fail it, else sent on to the server. The write
@@ -162,11 +183,14 @@ func (a *active) onJudged(ev judgedEvent) {
 	}
 	switch {
 	case ev.hold != nil:
+		if a.judging[string(ev.id)] != ev.hold {
+			return // answered already: the host or the session ended
+		}
+		delete(a.judging, string(ev.id))
 		if refuse {
 			a.answer(mcpmsg.AppendToolResult(nil, ev.id, refusal, true, nil))
-			ev.hold.taken <- true
 		} else {
-			ev.hold.taken <- false
+			a.forward(ev.hold.line)
 			a.onHost(ev.hold.host)
 		}
 	case ev.run != nil:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -119,7 +120,7 @@ func (s *lsession) startBackend() error {
 	s.readDone = make(chan struct{})
 	lines := make(chan []byte)
 	go func() {
-		readLines(c.stdout, o.MaxFrameBytes, lines, s.l.d.say)
+		readLines(c.stdout, o.MaxFrameBytes, lines, s.serverTooLong)
 		close(lines)
 	}()
 	go func() {
@@ -138,6 +139,27 @@ func (s *lsession) startBackend() error {
 	go io.Copy(&diagWriter{s.l.d}, c.stderr)
 	return nil
 }
+
+// serverTooLong answers for a server line past --max-frame-bytes, which
+// cannot go to the host over HTTP: the request it answers (its id read from
+// the line's start) gets a JSON-RPC error, logged as the proxy's, so the
+// host is not left waiting (manual, "Hosts over HTTP").
+func (s *lsession) serverTooLong(start []byte) {
+	max := s.l.opts.MaxFrameBytes
+	id, ok := responseID(start)
+	if !ok {
+		s.l.d.say("session %s: a line from the MCP server is longer than --max-frame-bytes (%d) and cannot be sent over HTTP; dropped", s.id[:8], max)
+		return
+	}
+	s.l.d.say("session %s: the MCP server's answer to request %s is longer than --max-frame-bytes (%d) and cannot be sent over HTTP; the request is answered with an error", s.id[:8], id, max)
+	line := mcpmsg.AppendError(nil, id, errTooLong, fmt.Sprintf("hoist-mcp: the MCP server's answer is longer than --max-frame-bytes (%d bytes), so it cannot be passed on", max))
+	s.record(mcplog.FromProxy, line)
+	s.route(line, nil)
+}
+
+// errTooLong is the JSON-RPC error code of a request whose answer the proxy
+// could not pass on: the implementation-defined server error range.
+const errTooLong = -32000
 
 // diagWriter passes a server's stderr to the proxy's, unchanged.
 type diagWriter struct{ d *diag }
@@ -356,9 +378,10 @@ func (s *lsession) shutdown(why string) {
 			s.up.close()
 		} else {
 			c := s.child
-			s.inMu.Lock()
+			// Closed without waiting for inMu: a write the server does not
+			// read holds it, and closing is what ends that write (issue
+			// 23, point 7).
 			c.stdin.Close()
-			s.inMu.Unlock()
 			c.stop(s.l.opts.StopGrace, s.l.d.say)
 			drain := time.NewTimer(drainGrace)
 			select {

@@ -218,6 +218,9 @@ func (s *session) run(ctx context.Context, st Streams) int {
 			s.d.say("reading from the host: %v", err)
 		}
 		s.hostClosed.Store(true)
+		if a := s.active; a != nil {
+			a.hostDone()
+		}
 		c.stdin.Close()
 	}()
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
 )
 
@@ -59,7 +60,7 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 	lines := make(chan []byte)
 	readDone := make(chan error, 1)
 	go func() {
-		readDone <- readLines(st.In, s.opts.MaxFrameBytes, lines, s.d.say)
+		readDone <- readLines(st.In, s.opts.MaxFrameBytes, lines, hostTooLong(s.d.say, s.opts.MaxFrameBytes))
 	}()
 loop:
 	for {
@@ -89,6 +90,9 @@ loop:
 			break loop
 		}
 	}
+	if a != nil {
+		a.hostDone()
+	}
 	u.close()
 	if a != nil {
 		a.serverDone()
@@ -105,19 +109,20 @@ loop:
 }
 
 // readLines sends each line of r (terminator included, newly allocated) on
-// out until r ends. A line longer than max cannot be POSTed whole, so it is
-// dropped with a message.
-func readLines(r io.Reader, max int, out chan<- []byte, say func(string, ...any)) error {
+// out until r ends. A line longer than max cannot be POSTed whole, nor
+// passed to a host over HTTP, so it is dropped: tooLong is called with its
+// start (at most tooLongPeek bytes), to say so and answer for it.
+func readLines(r io.Reader, max int, out chan<- []byte, tooLong func(start []byte)) error {
 	br := bufio.NewReaderSize(r, readBufSize)
 	var acc []byte
-	tooLong := false
+	dropping := false
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
+		if !dropping {
 			acc = append(acc, chunk...)
 			if len(acc) > max {
-				say("a line from the host is longer than --max-frame-bytes (%d) and cannot be sent over HTTP; dropped", max)
-				tooLong, acc = true, nil
+				tooLong(acc[:min(len(acc), tooLongPeek)])
+				dropping, acc = true, nil
 			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -126,7 +131,7 @@ func readLines(r io.Reader, max int, out chan<- []byte, say func(string, ...any)
 		if len(acc) > 0 {
 			out <- acc
 		}
-		acc, tooLong = nil, false
+		acc, dropping = nil, false
 		if err == io.EOF {
 			return nil
 		}
@@ -134,4 +139,66 @@ func readLines(r io.Reader, max int, out chan<- []byte, say func(string, ...any)
 			return err
 		}
 	}
+}
+
+// tooLongPeek is how much of a dropped line readLines shows: enough for the
+// members before a large result (responseID).
+const tooLongPeek = 4 << 10
+
+// hostTooLong is readLines' word on a host line past --max-frame-bytes.
+func hostTooLong(say func(string, ...any), max int) func([]byte) {
+	return func([]byte) {
+		say("a line from the host is longer than --max-frame-bytes (%d) and cannot be sent over HTTP; dropped", max)
+	}
+}
+
+// responseID reads the id of a JSON-RPC response from the start of its
+// line, which may be cut anywhere: the id, when the members read before the
+// cut name one and say the line is a response (a result or an error
+// member, and no method). It is how the proxy answers a request whose
+// answer it cannot pass on (manual, "Hosts over HTTP": a message is at most
+// 4 MiB, and a request the server cannot be reached for is answered with a
+// JSON-RPC error).
+func responseID(start []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(start))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var id json.RawMessage
+	response := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		name, _ := t.(string)
+		switch name {
+		case "id":
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				return nil, false
+			}
+			if k := jsontext.Kind(raw); k != '"' && k != '-' && (k < '0' || k > '9') {
+				return nil, false // null, or not an id at all
+			}
+			id = raw
+			continue
+		case "method":
+			return nil, false
+		case "result", "error":
+			response = true
+		}
+		if id != nil && response {
+			return id, true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break // cut inside this member's value
+		}
+	}
+	if id != nil && response {
+		return id, true
+	}
+	return nil, false
 }

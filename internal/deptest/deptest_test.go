@@ -106,6 +106,7 @@ var rules = Rules{
 		{"github.com/spf13/cobra", cli, "only the command lines parse flags"},
 		{"github.com/spf13/pflag", cli, "cobra's flags; only the command lines parse flags"},
 		{"github.com/google/go-cmp", nil, "test diffs"},
+		{"go.uber.org/goleak", nil, "goroutine leak checks on the proxy's session-end paths"},
 		{"github.com/chromedp/chromedp", nil, "a real browser (Chromium over its DevTools protocol) for the console's tests"},
 		{"github.com/modelcontextprotocol/go-sdk", nil, "the forwarding path never re-encodes; the go-sdk is a real client and server for tests"},
 	},

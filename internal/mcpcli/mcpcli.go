@@ -81,7 +81,8 @@ agent use this lookup? The proxy asks it (--oracle, --oracle-url,
 --flow-questions a session, never waiting past the oracle's timeout. Each
 decision and run is logged to --flow-log (default <session>.flow.jsonl).
 --flow-shadow only decides and logs; --flow-explore explores, for hoist
-evaluate.
+evaluate, from a fresh seed per session that the flow log names
+(--flow-explore-seed replays one).
 
 Guards and hoist_commit. --guards (with --domain retail or airline) checks
 each of the agent's writes against that domain's policy before the server
@@ -265,7 +266,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringVar(&opts.flowOpts.Log, "flow-log", "", "append each decision and run to `FILE` (default <session>.flow.jsonl beside the log; {session} stands for the session)")
 	fl.BoolVar(&opts.flowOpts.Shadow, "flow-shadow", false, "decide and log after each call, but look nothing up")
 	fl.Float64Var(&opts.flowExplore, "flow-explore", 0, "with probability `EPSILON`, take another lookup that binds, drawn by the decider's probabilities, and log the policy")
-	fl.Uint64Var(&opts.flowOpts.Seed, "flow-explore-seed", 1, "`SEED` of --flow-explore's draws")
+	fl.Uint64Var(&opts.flowOpts.Seed, "flow-explore-seed", 0, "`SEED` of --flow-explore's draws, to replay a session's (default: a fresh one per session, named in the flow log)")
 	fl.StringVar(&opts.flowOpts.TaskID, "task-id", "", "the task `ID` this session works on, which picks the flow's fold (default: the session)")
 	fl.BoolVar(&opts.guards, "guards", false, "check each of the agent's writes against the policy of --domain (retail or airline) before the server sees it")
 	fl.StringArrayVar(&opts.guardModes, "guard", nil, "set one rule's mode (`RULE=enforce|log|off`; repeatable; hoist guards lists the rules)")
@@ -332,6 +333,7 @@ func validateFlow(cmd *cobra.Command, o *options) error {
 	fo := o.flowOpts
 	fo.Rule.Decider = d
 	fo.Rule.Epsilon = o.flowExplore
+	fo.SeedSet = cmd.Flags().Changed("flow-explore-seed")
 	fo.Caps.Questions = o.questions
 	switch {
 	case fo.Rule.Threshold < 0 || fo.Rule.Threshold > 1:

@@ -114,7 +114,7 @@ func TestNewCmd(t *testing.T) {
 				Caps:   flow.Caps{PerCall: 2, PerSession: 5, Questions: 7, MaxBytes: 100},
 				Tools:  []string{"a", "b"},
 				Log:    filepath.Join(home, "flows", "{session}.jsonl"),
-				Shadow: true, Seed: 9, TaskID: "t1",
+				Shadow: true, Seed: 9, SeedSet: true, TaskID: "t1",
 			}}),
 			flowFile: "retail.flow.json",
 		},
@@ -128,7 +128,6 @@ func TestNewCmd(t *testing.T) {
 				// arbiter, when it has one).
 				Rule: flow.Rule{Threshold: flow.DefaultThreshold},
 				Caps: flow.DefaultCaps,
-				Seed: 1,
 			}}),
 			flowFile: "retail.flow.json",
 		},
@@ -139,7 +138,6 @@ func TestNewCmd(t *testing.T) {
 			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
 				Rule: flow.Rule{Decider: flow.ArbiterDecider, Threshold: 0.3},
 				Caps: flow.DefaultCaps,
-				Seed: 1,
 			}}),
 			flowFile: "retail.flow.json",
 		},
@@ -161,7 +159,7 @@ func TestNewCmd(t *testing.T) {
 			name: "an empty --flow-tools allows no tool",
 			args: []string{"--flow", "f.json", "--flow-tools=", "--", "srv"},
 			proxy: defaults(proxy.Options{Command: []string{"srv"}, Flow: &proxy.FlowOptions{
-				Rule: flow.Rule{Threshold: flow.DefaultThreshold}, Caps: flow.DefaultCaps, Seed: 1, Tools: []string{},
+				Rule: flow.Rule{Threshold: flow.DefaultThreshold}, Caps: flow.DefaultCaps, Tools: []string{},
 			}}),
 			flowFile: "f.json",
 		},

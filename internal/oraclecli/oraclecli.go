@@ -26,7 +26,7 @@ const Help = `The System-One model. --oracle jev (the default) asks a model over
 OpenAI-compatible chat-completions protocol at --oracle-url (or
 HOIST_ORACLE_URL), with the key in TYPESAFE_API_KEY or in the file
 TYPESAFE_API_KEY_FILE names; --oracle replay answers from the cache only;
---oracle mock answers by a fixed rule, with no network, for trying things.
+--oracle mock answers by a fixed word rule, with no network, for trying things.
 Answers are cached in --oracle-cache (default ~/.hoist/oracle-cache) by a
 hash of the question, and shared by hoist-mcp, hoist confirm and hoist
 promote. A question that cannot be answered (no key, a replay miss, an

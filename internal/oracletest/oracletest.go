@@ -40,6 +40,11 @@ type Response struct {
 	// Hang holds the request until the client gives up (its context ends)
 	// or the test ends: a slow server.
 	Hang bool
+	// Wait, when set, holds the request (Hung receives it) until Wait is
+	// closed, then answers as the other fields say: a slow model that the
+	// test lets answer when it chooses. A client that gives up first gets
+	// nothing.
+	Wait <-chan struct{}
 }
 
 // Yes and No are the plain answers of a server that returns no
@@ -111,7 +116,7 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.reqs...)
 }
 
-// Hung receives each request that a Hang response holds, once it is held:
+// Hung receives each request that a Hang or Wait response holds, once it is held:
 // a test waits on it before it fires a timeout, so the timeout meets a
 // request in flight.
 func (s *Server) Hung() <-chan Request { return s.hung }
@@ -160,6 +165,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		case <-s.release:
 		}
 		return
+	case resp.Wait != nil:
+		s.hung <- req
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.release:
+			return
+		case <-resp.Wait:
+		}
 	case resp.Redirect != "":
 		http.Redirect(w, r, resp.Redirect, http.StatusTemporaryRedirect)
 		return
