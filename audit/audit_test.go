@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hoist-mcp/hoist/binding"
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 )
@@ -116,7 +117,8 @@ func TestWalkKnownAnswers(t *testing.T) {
 	// seen) nor 3 (a write).
 	// The bytes appended are the two hits' answers.
 	bytes := flow.AppendedSize("get_user", []byte(`{"x":"user_1"}`), `{"order":"#W1"}`) + orderBytes
-	if want := (Counts{Lookups: 2, Hits: 2, Bytes: bytes, Saved: 2, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want || a.Turns != 4 {
+	if want := (Counts{Lookups: 2, Hits: 2, Bytes: bytes, Saved: 2, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2,
+		HitBounds: earned.Bounds{Lo: 2, Est: 2, Hi: 2}, SavedBounds: earned.Bounds{Lo: 2, Est: 2, Hi: 2}}); a.Total != want || a.Turns != 4 {
 		t.Errorf("a: %+v turns %d, want %+v turns 4", a.Total, a.Turns, want)
 	}
 	if c := a.Sites["find_user"]; c == nil || c.Lookups != 1 || c.Hits != 1 || c.Saved != 1 {
@@ -174,7 +176,8 @@ func TestWalkUnpromotedSite(t *testing.T) {
 	f.Sites[0].Promoted, f.Sites[0].Reason = &no, "too few runs"
 	a, _ := Walk(f, crafted()[0], Options{Rule: flow.Rule{Threshold: flow.DefaultThreshold}})
 	// Only get_order after the agent's own get_user: one lookup, one hit.
-	if want := (Counts{Lookups: 1, Hits: 1, Bytes: orderBytes, Saved: 1, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want {
+	if want := (Counts{Lookups: 1, Hits: 1, Bytes: orderBytes, Saved: 1, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2,
+		HitBounds: earned.Bounds{Lo: 1, Est: 1, Hi: 1}, SavedBounds: earned.Bounds{Lo: 1, Est: 1, Hi: 1}}); a.Total != want {
 		t.Errorf("%+v, want %+v", a.Total, want)
 	}
 }
