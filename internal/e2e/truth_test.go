@@ -71,7 +71,7 @@ func record(t *testing.T, file, email string, proxyArgs ...string) (truth, strin
 	return r, dir
 }
 
-// TestGroundTruth holds hoist audit to what a scripted agent knows it
+// TestGroundTruth holds hoist audit and evaluate to what a scripted agent knows it
 // skipped (issue 24, item 2). Customers of every procedure in
 // testdata/procedures are recorded, a flow learned from them, and new
 // customers served it through the built hoist-mcp: served, served with
@@ -178,6 +178,24 @@ func TestGroundTruth(t *testing.T) {
 		text := hoist(t, "audit", "--flow", flowFile, "--sessions", s.dir, "-q")
 		if h, sv := totalText(text); h != countText(hits, "%.0f") || sv != countText(saved, "%.1f") {
 			t.Errorf("%s %s: audit's text says %q hits and %q turns saved, its JSON %+v and %+v:\n%s", s.how, s.name, h, sv, hits, saved, text)
+		}
+		// evaluate says the same of what serving did.
+		if s.how != "shadow" {
+			var ev struct {
+				Logged struct {
+					Served *struct {
+						Sessions int    `json:"sessions"`
+						Hits     bounds `json:"hits"`
+						Saved    bounds `json:"saved_turns"`
+					} `json:"served"`
+				} `json:"logged"`
+			}
+			out := hoist(t, "evaluate", "--sessions", s.dir, "--json", "-q", "--reps", "100")
+			if err := json.Unmarshal([]byte(out), &ev); err != nil || ev.Logged.Served == nil || ev.Logged.Served.Sessions != 1 {
+				t.Errorf("%s %s: evaluate --json: %v, no served session:\n%s", s.how, s.name, err, out)
+			} else if sv := ev.Logged.Served; sv.Hits != hits || sv.Saved != saved {
+				t.Errorf("%s %s: evaluate's served hits %+v and turns %+v, audit's %+v and %+v", s.how, s.name, sv.Hits, sv.Saved, hits, saved)
+			}
 		}
 		sumTurns += float64(tr.LLMTurnsSkipped)
 		sumHits += float64(tr.CallsSkipped)
