@@ -212,14 +212,20 @@ func WalkLogged(f *flow.Flow, ep *episode.Episode, decisions []flow.Decision, op
 		}
 		out.Turns++
 		share := 1 / float64(len(agent))
-		lv := ceil[t.Index]
-		out.Total.addCeilings(lv, 1)
-		for _, ci := range agent {
-			out.server(calls[ci].Server).addCeilings(lv, share)
-		}
 		all := true
 		for _, ci := range agent {
 			all = all && rep.Covered[ci]
+		}
+		lv := ceil[t.Index]
+		if all {
+			// The flow bound every call of the turn from earlier results,
+			// through templates too (a value made of results, not found in
+			// them verbatim): the turn is within the results ceiling.
+			lv = inResults
+		}
+		out.Total.addCeilings(lv, 1)
+		for _, ci := range agent {
+			out.server(calls[ci].Server).addCeilings(lv, share)
 		}
 		if all {
 			out.Total.Saved++
