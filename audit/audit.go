@@ -131,6 +131,8 @@ type Episode struct {
 	Servers map[string]*Counts
 	// Said is whether the episode logged what the customer said.
 	Said bool
+	// Task is the session's task (flow.TaskKey).
+	Task string
 	// Served says the flow was served in the session: its counts are what
 	// the proxy's own lookups earned (package earned), and Turns counts
 	// the turns the agent made beside the estimate of those it was spared.
@@ -443,6 +445,7 @@ func Run(ctx context.Context, src episode.Source, f *flow.Flow, opt Options) (*R
 		if err != nil {
 			return err
 		}
+		a.Task = flow.TaskKey(ep)
 		eps = append(eps, a)
 		return nil
 	}
@@ -456,6 +459,11 @@ func Run(ctx context.Context, src episode.Source, f *flow.Flow, opt Options) (*R
 		return nil, err
 	}
 	r := Summarize(eps, opt)
+	tasks := map[string]bool{}
+	for _, e := range eps {
+		tasks[e.Task] = true
+	}
+	r.Tasks = len(tasks)
 	if opt.Calibration {
 		r.Calibration = Calibrate(opt.Rule.Decider, ps, hits)
 	}

@@ -38,6 +38,9 @@ type Row struct {
 // Report is hoist audit's report.
 type Report struct {
 	Episodes int `json:"episodes"`
+	// Tasks counts the distinct tasks of the sessions (flow.TaskKey): a
+	// task is served only the counts of the folds that do not hold it.
+	Tasks int `json:"tasks"`
 	// Served counts the sessions the flow was served in: their lookups are
 	// the proxy's own, their hits and turns saved estimates within bounds
 	// (Counts.HitBounds, SavedBounds).

@@ -152,6 +152,14 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	} else {
 		writeAuditText(o.IO.Out, rep, o.Flow)
 	}
+	if rep.Total.Lookups == 0 && rep.Tasks == 1 && f.Folds > 1 {
+		these := fmt.Sprintf("the %d sessions audited are one task (recorded in one host session, or under one --task-id)", rep.Episodes)
+		if rep.Episodes == 1 {
+			these = "the session audited is one task"
+		}
+		fmt.Fprintf(o.IO.Err, "note: 0 lookups: %s, and a task is served only the counts of the flow's folds that do not hold it; %s learned its counts in %d folds by task, so if it learned from these sessions it has none to serve them. Learn with --folds 1 to audit a flow on the sessions it learned from, or audit sessions of other tasks.\n",
+			these, o.Flow, f.Folds)
+	}
 	if o.HTML != "" {
 		var b strings.Builder
 		writeAuditHTML(&b, rep, o.Flow)
