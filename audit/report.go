@@ -138,6 +138,8 @@ func Summarize(eps []*Episode, opt Options) *Report {
 	for i, e := range eps {
 		if e.Served {
 			r.Served++
+		} else {
+			e.exactAll() // counts made elsewhere than Walk (hoist replay's live ones) are exact too
 		}
 		r.Turns += e.Turns
 		turns[i] = float64(e.Turns)

@@ -530,7 +530,7 @@ func (s *Server) flowPage(w http.ResponseWriter, r *http.Request) {
 	if nf == nil {
 		return
 	}
-	rev := nf.F.Review(s.opt.Rule, -1)
+	rev := nf.F.Review(flow.ServedRule(nf.F, s.opt.Rule), -1) // as hoist-mcp serves it: learn and flow-show count the same (flow.CountSites)
 	v := flowView{page: s.page("Flow "+nf.Name, "flow:"+nf.Name, ""), Name: nf.Name, Path: nf.Path, Review: rev, Graph: flowGraph(rev)}
 	s.render(w, "flow.html", v)
 }
