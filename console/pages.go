@@ -154,7 +154,14 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Reverse(list) // newest first: a live session is at the top
 	v.Total = len(list)
-	v.Offset, _ = strconv.Atoi(q.Get("offset"))
+	if off := q.Get("offset"); off != "" {
+		n, err := strconv.Atoi(off)
+		if err != nil || n < 0 {
+			v.Err = fmt.Sprintf("offset %q: want how many sessions to skip, a whole number from 0; showing the newest", off)
+			n = 0
+		}
+		v.Offset = n
+	}
 	v.Offset = max(0, min(v.Offset, len(list)))
 	shown := list[v.Offset:min(len(list), v.Offset+PageSize)]
 	var fl *namedFlow
