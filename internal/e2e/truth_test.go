@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -203,6 +208,7 @@ func TestGroundTruth(t *testing.T) {
 		estTurns += saved.Est
 		estHits += hits.Est
 	}
+	consolePages(t, sessions, flowFile)
 	t.Logf("summed over %d sessions: truth %.0f turns skipped, %.0f calls answered; audit's estimate %.2f turns, %.2f hits",
 		len(sessions), sumTurns, sumHits, estTurns, estHits)
 	if sumTurns == 0 || math.Abs(estTurns-sumTurns) > 0.15*sumTurns {
@@ -278,4 +284,115 @@ func TestAuditOneTask(t *testing.T) {
 	if !strings.Contains(string(out), "total  ") || !strings.Contains(stderr.String(), "are one task") || !strings.Contains(stderr.String(), "--folds 1") {
 		t.Errorf("audit of one task's sessions says nothing of why it looks nothing up:\n%s\n%s", out, stderr.String())
 	}
+}
+
+// consolePages holds the console's session pages to the same truth: each
+// served session's page (its HTML, over HTTP) shows what its lookups
+// earned as audit does, and the sessions page's turns saved add up to it.
+func consolePages(t *testing.T, sessions []session, flowFile string) {
+	t.Helper()
+	root := t.TempDir()
+	truthOf := map[string]truth{} // by session id
+	for _, s := range sessions {
+		if s.how == "shadow" {
+			continue
+		}
+		logs, _ := filepath.Glob(filepath.Join(s.dir, "*.jsonl"))
+		for _, p := range logs {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, filepath.Base(p)), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(p, ".flow.jsonl") {
+				truthOf[strings.TrimSuffix(filepath.Base(p), ".jsonl")] = s.truth
+			}
+		}
+	}
+	cmd := exec.Command(testbin.Build(t, "hoist"), "console", "--addr", "127.0.0.1:0", "--sessions", root, "--flow", flowFile)
+	cmd.Env = testbin.Env()
+	errOut, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	sc := bufio.NewScanner(errOut)
+	base := ""
+	for base == "" && sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "hoist console: serving "); ok {
+			base = strings.TrimSuffix(strings.Fields(rest)[0], "/")
+		}
+	}
+	if base == "" {
+		t.Fatal("hoist console ended before it served")
+	}
+	go io.Copy(io.Discard, errOut)
+	get := func(path string) string {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	list := get("/")
+	ids := regexp.MustCompile(`<tr class="session" data-id="([^"]+)"`).FindAllStringSubmatch(list, -1)
+	if len(ids) == 0 {
+		t.Fatalf("the sessions page lists no session:\n%s", list)
+	}
+	listed := 0.0
+	for _, m := range regexp.MustCompile(`data-saved="([^"]*)"`).FindAllStringSubmatch(list, -1) {
+		var x float64
+		fmt.Sscan(m[1], &x)
+		listed += x
+	}
+	var audited, estHits, sumTurns, sumHits float64
+	for _, m := range ids {
+		tr, ok := truthOf[m[1]]
+		if !ok {
+			t.Errorf("the console lists a session %s none of the runs recorded", m[1])
+			continue
+		}
+		page := get("/session?id=" + url.QueryEscape(m[1]))
+		hits := regexp.MustCompile(`data-hits="([^"]*)"`).FindStringSubmatch(page)
+		saved := regexp.MustCompile(`LLM turns saved ([^<]*)</dd>`).FindStringSubmatch(page)
+		if hits == nil || saved == nil {
+			t.Errorf("session %s: its page shows no lookups earned", m[1])
+			continue
+		}
+		parse := func(text string) bounds {
+			var b bounds
+			if n, _ := fmt.Sscanf(text, "%g (%g–%g)", &b.Est, &b.Lo, &b.Hi); n == 1 {
+				b.Lo, b.Hi = b.Est, b.Est
+			}
+			return b
+		}
+		sb, hb := parse(saved[1]), parse(hits[1])
+		if !sb.holds(float64(tr.LLMTurnsSkipped)) || !hb.holds(float64(tr.CallsSkipped)) {
+			t.Errorf("session %s: the truth (%d turns skipped, %d calls answered) is outside the console's bounds (turns %q, hits %q)",
+				m[1], tr.LLMTurnsSkipped, tr.CallsSkipped, saved[1], hits[1])
+		}
+		audited += sb.Est
+		estHits += hb.Est
+		sumTurns += float64(tr.LLMTurnsSkipped)
+		sumHits += float64(tr.CallsSkipped)
+		if strings.Contains(page, `badge detour`) || strings.Contains(page, `badge hit`) {
+			t.Errorf("session %s: its lookups are badged by the old rule", m[1])
+		}
+	}
+	// The audit of each session (with the flow) is the same earned figure.
+	if math.Abs(listed-audited) > 0.05*float64(len(ids)) {
+		t.Errorf("the sessions page's turns saved add up to %.2f, the session pages' to %.2f", listed, audited)
+	}
+	if math.Abs(audited-sumTurns) > 0.15*sumTurns || math.Abs(estHits-sumHits) > 0.15*sumHits {
+		t.Errorf("the console estimates %.2f turns saved and %.2f hits in all, the truth is %.0f and %.0f: more than 15%% apart", audited, estHits, sumTurns, sumHits)
+	}
+	t.Logf("console: %d served sessions, turns saved %.2f on the sessions page, %.2f on the session pages (truth %.0f), hits %.2f (truth %.0f)",
+		len(ids), listed, audited, sumTurns, estHits, sumHits)
 }
