@@ -26,11 +26,15 @@
 // result; depth 2: bound from a depth-1 lookup's answer, ...), each level
 // the LLM turn the agent would have spent making those calls itself. A
 // level is saved when one of its lookups is a hit, unless the agent's next
-// turn holds a read bound from the same level's source (the agent still
-// spent that turn: it made a call of that level the flow had not looked
-// up). Lower, estimate and upper: a level saved with a hit by the lower
-// bound, with probability 1 − Π(1 − eᵢ) over its lookups' estimates, and
-// with a hit by the upper bound.
+// turn holds a read of one of the level's tools bound from the level's
+// source (the agent still spent that turn: it made a call of that level
+// the flow had not looked up). Lower bound: a turn for each level with a
+// hit by the lower bound (a level's calls need the answers of the level
+// before, so an agent spends a turn on each). Estimate: a turn for each
+// level with probability 1 − Π(1 − eᵢ) over its lookups' estimates, for
+// an agent that makes a level's calls together. Upper bound: a turn for
+// each lookup that is a hit by the upper bound (an agent may make its
+// calls one turn each, as τ²-bench's agents often do).
 //
 // Unserved and shadow sessions hold no lookup of the proxy's: for them
 // every report keeps the counterfactual walk (audit.Walk, flow.ReplayEpisode).
@@ -306,6 +310,13 @@ func Of(ep *episode.Episode, decisions []flow.Decision) *Earned {
 		}
 		levels[k] = append(levels[k], i)
 	}
+	levelTools := map[level]map[string]bool{}
+	for k, is := range levels {
+		levelTools[k] = map[string]bool{}
+		for _, i := range is {
+			levelTools[k][out.Lookups[i].Tool] = true
+		}
+	}
 	blocked := map[level]bool{}
 	for _, k := range order {
 		if k.after < 0 || k.after >= len(calls) {
@@ -334,13 +345,20 @@ func Of(ep *episode.Episode, decisions []flow.Decision) *Earned {
 			}
 			for _, v := range episode.ArgValues(c.Args) {
 				o := owner(v, posOf[ci])
+				d := 0
 				switch {
 				case o == k.after:
-					blocked[level{k.after, 1}] = true
+					d = 1
 				case o >= 0:
 					if j, ok := index[o]; ok && out.Lookups[j].After == k.after {
-						blocked[level{k.after, out.Lookups[j].Depth + 1}] = true
+						d = out.Lookups[j].Depth + 1
 					}
+				}
+				// Only a call of a tool the level looked up is one of its
+				// calls the flow missed; another read bound from the same
+				// source is a turn of its own.
+				if lv := (level{k.after, d}); d > 0 && levelTools[lv][c.Tool] {
+					blocked[lv] = true
 				}
 			}
 		}
@@ -354,7 +372,7 @@ func Of(ep *episode.Episode, decisions []flow.Decision) *Earned {
 		for _, i := range levels[k] {
 			h := out.Lookups[i].Hit
 			lv.Lo = max(lv.Lo, h.Lo)
-			lv.Hi = max(lv.Hi, h.Hi)
+			lv.Hi += h.Hi // an agent may make a level's calls one turn each
 			miss *= 1 - h.Est
 		}
 		lv.Est = 1 - miss

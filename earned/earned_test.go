@@ -86,7 +86,7 @@ func TestCancelOrder(t *testing.T) {
 	if want := (Bounds{1, 2.8, 3}); !near(e.Hits, want) {
 		t.Errorf("hits %+v, want %+v", e.Hits, want)
 	}
-	if want := (Bounds{1, 1.99, 2}); !near(e.Saved, want) {
+	if want := (Bounds{1, 1.99, 3}); !near(e.Saved, want) {
 		t.Errorf("saved %+v, want %+v", e.Saved, want)
 	}
 	if e.Turns != 2 {
