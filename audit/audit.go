@@ -9,6 +9,13 @@
 // reports the read-only ceiling of the same episodes, and bootstrap
 // intervals over episodes.
 //
+// A served session (the proxy's own lookups are in its log) is not walked
+// again as if the flow had not been served: package earned says what those
+// lookups earned, as a lower bound, an estimate and an upper bound of the
+// hits and of the turns saved (docs/audit.md, "Served sessions"); the
+// report sums the estimates and the bounds. Unserved and shadow sessions
+// keep the counterfactual walk.
+//
 // audit reads episodes through episode.Source, never the store (DESIGN.md).
 package audit
 
@@ -17,6 +24,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 )
@@ -72,6 +80,13 @@ type Counts struct {
 	Ceiling      float64 `json:"ceiling_turns"`
 	CeilingConst float64 `json:"ceiling_const_turns"`
 	CeilingSaid  float64 `json:"ceiling_said_turns"`
+	// HitBounds and SavedBounds are the hits and the turns saved with their
+	// bounds. A served session's lookups were the proxy's, and its log shows
+	// their hits only within bounds (package earned): Hits is then the
+	// estimate rounded, and Saved the estimate. For a walked session each
+	// bound is the count itself.
+	HitBounds   earned.Bounds `json:"hits_bounds"`
+	SavedBounds earned.Bounds `json:"saved_turns_bounds"`
 }
 
 func (c *Counts) addCeilings(level int, share float64) {
@@ -95,6 +110,15 @@ func (c *Counts) add(o Counts) {
 	c.Ceiling += o.Ceiling
 	c.CeilingConst += o.CeilingConst
 	c.CeilingSaid += o.CeilingSaid
+	c.HitBounds.Add(o.HitBounds)
+	c.SavedBounds.Add(o.SavedBounds)
+}
+
+// exact sets the bounds of counts a walk found: each bound is the count.
+func (c *Counts) exact() {
+	h := float64(c.Hits)
+	c.HitBounds = earned.Bounds{Lo: h, Est: h, Hi: h}
+	c.SavedBounds = earned.Bounds{Lo: c.Saved, Est: c.Saved, Hi: c.Saved}
 }
 
 // Episode is one episode's audit: its LLM turns (those with a call of the
@@ -107,6 +131,14 @@ type Episode struct {
 	Servers map[string]*Counts
 	// Said is whether the episode logged what the customer said.
 	Said bool
+	// Task is the session's task (flow.TaskKey).
+	Task string
+	// Served says the flow was served in the session: its counts are what
+	// the proxy's own lookups earned (package earned), and Turns counts
+	// the turns the agent made beside the estimate of those it was spared.
+	Served bool
+	// Earned is what each of the proxy's lookups earned, when Served.
+	Earned *earned.Earned
 }
 
 func (e *Episode) site(name string) *Counts {
@@ -132,7 +164,20 @@ func (e *Episode) server(name string) *Counts {
 // fit of the arbiter and the flow benchmark's held-out share), and counts.
 // A server that is none of the flow's looks nothing up, as a proxy says
 // (manual, "Serving"); its turns still count.
+//
+// A served episode (earned.Served) is not walked: see WalkLogged.
 func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
+	return WalkLogged(f, ep, nil, opt)
+}
+
+// WalkLogged audits one episode as Walk does, given the decisions its flow
+// log holds (nil for none). In a served episode the lookups counted are the
+// proxy's own, each judged by earned.Of with the probability its decision
+// gave; an unserved or shadow one is walked.
+func WalkLogged(f *flow.Flow, ep *episode.Episode, decisions []flow.Decision, opt Options) (*Episode, error) {
+	if earned.Served(ep) {
+		return servedEpisode(f, ep, decisions), nil
+	}
 	out := &Episode{ID: ep.ID, Sites: map[string]*Counts{}, Servers: map[string]*Counts{}}
 	calls := ep.Calls()
 	var once flow.OfferOnce
@@ -169,14 +214,20 @@ func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 		}
 		out.Turns++
 		share := 1 / float64(len(agent))
-		lv := ceil[t.Index]
-		out.Total.addCeilings(lv, 1)
-		for _, ci := range agent {
-			out.server(calls[ci].Server).addCeilings(lv, share)
-		}
 		all := true
 		for _, ci := range agent {
 			all = all && rep.Covered[ci]
+		}
+		lv := ceil[t.Index]
+		if all {
+			// The flow bound every call of the turn from earlier results,
+			// through templates too (a value made of results, not found in
+			// them verbatim): the turn is within the results ceiling.
+			lv = inResults
+		}
+		out.Total.addCeilings(lv, 1)
+		for _, ci := range agent {
+			out.server(calls[ci].Server).addCeilings(lv, share)
 		}
 		if all {
 			out.Total.Saved++
@@ -192,7 +243,86 @@ func Walk(f *flow.Flow, ep *episode.Episode, opt Options) (*Episode, error) {
 			}
 		}
 	}
+	out.exactAll()
 	return out, nil
+}
+
+func (e *Episode) exactAll() {
+	e.Total.exact()
+	for _, c := range e.Sites {
+		c.exact()
+	}
+	for _, c := range e.Servers {
+		c.exact()
+	}
+}
+
+// servedEpisode counts what the proxy's lookups earned in a served episode.
+func servedEpisode(f *flow.Flow, ep *episode.Episode, decisions []flow.Decision) *Episode {
+	out := &Episode{ID: ep.ID, Sites: map[string]*Counts{}, Servers: map[string]*Counts{}, Served: true}
+	e := earned.Of(ep, decisions)
+	out.Earned = e
+	calls := ep.Calls()
+	for _, lk := range e.Lookups {
+		site := lk.From
+		if site == "" {
+			site = "(the proxy's)"
+		}
+		for _, c := range []*Counts{out.site(site), out.server(lk.Server), &out.Total} {
+			c.Lookups++
+			c.HitBounds.Add(lk.Hit)
+			c.SavedBounds.Add(lk.Saved)
+			if r := calls[lk.Call].Result; r != nil {
+				c.Bytes += flow.AppendedSize(bare(lk.Tool, lk.Server), calls[lk.Call].Args, r.Text)
+			}
+		}
+	}
+	for _, c := range out.all() {
+		c.Hits = earned.Round(c.HitBounds.Est)
+		c.Detours = c.Lookups - c.Hits
+		c.Saved = c.SavedBounds.Est
+	}
+	// The turns: those the agent made, and those it was spared.
+	ceil, said := ceilings(f, ep)
+	out.Said = said
+	saved := earned.Round(e.Saved.Est)
+	out.Turns = e.Turns + saved
+	for _, t := range ep.Turns {
+		var agent []int
+		for _, ci := range t.Calls {
+			if ci >= 0 && ci < len(calls) && calls[ci].By != episode.Proxy {
+				agent = append(agent, ci)
+			}
+		}
+		if len(agent) == 0 {
+			continue
+		}
+		share := 1 / float64(len(agent))
+		lv := ceil[t.Index]
+		out.Total.addCeilings(lv, 1)
+		for _, ci := range agent {
+			out.server(calls[ci].Server).addCeilings(lv, share)
+		}
+	}
+	// The turns spared were reads bound from results: within the results
+	// ceiling.
+	out.Total.addCeilings(inResults, float64(saved))
+	for _, lk := range e.Lookups {
+		out.server(lk.Server).addCeilings(inResults, lk.Saved.Est)
+	}
+	return out
+}
+
+// all returns the episode's counts: the total, then by server and site.
+func (e *Episode) all() []*Counts {
+	out := []*Counts{&e.Total}
+	for _, c := range e.Servers {
+		out = append(out, c)
+	}
+	for _, c := range e.Sites {
+		out = append(out, c)
+	}
+	return out
 }
 
 // The ceilings, by level: a turn within one is within every later one.
@@ -280,6 +410,15 @@ func constants(f *flow.Flow) map[string]map[string]bool {
 	return out
 }
 
+// Logged is an episode.Source that also yields each episode with the
+// decisions its flow logs hold, in log order (nil for none): what judges a
+// served session's lookups by their decisions' probabilities. Run uses it
+// when its source has it.
+type Logged interface {
+	episode.Source
+	Logged(ctx context.Context, f episode.Filter, fn func(*episode.Episode, []flow.Decision) error) error
+}
+
 // Run audits every episode of src the filter selects, and reports.
 func Run(ctx context.Context, src episode.Source, f *flow.Flow, opt Options) (*Report, error) {
 	if f == nil {
@@ -301,18 +440,30 @@ func Run(ctx context.Context, src episode.Source, f *flow.Flow, opt Options) (*R
 			}
 		}
 	}
-	err := src.Episodes(ctx, opt.Filter, func(ep *episode.Episode) error {
-		a, err := Walk(f, ep, opt)
+	each := func(ep *episode.Episode, decisions []flow.Decision) error {
+		a, err := WalkLogged(f, ep, decisions, opt)
 		if err != nil {
 			return err
 		}
+		a.Task = flow.TaskKey(ep)
 		eps = append(eps, a)
 		return nil
-	})
+	}
+	var err error
+	if ls, ok := src.(Logged); ok {
+		err = ls.Logged(ctx, opt.Filter, each)
+	} else {
+		err = src.Episodes(ctx, opt.Filter, func(ep *episode.Episode) error { return each(ep, nil) })
+	}
 	if err != nil {
 		return nil, err
 	}
 	r := Summarize(eps, opt)
+	tasks := map[string]bool{}
+	for _, e := range eps {
+		tasks[e.Task] = true
+	}
+	r.Tasks = len(tasks)
 	if opt.Calibration {
 		r.Calibration = Calibrate(opt.Rule.Decider, ps, hits)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hoist-mcp/hoist/binding"
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 )
@@ -116,7 +117,8 @@ func TestWalkKnownAnswers(t *testing.T) {
 	// seen) nor 3 (a write).
 	// The bytes appended are the two hits' answers.
 	bytes := flow.AppendedSize("get_user", []byte(`{"x":"user_1"}`), `{"order":"#W1"}`) + orderBytes
-	if want := (Counts{Lookups: 2, Hits: 2, Bytes: bytes, Saved: 2, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want || a.Turns != 4 {
+	if want := (Counts{Lookups: 2, Hits: 2, Bytes: bytes, Saved: 2, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2,
+		HitBounds: earned.Bounds{Lo: 2, Est: 2, Hi: 2}, SavedBounds: earned.Bounds{Lo: 2, Est: 2, Hi: 2}}); a.Total != want || a.Turns != 4 {
 		t.Errorf("a: %+v turns %d, want %+v turns 4", a.Total, a.Turns, want)
 	}
 	if c := a.Sites["find_user"]; c == nil || c.Lookups != 1 || c.Hits != 1 || c.Saved != 1 {
@@ -174,7 +176,8 @@ func TestWalkUnpromotedSite(t *testing.T) {
 	f.Sites[0].Promoted, f.Sites[0].Reason = &no, "too few runs"
 	a, _ := Walk(f, crafted()[0], Options{Rule: flow.Rule{Threshold: flow.DefaultThreshold}})
 	// Only get_order after the agent's own get_user: one lookup, one hit.
-	if want := (Counts{Lookups: 1, Hits: 1, Bytes: orderBytes, Saved: 1, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2}); a.Total != want {
+	if want := (Counts{Lookups: 1, Hits: 1, Bytes: orderBytes, Saved: 1, Ceiling: 2, CeilingConst: 2, CeilingSaid: 2,
+		HitBounds: earned.Bounds{Lo: 1, Est: 1, Hi: 1}, SavedBounds: earned.Bounds{Lo: 1, Est: 1, Hi: 1}}); a.Total != want {
 		t.Errorf("%+v, want %+v", a.Total, want)
 	}
 }
@@ -300,5 +303,26 @@ func TestCalibration(t *testing.T) {
 	}
 	if math.Abs(c.ECE-0.35) > 1e-12 {
 		t.Errorf("ECE %v, want (|0.8−0.5| + |0.9−0.5|)/2 = 0.35", c.ECE)
+	}
+}
+
+// A turn the flow saved through a template binding is within the results
+// ceiling (issue 24, item 4): its value is made of earlier results, though
+// not found in them verbatim, so the ceiling never says less than the
+// flow saved.
+func TestCeilingHoldsTemplateBindings(t *testing.T) {
+	f := shopFlow(t)
+	f.Sites[1].Lookups[0].Bindings = []flow.Bound{{Args: map[string]binding.Expr{"x": binding.MustParse(`"/orders/" + $result.order`)}, Matched: flow.Count{N: 9}}}
+	ep := craft("t",
+		step{0, "find_user", `{"x":"c1@example.com"}`, "user_1"},
+		step{1, "get_user", `{"x":"user_1"}`, `{"order":"W1"}`},
+		step{2, "get_order", `{"x":"/orders/W1"}`, `{"status":"pending"}`},
+	)
+	a, err := Walk(f, ep, Options{Rule: flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Total.Saved != 2 || a.Total.Ceiling < a.Total.Saved {
+		t.Errorf("saved %v turns, results ceiling %v: want 2 saved, within the ceiling", a.Total.Saved, a.Total.Ceiling)
 	}
 }

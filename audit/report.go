@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/stats"
 )
@@ -36,7 +37,14 @@ type Row struct {
 
 // Report is hoist audit's report.
 type Report struct {
-	Episodes  int   `json:"episodes"`
+	Episodes int `json:"episodes"`
+	// Tasks counts the distinct tasks of the sessions (flow.TaskKey): a
+	// task is served only the counts of the folds that do not hold it.
+	Tasks int `json:"tasks"`
+	// Served counts the sessions the flow was served in: their lookups are
+	// the proxy's own, their hits and turns saved estimates within bounds
+	// (Counts.HitBounds, SavedBounds).
+	Served    int   `json:"served"`
 	Turns     int   `json:"turns"`
 	Resamples int   `json:"resamples"`
 	Total     Row   `json:"total"`
@@ -125,9 +133,14 @@ func Summarize(eps []*Episode, opt Options) *Report {
 	sparse := make([][]entry, len(eps))
 	add := func(i, row int, c Counts) {
 		sums[row].add(c)
-		sparse[i] = append(sparse[i], entry{row, float64(c.Lookups), float64(c.Hits), c.Saved, [3]float64{c.Ceiling, c.CeilingConst, c.CeilingSaid}})
+		sparse[i] = append(sparse[i], entry{row, float64(c.Lookups), c.HitBounds.Est, c.Saved, [3]float64{c.Ceiling, c.CeilingConst, c.CeilingSaid}})
 	}
 	for i, e := range eps {
+		if e.Served {
+			r.Served++
+		} else {
+			e.exactAll() // counts made elsewhere than Walk (hoist replay's live ones) are exact too
+		}
 		r.Turns += e.Turns
 		turns[i] = float64(e.Turns)
 		add(i, 0, e.Total)
@@ -182,10 +195,12 @@ func Summarize(eps []*Episode, opt Options) *Report {
 	turnsAll := float64(r.Turns)
 	row := func(k int) Row {
 		c := sums[k]
+		c.Hits = earned.Round(c.HitBounds.Est)
 		c.Detours = c.Lookups - c.Hits
+		c.Saved = c.SavedBounds.Est
 		out := Row{Name: names[k], Counts: c}
 		if c.Lookups > 0 {
-			out.Precision = &Interval{Value: float64(c.Hits) / float64(c.Lookups)}
+			out.Precision = &Interval{Value: c.HitBounds.Est / float64(c.Lookups)}
 			out.Precision.Lo, out.Precision.Hi = bounds(perRow*k, out.Precision.Value)
 		}
 		if turnsAll > 0 {

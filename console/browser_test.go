@@ -219,7 +219,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.Navigate(base+"/"),
 			visible(`tr.session`),
 			eval(count(`tr.session`), &rows),
-			eval(`[...document.querySelectorAll('tr.session td:nth-child(12)')].reduce((n, td) => n + Number(td.textContent), 0)`, &saved),
+			eval(`[...document.querySelectorAll('tr.session td.saved')].reduce((n, td) => n + Number(td.dataset.saved), 0)`, &saved),
 		)
 		if rows != 5 {
 			t.Errorf("%d sessions listed, want 5", rows)
@@ -277,7 +277,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			eval(count(`tr.decision`), &decisions),
 			eval(count(`details.appended`), &appended),
 			eval(count(`li.turn`), &turns),
-			text(`li.call.by-proxy .badge.detour, li.call.by-proxy .badge.hit`, &mark),
+			text(`li.call.by-proxy .badge.used, li.call.by-proxy .badge.unproven, li.call.by-proxy .badge.remade`, &mark),
 		)
 		// The same session as hoist sessions show reads it from the logs.
 		want := shown(t, logs, id)
@@ -286,10 +286,10 @@ func TestConsoleInBrowser(t *testing.T) {
 				lookups, appended, decisions, turns, want.proxy, want.Turns)
 		}
 		// The agent trusted the lookups and made none of those calls
-		// itself, so by the audit's rule each is a detour (evaluate.Reward
-		// says the same of such an agent).
-		if mark != "detour" {
-			t.Errorf("the proxy's lookup marked %q, want detour", mark)
+		// itself; it cancelled an order whose id it read in the first, the
+		// user's details: that lookup was used (package earned).
+		if mark != "used" {
+			t.Errorf("the proxy's first lookup marked %q, want used", mark)
 		}
 		png := shoot(t, ctx, "session")
 		if p := os.Getenv("HOIST_CONSOLE_README_SHOT"); p != "" {

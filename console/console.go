@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/hoist-mcp/hoist/audit"
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
+	"github.com/hoist-mcp/hoist/store"
 )
 
 //go:embed assets
@@ -72,7 +74,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	audits  map[string]map[string]*audit.Episode // by flow name, then session id
-	records map[string]map[int]bool              // the proxy's lookups of each session: hit or not
+	records map[string]*earned.Earned            // what the proxy's lookups of each session earned
 }
 
 type namedFlow struct {
@@ -87,7 +89,7 @@ func New(opt Options) (*Server, error) {
 		return nil, errors.New("no source of sessions")
 	}
 	s := &Server{opt: opt, src: opt.Source, hub: newHub(), board: newBoard(), done: make(chan struct{}),
-		audits: map[string]map[string]*audit.Episode{}, records: map[string]map[int]bool{}}
+		audits: map[string]map[string]*audit.Episode{}, records: map[string]*earned.Earned{}}
 	names := map[string]bool{}
 	for _, p := range opt.Flows {
 		f, err := flow.Load(p)
@@ -192,9 +194,10 @@ func (s *Server) flowNamed(name string) *namedFlow {
 }
 
 // judge returns the audit of each session of ids under f (nil: none), and
-// the hits of the proxy's own lookups, reading each session's episode only
-// the first time it is asked.
-func (s *Server) judge(ctx context.Context, ids []string, f *namedFlow) (map[string]*audit.Episode, map[string]map[int]bool, error) {
+// what the proxy's own lookups earned (package earned, with the decisions
+// of the session's flow logs), reading each session only the first time it
+// is asked.
+func (s *Server) judge(ctx context.Context, ids []string, f *namedFlow) (map[string]*audit.Episode, map[string]*earned.Earned, error) {
 	s.mu.Lock()
 	var missing []string
 	for _, id := range ids {
@@ -210,14 +213,15 @@ func (s *Server) judge(ctx context.Context, ids []string, f *namedFlow) (map[str
 	s.mu.Unlock()
 	if len(missing) > 0 {
 		type judged struct {
-			rec map[int]bool
+			rec *earned.Earned
 			aud *audit.Episode
 		}
 		got := map[string]judged{}
-		err := s.src.Episodes(ctx, episode.Filter{IDs: missing}, func(ep *episode.Episode) error {
-			j := judged{rec: audit.Recorded(ep)}
+		var served []*episode.Episode
+		judge := func(ep *episode.Episode, ds []flow.Decision) error {
+			j := judged{rec: earned.Of(ep, ds)}
 			if f != nil {
-				a, err := audit.Walk(f.F, ep, audit.Options{Rule: s.opt.Rule, Caps: s.opt.Caps})
+				a, err := audit.WalkLogged(f.F, ep, ds, audit.Options{Rule: s.opt.Rule, Caps: s.opt.Caps})
 				if err != nil {
 					return err
 				}
@@ -225,9 +229,25 @@ func (s *Server) judge(ctx context.Context, ids []string, f *namedFlow) (map[str
 			}
 			got[ep.ID] = j
 			return nil
+		}
+		err := s.src.Episodes(ctx, episode.Filter{IDs: missing}, func(ep *episode.Episode) error {
+			if earned.Served(ep) {
+				served = append(served, ep) // judged with its flow log's decisions, below
+				return nil
+			}
+			return judge(ep, nil)
 		})
 		if err != nil {
 			return nil, nil, err
+		}
+		for _, ep := range served {
+			_, _, fl, err := s.src.Session(ctx, ep.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := judge(ep, decisionsOf(fl)); err != nil {
+				return nil, nil, err
+			}
 		}
 		s.mu.Lock()
 		for id, j := range got {
@@ -243,7 +263,7 @@ func (s *Server) judge(ctx context.Context, ids []string, f *namedFlow) (map[str
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	auds, recs := map[string]*audit.Episode{}, map[string]map[int]bool{}
+	auds, recs := map[string]*audit.Episode{}, map[string]*earned.Earned{}
 	for _, id := range ids {
 		recs[id] = s.records[id]
 		if f != nil {
@@ -251,6 +271,18 @@ func (s *Server) judge(ctx context.Context, ids []string, f *namedFlow) (map[str
 		}
 	}
 	return auds, recs, nil
+}
+
+// decisionsOf returns the decisions a session's flow logs hold, in order.
+func decisionsOf(fl *store.Flow) []flow.Decision {
+	if fl == nil {
+		return nil
+	}
+	out := make([]flow.Decision, 0, len(fl.Decisions))
+	for _, d := range fl.Decisions {
+		out = append(out, d.FlowDecision)
+	}
+	return out
 }
 
 func (s *Server) render(w http.ResponseWriter, name string, data any) {

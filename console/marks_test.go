@@ -11,8 +11,11 @@ import (
 	"github.com/hoist-mcp/hoist/store"
 )
 
-// A session's lookups are marked by the audit's rule: a hit when the agent
-// made the same call before its next write, a detour otherwise.
+// A session's lookups are marked by what they earned (package earned, the
+// audit's rule for a served session): made again by the agent before its
+// next write, a lookup earned nothing ("remade"); one whose answer the
+// agent used is a hit ("used"); one it neither made again nor demonstrably
+// used lies between the bounds ("unproven").
 func TestSessionMarksLookups(t *testing.T) {
 	ep := &episode.Episode{ID: "s1", Source: episode.SourceMCP, Started: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC),
 		Servers: []episode.Server{{Name: "shop"}},
@@ -28,8 +31,8 @@ func TestSessionMarksLookups(t *testing.T) {
 		ep.Turns[turn].Calls = append(ep.Turns[turn].Calls, i)
 	}
 	add("find_user", `{"email":"a@b"}`, episode.Agent, 0)
-	add("get_order", `{"id":"1"}`, episode.Proxy, 0) // the agent asks for it next: a hit
-	add("get_order", `{"id":"2"}`, episode.Proxy, 0) // asked for only after a write: a detour
+	add("get_order", `{"id":"1"}`, episode.Proxy, 0) // the agent asks for it next: remade
+	add("get_order", `{"id":"2"}`, episode.Proxy, 0) // asked for only after a write: unproven
 	add("get_order", `{"id": "1"}`, episode.Agent, 1)
 	add("cancel", `{"id":"1"}`, episode.Agent, 2)
 	add("get_order", `{"id":"2"}`, episode.Agent, 3)
@@ -43,9 +46,9 @@ func TestSessionMarksLookups(t *testing.T) {
 	s.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/session?id=s1", nil))
 	body := w.Body.String()
 	for _, want := range []string{
-		`<li class="call by-proxy hit" data-index="1">`,
-		`<li class="call by-proxy detour" data-index="2">`,
-		`data-lookups="2" data-hits="1"`,
+		`<li class="call by-proxy remade" data-index="1">`,
+		`<li class="call by-proxy unproven" data-index="2">`,
+		`data-lookups="2" data-hits="0.5 (0.0–1.0)"`,
 		"appended by the proxy: 2 lookups",
 		"get_order {&#34;id&#34;:&#34;1&#34;}:\nok {&#34;id&#34;:&#34;1&#34;}",
 	} {
@@ -55,7 +58,7 @@ func TestSessionMarksLookups(t *testing.T) {
 	}
 	w = httptest.NewRecorder()
 	s.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-	if row := w.Body.String(); !strings.Contains(row, `<td class="n">2</td><td class="n hit-t">1</td><td class="n detour-t">1</td>`) {
-		t.Errorf("the list's row does not count 2 lookups, 1 hit, 1 detour:\n%s", row)
+	if row := w.Body.String(); !strings.Contains(row, `<td class="n">2</td><td class="n hit-t">0.5 (0.0–1.0)</td><td class="n detour-t">1</td>`) {
+		t.Errorf("the list's row does not count 2 lookups, 0.5 (0.0–1.0) hits, 1 detour:\n%s", row)
 	}
 }

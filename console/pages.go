@@ -3,6 +3,7 @@ package console
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hoist-mcp/hoist/audit"
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/mcplog"
@@ -38,6 +40,29 @@ var funcs = template.FuncMap{
 	"join":    strings.Join,
 	"q":       url.QueryEscape,
 	"binding": flow.BindingString,
+	"plural":  plural,
+}
+
+// plural returns "1 session", "2 sessions": n and the noun, in the plural
+// unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// counted writes a count with its bounds when they differ: what a served
+// session's lookups earned (package earned) is an estimate between them.
+func counted(b earned.Bounds, whole bool) string {
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
+	if b.Hi-b.Lo < 1e-9 {
+		if whole {
+			return strconv.Itoa(earned.Round(b.Est))
+		}
+		return strconv.FormatFloat(b.Est, 'f', -1, 64)
+	}
+	return f(b.Est) + " (" + f(b.Lo) + "–" + f(b.Hi) + ")"
 }
 
 func urlQuery(s string) string { return url.QueryEscape(s) }
@@ -54,11 +79,45 @@ func (s *Server) page(title, nav, live string) page {
 	return page{Title: title, Nav: nav, Flows: s.flowNames(), Live: live}
 }
 
+// loggedSource is a console Source as audit.Run reads it: each episode
+// with its flow logs' decisions, which judge a served session's lookups
+// as hoist audit judges them.
+type loggedSource struct{ Source }
+
+var _ audit.Logged = loggedSource{}
+
+func (l loggedSource) Logged(ctx context.Context, f episode.Filter, fn func(*episode.Episode, []flow.Decision) error) error {
+	var eps []*episode.Episode
+	if err := l.Episodes(ctx, f, func(ep *episode.Episode) error {
+		eps = append(eps, ep)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, ep := range eps {
+		var ds []flow.Decision
+		if earned.Served(ep) {
+			_, _, fl, err := l.Session(ctx, ep.ID)
+			if err != nil {
+				return err
+			}
+			ds = decisionsOf(fl)
+		}
+		if err := fn(ep, ds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // listRow is one row of the list of sessions.
 type listRow struct {
 	store.Session
-	Lookups, Hits, Detours int
-	Saved                  string // turns saved under the flow, or "-"
+	Lookups, Detours int
+	// Hits and Saved (turns saved, or "-") are counts, or a served
+	// session's estimates with their bounds; SavedEst is the estimate.
+	Hits, Saved string
+	SavedEst    float64
 }
 
 type sessionsView struct {
@@ -74,7 +133,9 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := sessionsView{page: s.page("Sessions", "sessions", "list"),
 		Domain: q.Get("domain"), Server: q.Get("server"), Host: q.Get("host"), Since: q.Get("since"), Until: q.Get("until"), Flow: q.Get("flow")}
-	if v.Flow == "" && len(s.flows) == 1 {
+	// ?flow= (empty) asks for the proxy's own lookups; no flow parameter
+	// at all audits with the console's one flow.
+	if !q.Has("flow") && len(s.flows) == 1 {
 		v.Flow = s.flows[0].Name
 	}
 	f, err := s.filter(v.Domain, v.Host, v.Since, v.Until)
@@ -93,13 +154,24 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Reverse(list) // newest first: a live session is at the top
 	v.Total = len(list)
-	v.Offset, _ = strconv.Atoi(q.Get("offset"))
+	if off := q.Get("offset"); off != "" {
+		n, err := strconv.Atoi(off)
+		if err != nil || n < 0 {
+			v.Err = fmt.Sprintf("offset %q: want how many sessions to skip, a whole number from 0; showing the newest", off)
+			n = 0
+		}
+		v.Offset = n
+	}
 	v.Offset = max(0, min(v.Offset, len(list)))
 	shown := list[v.Offset:min(len(list), v.Offset+PageSize)]
 	var fl *namedFlow
 	if v.Flow != "" {
 		if fl = s.flowNamed(v.Flow); fl == nil {
-			v.Err = fmt.Sprintf("flow %q: the console was given no such flow (--flow)", v.Flow)
+			v.Err = fmt.Sprintf("flow %q: the console was given no such flow (--flow %s); the counts below are the proxy's own lookups", v.Flow, strings.Join(s.flowNames(), ", "))
+			if len(s.flows) == 0 {
+				v.Err = fmt.Sprintf("flow %q: the console was given no flow (start it with --flow FILE); the counts below are the proxy's own lookups", v.Flow)
+			}
+			v.Flow = ""
 		}
 	}
 	ids := make([]string, len(shown))
@@ -112,19 +184,16 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, x := range shown {
-		row := listRow{Session: x, Saved: "-"}
+		row := listRow{Session: x, Hits: "0", Saved: "-"}
 		if a := auds[x.ID]; a != nil {
-			row.Lookups, row.Hits, row.Detours = a.Total.Lookups, a.Total.Hits, a.Total.Detours
-			row.Saved = strconv.FormatFloat(a.Total.Saved, 'f', -1, 64)
-		} else {
-			for _, hit := range recs[x.ID] {
-				row.Lookups++
-				if hit {
-					row.Hits++
-				} else {
-					row.Detours++
-				}
-			}
+			row.Lookups, row.Detours = a.Total.Lookups, a.Total.Detours
+			row.Hits, row.Saved = counted(a.Total.HitBounds, true), counted(a.Total.SavedBounds, false)
+			row.SavedEst = a.Total.SavedBounds.Est
+		} else if e := recs[x.ID]; e != nil && len(e.Lookups) > 0 {
+			row.Lookups = len(e.Lookups)
+			row.Detours = row.Lookups - earned.Round(e.Hits.Est)
+			row.Hits, row.Saved = counted(e.Hits, true), counted(e.Saved, false)
+			row.SavedEst = e.Saved.Est
 		}
 		v.Rows = append(v.Rows, row)
 	}
@@ -182,7 +251,9 @@ type callView struct {
 	Looked   []mcpmsg.Lookup
 	IsError  bool
 	State    string
-	Mark     string // "hit" or "detour", for the proxy's own lookups
+	// Mark is the verdict on one of the proxy's own lookups
+	// (earned.Lookup.Verdict): "used", "unproven" or "remade".
+	Mark string
 }
 
 // ResultPreview is how much of a result the timeline shows.
@@ -196,9 +267,11 @@ type sessionView struct {
 	Decisions []decisionView
 	Runs      int
 	Lookups   int
-	Hits      int
 	Detours   int
-	Guards    []GuardLine
+	// Hits and Saved are what the proxy's lookups earned: counts, or
+	// estimates with their bounds (package earned).
+	Hits, Saved string
+	Guards      []GuardLine
 	// Flow and Audit are the flow the session is audited with (the
 	// console's one flow, or ?flow=) and what serving it would have done.
 	Flow  string
@@ -231,15 +304,19 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	if v.Flow == "" && len(s.flows) == 1 {
 		v.Flow = s.flows[0].Name
 	}
-	if nf := s.flowNamed(v.Flow); nf != nil {
-		auds, _, err := s.judge(r.Context(), []string{id}, nf)
-		if err != nil {
-			s.fail(w, http.StatusInternalServerError, err)
-			return
-		}
-		v.Audit = auds[id]
+	auds, recs, err := s.judge(r.Context(), []string{id}, s.flowNamed(v.Flow))
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
 	}
-	marks := audit.Recorded(ep)
+	v.Audit = auds[id]
+	marks := map[int]*earned.Lookup{}
+	if e := recs[id]; e != nil {
+		marks = e.ByCall()
+		v.Lookups = len(e.Lookups)
+		v.Detours = v.Lookups - earned.Round(e.Hits.Est)
+		v.Hits, v.Saved = counted(e.Hits, true), counted(e.Saved, false)
+	}
 	turn := -1
 	var agent *callView // the agent's last call: the proxy's lookups after it are appended to its result
 	var sent []*callView
@@ -254,15 +331,8 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 				v.Entries = append(v.Entries, entry{Turn: &ep.Turns[turn], TMS: ev.TMS})
 			}
 			cv := viewCall(c)
-			if hit, ok := marks[c.Index]; ok {
-				cv.Mark = "detour"
-				v.Lookups++
-				if hit {
-					cv.Mark = "hit"
-					v.Hits++
-				} else {
-					v.Detours++
-				}
+			if lk := marks[c.Index]; lk != nil {
+				cv.Mark = lk.Verdict()
 			}
 			if c.By != episode.Proxy {
 				agent = cv
@@ -467,7 +537,7 @@ func (s *Server) flowPage(w http.ResponseWriter, r *http.Request) {
 	if nf == nil {
 		return
 	}
-	rev := nf.F.Review(s.opt.Rule, -1)
+	rev := nf.F.Review(flow.ServedRule(nf.F, s.opt.Rule), -1) // as hoist-mcp serves it: learn and flow-show count the same (flow.CountSites)
 	v := flowView{page: s.page("Flow "+nf.Name, "flow:"+nf.Name, ""), Name: nf.Name, Path: nf.Path, Review: rev, Graph: flowGraph(rev)}
 	s.render(w, "flow.html", v)
 }
@@ -484,7 +554,7 @@ func (s *Server) savingsPage(w http.ResponseWriter, r *http.Request) {
 	if nf == nil {
 		return
 	}
-	rep, err := audit.Run(r.Context(), s.src, nf.F, audit.Options{Rule: s.opt.Rule, Caps: s.opt.Caps})
+	rep, err := audit.Run(r.Context(), loggedSource{s.src}, nf.F, audit.Options{Rule: s.opt.Rule, Caps: s.opt.Caps})
 	if err != nil {
 		s.fail(w, http.StatusInternalServerError, err)
 		return

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/stats"
 )
@@ -136,6 +137,21 @@ type Logged struct {
 	// Mismatch counts decisions whose logged propensity is not the one
 	// the logged rule gives its offers (docs/ope.md §6, rule 5).
 	Mismatch int `json:"propensity_mismatch"`
+	// Served is what the proxy's own lookups earned in the sessions that
+	// served the flow (package earned, as hoist audit and the console
+	// judge them); nil when none did. Hits and Value above score a served
+	// lookup by whether the agent made the call again, which an agent
+	// that trusted it did not.
+	Served *ServedLookups `json:"served,omitempty"`
+}
+
+// ServedLookups is what the proxy's lookups earned in served sessions:
+// counts, and estimates with their bounds.
+type ServedLookups struct {
+	Sessions int           `json:"sessions"`
+	Lookups  int           `json:"lookups"`
+	Hits     earned.Bounds `json:"hits"`
+	Saved    earned.Bounds `json:"saved_turns"`
 }
 
 // LoggedRule is a rule decisions were logged under, and how many.
@@ -484,11 +500,21 @@ func warnings(d Diagnostics) []string {
 	if d.NoSupport > 0 {
 		out = append(out, fmt.Sprintf("%d decisions give weight to actions the logging rule could not take", d.NoSupport))
 	}
+	// The mean weight is 1 in expectation when the propensities are right
+	// and the logs could take what the rule takes (docs/ope.md §7); far
+	// from 1, the estimates are not to be trusted (issue 24, item 3).
+	if mw := float64(d.MeanWeight); d.Support > 0 && (mw < MeanWeightLow || mw > 1/MeanWeightLow) {
+		out = append(out, fmt.Sprintf("mean importance weight %.3f is far from 1: the logs rarely explored what this rule does, or their propensities are wrong", mw))
+	}
 	return out
 }
 
+// MeanWeightLow is how far below 1 (or above its inverse) a rule's mean
+// importance weight may be before evaluate warns of it.
+const MeanWeightLow = 0.5
+
 func logged(pr *prepared) Logged {
-	l := Logged{Lookups: pr.lookups, Hits: pr.hits, Shadow: pr.shadow, Mismatch: pr.mismatch, MinPropensity: Num(math.NaN())}
+	l := Logged{Lookups: pr.lookups, Hits: pr.hits, Shadow: pr.shadow, Mismatch: pr.mismatch, MinPropensity: Num(math.NaN()), Served: pr.served}
 	minP := math.Inf(1)
 	for _, u := range pr.units {
 		for _, r := range u.runs {

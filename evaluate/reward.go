@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/jsontext"
@@ -96,6 +97,8 @@ type prepared struct {
 	hits     int
 	shadow   int // decisions made in shadow
 	rules    map[flow.Rule]int
+	// served is what the proxy's own lookups earned in served sessions.
+	served *ServedLookups
 }
 
 // siteCall is one of the agent's calls that returned, and where its
@@ -253,15 +256,39 @@ type tally struct {
 // unit, in the order of their ids.
 func prepare(sessions []Session, rw Reward) *prepared {
 	pr := &prepared{rules: map[flow.Rule]int{}}
+	type servedOne struct {
+		id string
+		e  *earned.Earned
+	}
+	var served []servedOne
 	tl := tally{rules: pr.rules}
 	for _, s := range sessions {
 		pr.sessions++
+		if s.Episode != nil && earned.Served(s.Episode) {
+			var ds []flow.Decision
+			for _, r := range s.Runs {
+				ds = append(ds, r.Decisions...)
+			}
+			served = append(served, servedOne{s.Episode.ID, earned.Of(s.Episode, ds)})
+		}
 		if u, ok := score(s, rw, &tl); ok && len(u.runs) > 0 {
 			pr.units = append(pr.units, u)
 		}
 	}
 	pr.runs, pr.decisions, pr.unusable, pr.mismatch = tl.runs, tl.decisions, tl.unusable, tl.mismatch
 	pr.lookups, pr.hits, pr.shadow = tl.lookups, tl.hits, tl.shadow
+	// Summed in the order of the sessions' ids: the report does not
+	// depend on the order they came in.
+	slices.SortStableFunc(served, func(a, b servedOne) int { return strings.Compare(a.id, b.id) })
+	for _, x := range served {
+		if pr.served == nil {
+			pr.served = &ServedLookups{}
+		}
+		pr.served.Sessions++
+		pr.served.Lookups += len(x.e.Lookups)
+		pr.served.Hits.Add(x.e.Hits)
+		pr.served.Saved.Add(x.e.Saved)
+	}
 	slices.SortStableFunc(pr.units, func(a, b unit) int { return strings.Compare(a.id, b.id) })
 	return pr
 }

@@ -218,7 +218,7 @@ func Promote(ctx context.Context, src evaluate.Source, f *flow.Flow, opt Options
 		if t == nil {
 			t = &tally{}
 		}
-		site := judge(s, t, changed, Floor(opt.Threshold, min(perCall, offers(s)), eps), opt)
+		site := judge(s, t, changed, Floor(opt.Threshold, min(perCall, offers(s, f.MinSupport)), eps), opt)
 		promoted := site.Promoted
 		s.Promoted, s.Reason = &promoted, site.Reason
 		rep.Sites = append(rep.Sites, site)
@@ -247,17 +247,35 @@ func Floor(t float64, n int, eps float64) float64 {
 }
 
 // offers returns the most lookups a shadow run at site s can be offered:
-// one per lookup, unless one of them fans out (then any number). A shadow
-// run makes no lookup, so none chains another site's.
-func offers(s *flow.Site) int {
+// one per lookup that can be offered, unless one of them fans out (then
+// any number). A lookup can be offered when the agent reached it and one
+// of its bindings has the flow's minimum support (flow.Session offers no
+// other: issue 24, item 3), in some fold; a binding that can never be
+// offered does not lower the floor, so two sites whose offerable lookups
+// are the same get the same floor. A shadow run makes no lookup, so none
+// chains another site's.
+func offers(s *flow.Site, minSupport int) int {
+	n := 0
 	for _, l := range s.Lookups {
+		if l.Reach.For(-1) == 0 {
+			continue
+		}
+		offerable := false
 		for i := range l.Bindings {
-			if l.Bindings[i].FanOut() {
+			b := &l.Bindings[i]
+			if b.Support(-1) < minSupport {
+				continue
+			}
+			if b.FanOut() {
 				return math.MaxInt
 			}
+			offerable = true
+		}
+		if offerable {
+			n++
 		}
 	}
-	return len(s.Lookups)
+	return n
 }
 
 // Bound returns the lower confidence bound of the mean of a site's

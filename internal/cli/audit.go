@@ -12,10 +12,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hoist-mcp/hoist/audit"
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
+	"github.com/hoist-mcp/hoist/store"
 )
 
 // auditOptions are hoist audit's inputs.
@@ -45,6 +47,15 @@ not hold it). A lookup the agent then made itself before its next write is a
 hit, answered with the agent's own result, so decisions chain from it; one it
 never made is a detour, whose result is unknown, so nothing chains from it.
 An LLM turn is saved when every call in it had already been looked up.
+
+A session recorded while hoist-mcp served a flow is not replayed: its
+lookups are the proxy's own, in its log, and the agent's turns are already
+shorter. Its log cannot show what the agent would have done without them,
+so its hits and turns saved are an estimate (from the probabilities its
+flow log's decisions gave) between a lower bound (the agent used a value
+the lookup returned) and an upper bound (the agent did not make the call
+again before its next write), written "3.0 (1.0–3.0)". Shadow sessions
+(--flow-shadow) are replayed like any other.
 
 It reports, per site (the tool whose result offered the lookup), per server
 and in total: lookups, hits, detours, precision (hits / lookups), the LLM
@@ -125,7 +136,7 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 
 		Calibration: o.Calibration,
 	}
-	rep, err := audit.Run(ctx, db, f, opt)
+	rep, err := audit.Run(ctx, auditSource{db}, f, opt)
 	if err != nil {
 		return err
 	}
@@ -141,6 +152,14 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 	} else {
 		writeAuditText(o.IO.Out, rep, o.Flow)
 	}
+	if rep.Total.Lookups == 0 && rep.Tasks == 1 && f.Folds > 1 {
+		these := fmt.Sprintf("the %d sessions audited are one task (recorded in one host session, or under one --task-id)", rep.Episodes)
+		if rep.Episodes == 1 {
+			these = "the session audited is one task"
+		}
+		fmt.Fprintf(o.IO.Err, "note: 0 lookups: %s, and a task is served only the counts of the flow's folds that do not hold it; %s learned its counts in %d folds by task, so if it learned from these sessions it has none to serve them. Learn with --folds 1 to audit a flow on the sessions it learned from, or audit sessions of other tasks.\n",
+			these, o.Flow, f.Folds)
+	}
 	if o.HTML != "" {
 		var b strings.Builder
 		writeAuditHTML(&b, rep, o.Flow)
@@ -152,6 +171,37 @@ func runAudit(ctx context.Context, o *auditOptions) error {
 		return badInputError()
 	}
 	return nil
+}
+
+// auditSource is the store as audit reads it: each episode with the
+// decisions its flow logs hold, which judge a served session's lookups.
+type auditSource struct{ *store.DB }
+
+var _ audit.Logged = auditSource{}
+
+func (s auditSource) Logged(ctx context.Context, f episode.Filter, fn func(*episode.Episode, []flow.Decision) error) error {
+	return s.EpisodesWithFlows(ctx, f, func(ep *episode.Episode, fl *store.Flow) error {
+		var ds []flow.Decision
+		if fl != nil {
+			for _, d := range fl.Decisions {
+				ds = append(ds, d.FlowDecision)
+			}
+		}
+		return fn(ep, ds)
+	})
+}
+
+// countBounds writes a count, with its bounds when they differ: a served
+// session's estimate (package earned).
+func countBounds(n float64, b earned.Bounds, whole bool) string {
+	v := fmt.Sprintf("%.1f", n)
+	if whole {
+		v = fmt.Sprintf("%.0f", n)
+	}
+	if b.Hi-b.Lo < 1e-9 {
+		return v
+	}
+	return fmt.Sprintf("%.1f (%.1f–%.1f)", b.Est, b.Lo, b.Hi)
 }
 
 func pctOf(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
@@ -169,8 +219,8 @@ func writeAuditText(w io.Writer, r *audit.Report, name string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tlookups\thits\tdetours\tprecision\tturns saved\tshare saved\tceiling: results\t+ constants\t+ conversation")
 	line := func(row audit.Row) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%.1f\t%s\t%s\t%s\t%s\n", row.Name, row.Lookups, row.Hits, row.Detours,
-			interval(row.Precision), row.Counts.Saved, interval(&row.Saved), interval(row.Ceiling), interval(row.CeilingConst), interval(row.CeilingSaid))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Name, row.Lookups, countBounds(float64(row.Hits), row.HitBounds, true), row.Detours,
+			interval(row.Precision), countBounds(row.Counts.Saved, row.SavedBounds, false), interval(&row.Saved), interval(row.Ceiling), interval(row.CeilingConst), interval(row.CeilingSaid))
 	}
 	line(r.Total)
 	if len(r.Servers) > 0 {
@@ -186,6 +236,12 @@ func writeAuditText(w io.Writer, r *audit.Report, name string) {
 		}
 	}
 	tw.Flush()
+	if r.Served > 0 {
+		fmt.Fprintf(w, "\n%d of the %d sessions served the flow: their lookups are the proxy's own. A log shows their hits and the\n"+
+			"turns they saved only within bounds: each such count is an estimate, with its lower and upper bound in brackets\n"+
+			"(lower: the agent used the answer; upper: it did not make the call again; docs/audit.md, \"Served sessions\").\n",
+			r.Served, r.Episodes)
+	}
 	reach := r.Total.CeilingConst
 	if r.Reaches == "conversation" {
 		reach = r.Total.CeilingSaid

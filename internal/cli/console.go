@@ -56,9 +56,9 @@ proxy recorded and what a flow does to it:
              (hoist audit);
   hosts      the configuration each host needs for a server command (what
              hoist init prints);
-  holds      frames held by proxies attached to the console, to continue,
-             inject, retry or abort (hoist-mcp does not attach yet: see
-             docs/console.md, "Holding a frame").
+  holds      frames held by proxies attached to the console
+             (hoist-mcp --console ADDR), to continue, inject, retry or
+             abort (docs/console.md, "Holding a frame").
 
 With --sessions DIR the console reads the logs in DIR as hoist-mcp writes
 them: a session appears as soon as its proxy starts recording and the page

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/evaluate"
 	"github.com/hoist-mcp/hoist/flow"
@@ -31,6 +32,7 @@ type evaluateOptions struct {
 	Reps       int
 	Seed       uint64
 	JSON       bool
+	Verbose    bool
 
 	targets []evaluate.Target
 }
@@ -143,6 +145,7 @@ the summary on stderr. --json prints one JSON object, the same on a terminal and
 	fl.IntVar(&opts.Reps, "reps", evaluate.DefaultReps, "bootstrap replicates `B`")
 	fl.Uint64Var(&opts.Seed, "seed", 1, "seed of the bootstrap's random source")
 	fl.BoolVar(&opts.JSON, "json", false, "print a JSON object")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "list every rule's warnings, not only how many rules have each")
 	return cmd
 }
 
@@ -226,11 +229,11 @@ func runEvaluate(ctx context.Context, o *evaluateOptions) error {
 			return err
 		}
 	case iostreams.IsTerminal(o.IO.Out):
-		printEvaluateSummary(o.IO.Out, rep)
+		printEvaluateSummary(o.IO.Out, rep, o.Verbose)
 		printEvaluateTable(o.IO.Out, rep, true)
 	default:
 		if !o.Quiet {
-			printEvaluateSummary(o.IO.Err, rep)
+			printEvaluateSummary(o.IO.Err, rep, o.Verbose)
 		}
 		printEvaluateTable(o.IO.Out, rep, false)
 	}
@@ -240,7 +243,7 @@ func runEvaluate(ctx context.Context, o *evaluateOptions) error {
 	return nil
 }
 
-func printEvaluateSummary(w io.Writer, rep *evaluate.Report) {
+func printEvaluateSummary(w io.Writer, rep *evaluate.Report, verbose bool) {
 	fmt.Fprintf(w, "%d sessions, %d runs, %d decisions", rep.Sessions, rep.Runs, rep.Decisions)
 	if rep.Logged.Shadow > 0 {
 		fmt.Fprintf(w, " (%d in shadow)", rep.Logged.Shadow)
@@ -262,20 +265,84 @@ func printEvaluateSummary(w io.Writer, rep *evaluate.Report) {
 	if !explored {
 		fmt.Fprintln(w, "warning: no decision was explored (--flow-explore 0): only rules that act as the logging rule did can be evaluated")
 	}
+	if sv := rep.Logged.Served; sv != nil {
+		sessions := "1 session"
+		if sv.Sessions != 1 {
+			sessions = fmt.Sprintf("%d sessions", sv.Sessions)
+		}
+		fmt.Fprintf(w, "served: in %s the proxy made %d lookups of its own: hits %s, LLM turns saved %s (estimate (lower–upper bound), as hoist audit judges them)\n",
+			sessions, sv.Lookups, boundsText(sv.Hits), boundsText(sv.Saved))
+	}
 	if active := rep.Decisions - rep.Logged.Shadow; active > 0 {
-		fmt.Fprintf(w, "note: %d decisions were served, not shadowed: an agent that uses a looked-up result and skips its own call makes that lookup a detour, so these estimates undercount what serving saves (record with --flow-shadow to measure that)\n", active)
+		fmt.Fprintf(w, "note: %d decisions were served, not shadowed: the rules' estimates score a lookup by whether the agent then made the call itself, which an agent that used the looked-up result did not, so they undercount what serving saves (record with --flow-shadow to compare rules)\n", active)
 	}
 	if rep.Logged.Mismatch > 0 {
 		fmt.Fprintf(w, "warning: %d logged propensities differ from their rule's (wrong logging?)\n", rep.Logged.Mismatch)
 	}
 	fmt.Fprintf(w, "reward: hit +1/k (k of the agent's calls in its turn), detour -%g, stop 0; value per session; clip λ=%s; %g%% BCa bootstrap over sessions, %d replicates, seed %d\n",
 		float64(rep.DetourCost), fmtNum(rep.Clip), 100*float64(rep.Level), rep.Reps, rep.Seed)
-	for _, r := range rep.Results {
+	writeRuleWarnings(w, rep.Results, verbose)
+	fmt.Fprintln(w)
+}
+
+// boundsText writes an estimate with its bounds: "3.0 (1.0–3.0)".
+func boundsText(b earned.Bounds) string {
+	return fmt.Sprintf("%.1f (%.1f–%.1f)", b.Est, b.Lo, b.Hi)
+}
+
+// writeRuleWarnings writes the rules' warnings grouped by kind, with how
+// many rules have each and the first of them; verbose lists every rule's.
+func writeRuleWarnings(w io.Writer, results []evaluate.Result, verbose bool) {
+	if verbose {
+		for _, r := range results {
+			for _, warn := range r.Warnings {
+				fmt.Fprintf(w, "warning: %s: %s\n", r.Rule, warn)
+			}
+		}
+		return
+	}
+	type group struct {
+		rules []string
+		first string
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, r := range results {
 		for _, warn := range r.Warnings {
-			fmt.Fprintf(w, "warning: %s: %s\n", r.Rule, warn)
+			k := warningKind(warn)
+			g := groups[k]
+			if g == nil {
+				g = &group{first: warn}
+				groups[k] = g
+				order = append(order, k)
+			}
+			g.rules = append(g.rules, r.Rule)
 		}
 	}
-	fmt.Fprintln(w)
+	for _, k := range order {
+		g := groups[k]
+		if len(g.rules) == 1 {
+			fmt.Fprintf(w, "warning: %s: %s\n", g.rules[0], g.first)
+			continue
+		}
+		fmt.Fprintf(w, "warning: %d rules (%s … %s): %s (%s's; --verbose lists each rule's)\n", len(g.rules), g.rules[0], g.rules[len(g.rules)-1], g.first, g.rules[0])
+	}
+}
+
+// warningKind is a warning without its figures: what groups it with the
+// same warning of other rules.
+func warningKind(warn string) string {
+	var b strings.Builder
+	for _, f := range strings.Fields(warn) {
+		if strings.ContainsAny(f, "0123456789") {
+			f = "N"
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+	}
+	return b.String()
 }
 
 func printEvaluateTable(w io.Writer, rep *evaluate.Report, tty bool) {

@@ -86,7 +86,7 @@ func runFlowShow(_ context.Context, o *flowShowOptions) error {
 	if o.TaskID != "" {
 		fold = flow.FoldOf(o.TaskID, f.Folds)
 	}
-	rev := f.Review(o.rule(f), fold)
+	rev := f.Review(flow.ServedRule(f, o.rule(f)), fold)
 	w := o.IO.Out
 	switch o.Format {
 	case "json":

@@ -318,7 +318,8 @@ func writeFlow(ios iostreams.Streams, out string, f *flow.Flow, quiet bool, took
 		return err
 	}
 	if !quiet {
-		rev := f.Review(flow.Rule{Decider: flow.Reach, Threshold: flow.DefaultThreshold}, -1)
+		rule := flow.ServedRule(f, flow.Rule{})
+		n := flow.CountSites(f, rule)
 		where := out
 		if out == "-" {
 			where = "standard output"
@@ -327,8 +328,8 @@ func writeFlow(ios iostreams.Streams, out string, f *flow.Flow, quiet bool, took
 		if a := f.Arbiter; a != nil {
 			arb = fmt.Sprintf("arbiter fitted on %d offers, out-of-fold ECE %.3f", a.Fit.Offers, a.Fit.ECE)
 		}
-		fmt.Fprintf(ios.Err, "hoist: learned %d sites from %d episodes of %d tasks in %s; at threshold %.1f, %d lookups after %d sites; %s; wrote %s\n",
-			len(f.Sites), f.Learned.Episodes, f.Learned.Tasks, took.Round(time.Millisecond), flow.DefaultThreshold, rev.Lookups, rev.SitesAct, arb, where)
+		fmt.Fprintf(ios.Err, "hoist: learned %d sites from %d episodes of %d tasks in %s; served by %s at threshold %.1f, %d lookups after %d sites; %s; wrote %s\n",
+			n.Sites, f.Learned.Episodes, f.Learned.Tasks, took.Round(time.Millisecond), rule.Decider, rule.Threshold, n.Lookups, n.SitesAct, arb, where)
 	}
 	return nil
 }

@@ -41,9 +41,10 @@ var rules = Rules{
 		// Flows and what measures them; none of them reads the store.
 		"flow":     {"episode", "stats", "binding", "jsontext", "mcplog", "oracle"}, // oracle: the arbiter's input asks the flow's question (oracle.Lookup) within a session's budget
 		"learn":    {"episode", "flow", "stats", "binding", "jsontext", "mcpmsg"},
-		"audit":    {"episode", "flow", "stats", "oracle", "binding"},
+		"earned":   {"episode", "flow", "jsontext"}, // what a served lookup earned: one definition for every report (DESIGN.md)
+		"audit":    {"earned", "episode", "flow", "stats", "oracle", "binding"},
 		"promote":  {"episode", "evaluate", "flow", "stats", "oracle", "binding"}, // evaluate: the reward, one definition of what a lookup earns
-		"evaluate": {"episode", "flow", "stats", "oracle", "binding", "jsontext"},
+		"evaluate": {"earned", "episode", "flow", "stats", "oracle", "binding", "jsontext"},
 		"drift":    {"episode", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 		"guards":   {"mcpmsg", "jsontext", "oracle"},
 		"oracle":   {"jsontext", "internal/atomicfile"}, // the model's questions and their cache; the callers turn their messages into its types
@@ -51,7 +52,7 @@ var rules = Rules{
 
 		// The local web page over sessions, flows and savings: it reads
 		// through the toolkit's packages and judges nothing itself.
-		"console":      {"audit", "episode", "flow", "mcplog", "mcpmsg", "store", "console/hold", "internal/httpguard"},
+		"console":      {"audit", "earned", "episode", "flow", "mcplog", "mcpmsg", "store", "console/hold", "internal/httpguard"},
 		"console/hold": {"jsontext", "mcpmsg"}, // the console's side of a held frame: pure logic
 
 		// The proxy and the scripted client.
@@ -60,7 +61,7 @@ var rules = Rules{
 
 		// Command lines; internal/cli is every toolkit package but never
 		// the proxy, internal/mcpcli the proxy but no toolkit.
-		"internal/cli": {"audit", "console", "drift", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "redact", "store",
+		"internal/cli": {"audit", "console", "drift", "earned", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "redact", "store",
 			"judge", "oracle", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
@@ -122,7 +123,7 @@ var rules = Rules{
 	},
 	NotDeps: []NotDep{
 		{[]string{"internal/cli", "cmd/hoist"}, module + "/proxy", "the toolkit reads what the proxy wrote only through mcplog and episode"},
-		{[]string{"learn", "promote", "evaluate", "audit", "drift", "flow"}, module + "/store", "analysis code reads episodes through episode.Source, never the store"},
+		{[]string{"learn", "promote", "evaluate", "audit", "drift", "flow", "earned"}, module + "/store", "analysis code reads episodes through episode.Source, never the store"},
 		{[]string{"cmd/hoist-mcp", "cmd/hoist-procedure", "cmd/hoist-mcp-demo"}, "github.com/mattn/go-sqlite3", "only hoist carries SQLite"},
 		{[]string{"cmd/hoist-mcp", "cmd/hoist-procedure", "cmd/hoist-mcp-demo"}, "github.com/apache/arrow-go/...", "only hoist carries Arrow"},
 		{[]string{"cmd/hoist-mcp"}, "github.com/schollz/progressbar/...", "the proxy draws no progress bars"},
