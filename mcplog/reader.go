@@ -29,8 +29,10 @@ type Entry struct {
 	// From is who sent the line: FromClient, FromServer, FromProxy,
 	// FromContext, or a value a later proxy writes.
 	From string
-	// Message is the wire line exactly as the file holds it (never
-	// re-encoded), or nil when the line was recorded as raw text.
+	// Message is the wire line's JSON value exactly as the file holds it
+	// (never re-encoded), or nil when the line was recorded as raw text.
+	// Whitespace around the value, such as the \r of a line that ended in
+	// CRLF, is in the file but not in Message.
 	Message json.RawMessage
 	// Raw is the line as text when it was not one JSON value.
 	Raw string

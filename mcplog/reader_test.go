@@ -354,3 +354,38 @@ func TestEntryClassify(t *testing.T) {
 		t.Errorf("Messages of an unvalidated message that is not JSON = %+v", got)
 	}
 }
+
+// TestReaderCRLFLine: a wire line that ended in CRLF is recorded with its
+// \r (manual, "Log format": the line as it was sent), which for a JSON line
+// is whitespace after the message; it reads back as the message, and a raw
+// line's text keeps it.
+func TestReaderCRLFLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	w, err := Create(path, Header{Log: Version, Session: "s", StartedUnixMS: 1, HostSession: "h"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const msg = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	w.Record(FromClient, []byte(msg+"\r"))
+	w.Record(FromServer, []byte("not json\r"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(`"message":`+msg+"\r}\n")) {
+		t.Errorf("the log does not hold the message's \\r:\n%q", data)
+	}
+	log, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Entries) != 2 || string(log.Entries[0].Message) != msg || log.Entries[1].Raw != "not json\r" {
+		t.Fatalf("read back %+v", log.Entries)
+	}
+	if m := log.Entries[0].Classify(); m.Method != "ping" {
+		t.Errorf("the CRLF line classifies as %+v", m)
+	}
+}

@@ -329,7 +329,7 @@ func (s *session) newPump(from string, src io.Reader, dst io.Writer, dir int) *p
 			if from == mcplog.FromClient {
 				recordContext(s.context, s.rec, body)
 			}
-			s.rec.Record(from, body)
+			s.rec.Record(from, recorded(line))
 		}
 	}
 	if from == mcplog.FromServer {
