@@ -14,7 +14,8 @@ import (
 // FuzzReader reads any input as a session log: it never panics; what it
 // reads is well formed (messages are valid JSON, lines increase); and any
 // prefix of a log it reads, cut past the header, also reads, as a prefix of
-// the same entries: a torn last line is never an error.
+// the same entries but for the line the cut went through: a torn last line
+// is never an error.
 func FuzzReader(f *testing.F) {
 	logs, _ := filepath.Glob(filepath.Join("..", "testdata", "tau2", "logs", "*", "*", "*[0-9].jsonl"))
 	for _, p := range logs {
@@ -62,9 +63,9 @@ func FuzzReader(f *testing.F) {
 		}
 		// The lines the cut left whole read as they do in the whole log.
 		// The line it went through, when it went through one, is the
-		// prefix's torn last line: skipped, or, when what is left of it
-		// is whole JSON, read as a line of its own (a record, or a bad
-		// line), which the whole log may read otherwise.
+		// prefix's torn last line: read when what is left of it is an
+		// entry (which the whole line may not be), else skipped, never a
+		// bad line.
 		cutLine := bytes.Count(prefix, []byte("\n")) + 1
 		before := func(es []Entry) []Entry {
 			n := 0
@@ -79,6 +80,8 @@ func FuzzReader(f *testing.F) {
 		}
 		if extra := len(got) - len(kept); extra > 1 || extra == 1 && prefix[len(prefix)-1] == '\n' {
 			t.Fatalf("prefix read %d entries past line %d, where it was cut", extra, cutLine-1)
+		} else if extra == 1 && got[len(got)-1].Bad != nil {
+			t.Fatalf("the torn last line of a prefix of %d bytes read as a bad line: %v", at, got[len(got)-1].Bad.Err)
 		}
 	})
 }
