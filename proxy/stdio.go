@@ -283,6 +283,9 @@ func (s *session) run(ctx context.Context, st Streams) int {
 		c.stderr.Close()
 	}
 	c.stdin.Close()
+	// A server that exited first may leave processes it started: they get
+	// the steps a server gets (once: the host's leaving took them already).
+	c.stop(s.opts.StopGrace, s.d.say)
 
 	if s.active != nil {
 		if err := s.active.close(); err != nil {

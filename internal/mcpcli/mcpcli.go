@@ -112,8 +112,11 @@ remaining output forwarded, and the proxy exits with the server's status
 --stop-grace gets SIGTERM, then SIGKILL after --stop-grace more. If the
 server exits first, the same. SIGTERM or Ctrl-C to the proxy does the same;
 with --listen it ends every session so, and at 2 x --stop-grace kills
-whatever server still runs. The proxy never exits before its servers, and
-on Linux a server dies with a proxy killed by SIGKILL.
+whatever server still runs. On Linux and macOS each step reaches the
+server's process group, so a wrapper (npx, uvx, sh -c) does not leave the
+real server running; on Windows only the process started. The proxy never
+exits before its servers, and on Linux a server dies with a proxy killed
+by SIGKILL.
 125: the proxy itself failed (the log could not be created, the server
 could not be started, the --flow file could not be read or is not a flow
 this hoist-mcp serves), and no log is left. 2: a usage error.
