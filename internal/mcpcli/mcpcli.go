@@ -193,6 +193,7 @@ type options struct {
 	console         consoleFlags
 	tokenFile       string
 	idleMinutes     float64
+	readTimeout     time.Duration
 	record          string
 	upstreamHeaders []string
 	prog            *cmdutil.Program
@@ -252,6 +253,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringVar(&opts.Listen.Addr, "listen", "", "serve hosts over Streamable HTTP at `ADDR` (host:port) instead of stdio")
 	fl.StringVar(&opts.tokenFile, "listen-token-file", "", "require Authorization: Bearer with the token in `FILE`; allows non-loopback addresses")
 	fl.Float64Var(&opts.idleMinutes, "listen-idle", proxy.DefaultListenIdle.Minutes(), "end a --listen session after `MINUTES` with no request and no open stream")
+	fl.DurationVar(&opts.readTimeout, "listen-read-timeout", proxy.DefaultListenReadTimeout, "give a --listen request `DURATION` to send its head, and again its body (408 and the connection closed past it)")
 	fl.StringVar(&opts.Proxy.Context, "context", "", "read the conversation the host appends to `FILE` ({\"role\",\"content\"} lines; {session} stands for the session) before each tools/call and each decision, and log it with --record")
 	fl.StringVar(&opts.FlowFile, "flow", "", "serve the flow in `FILE` (from hoist learn or hoist compile) after each of the agent's calls")
 	fl.Float64Var(&opts.flowOpts.Rule.Threshold, "flow-threshold", flow.DefaultThreshold, "a lookup needs a score (the arbiter's P(hit), or P(tool) × P(binding matched)) of at least `P`")
@@ -435,6 +437,9 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 	if o.Listen.Addr == "" && (cmd.Flags().Changed("listen-token-file") || cmd.Flags().Changed("listen-idle")) {
 		return errors.New("--listen-token-file and --listen-idle need --listen")
 	}
+	if o.Listen.Addr == "" && cmd.Flags().Changed("listen-read-timeout") {
+		return errors.New("--listen-read-timeout needs --listen")
+	}
 	if o.Listen.Addr != "" {
 		if p.InheritStderr {
 			return errors.New("--inherit-stderr: not with --listen, whose sessions share the proxy's stderr")
@@ -443,6 +448,12 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 			return errors.New("--listen-idle: must be more than 0 minutes")
 		}
 		o.Listen.Idle = time.Duration(o.idleMinutes * float64(time.Minute))
+		if cmd.Flags().Changed("listen-read-timeout") { // else proxy's default
+			if o.readTimeout <= 0 || o.readTimeout > time.Hour {
+				return errors.New("--listen-read-timeout: must be between 1ns and 1h")
+			}
+			o.Listen.ReadTimeout = o.readTimeout
+		}
 		if o.tokenFile != "" {
 			b, err := os.ReadFile(o.tokenFile)
 			if err != nil {
