@@ -98,8 +98,9 @@ var envArg = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
 //     or passwd, pwd, bearer, cookie, signature, sig, or pass as a word of
 //     its own: --openai-key X, --token=X, STRIPE_KEY=X, "X-Api-Key: X";
 //   - the word after "Bearer " or "Basic ";
-//   - in a URL, the user and password and the values of query parameters
-//     named as above (ScrubURL);
+//   - in a URL, the user and password, the fragment, and the values of
+//     query parameters named as above or as URLs carry credentials (code,
+//     state, jwt, session, pat and the like: ScrubURL);
 //   - any argument or value that begins as a well-known token does (sk-,
 //     ghp_, github_pat_, xoxb-, AKIA, eyJ and a few more) and goes on
 //     as one, with a run of ten or more letters and digits: a credential
