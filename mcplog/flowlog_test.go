@@ -175,8 +175,8 @@ func TestParseFlowLineErrors(t *testing.T) {
 }
 
 // The reader reports a bad line with its file and line and reads on; a
-// torn last line ends the log quietly; a whole last line without its
-// newline is read.
+// torn last line ends the log quietly, whole JSON or not; a last line
+// without its newline that is whole and a flow line is read.
 func TestFlowReader(t *testing.T) {
 	const (
 		dec = `{"type":"decision","site":"decide#0","offers":[],"greedy":-1,"taken":-1,"propensity":1}`
@@ -194,7 +194,8 @@ func TestFlowReader(t *testing.T) {
 			[]string{"1 decision", "f.jsonl:2: site: missing", "3 run"}, false, 3},
 		{"a torn last line", dec + "\n" + run + "\n" + `{"type":"decision","site":"dec`, []string{"1 decision", "2 run"}, true, 3},
 		{"a whole last line without its newline", dec + "\n" + run, []string{"1 decision", "2 run"}, false, 2},
-		{"a whole but bad last line", dec + "\n" + `{"type":"run","fold":"x"}`, []string{"1 decision", "f.jsonl:2: fold: want an integer, got a JSON string"}, false, 2},
+		{"a whole but bad last line without its newline is torn", dec + "\n" + `{"type":"run","fold":"x"}`, []string{"1 decision"}, true, 2},
+		{"a whole but bad last line", dec + "\n" + `{"type":"run","fold":"x"}` + "\n", []string{"1 decision", "f.jsonl:2: fold: want an integer, got a JSON string"}, false, 2},
 		{"empty", "", nil, false, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -155,20 +155,6 @@ func TestScrubCommand(t *testing.T) {
 	}
 }
 
-func TestScrubURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://example.com/mcp":                      "https://example.com/mcp",
-		"https://user:pw@example.com/mcp":              "https://example.com/mcp",
-		"https://example.com/mcp?key=abc&v=2":          "https://example.com/mcp?key=" + Redacted + "&v=2",
-		"http://127.0.0.1:9/mcp?access_token=x&sig=y":  "http://127.0.0.1:9/mcp?access_token=" + Redacted + "&sig=" + Redacted,
-		"https://example.com/mcp?client_secret=a#frag": "https://example.com/mcp?client_secret=" + Redacted + "#frag",
-	} {
-		if got := ScrubURL(in); got != want {
-			t.Errorf("ScrubURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestBorrowRecycle(t *testing.T) {
 	for _, n := range []int{1, 100, 128, 129, 1 << 20, 1<<20 + 1} {
 		b := Borrow(n)

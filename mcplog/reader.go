@@ -29,8 +29,10 @@ type Entry struct {
 	// From is who sent the line: FromClient, FromServer, FromProxy,
 	// FromContext, or a value a later proxy writes.
 	From string
-	// Message is the wire line exactly as the file holds it (never
-	// re-encoded), or nil when the line was recorded as raw text.
+	// Message is the wire line's JSON value exactly as the file holds it
+	// (never re-encoded), or nil when the line was recorded as raw text.
+	// Whitespace around the value, such as the \r of a line that ended in
+	// CRLF, is in the file but not in Message.
 	Message json.RawMessage
 	// Raw is the line as text when it was not one JSON value.
 	Raw string
@@ -105,7 +107,7 @@ type BadLine struct {
 // is not an entry costs that line only: Next returns it as an *InputError
 // naming the file, line and field, with an Entry describing it (Bad), and
 // goes on with the next line, as encoding/csv goes on after a bad record.
-// A torn last line (no final newline, and not whole JSON), which a proxy
+// A torn last line (no final newline, and not an entry), which a proxy
 // killed mid-write or still writing leaves, ends the log without an error;
 // Torn reports it.
 //
@@ -264,7 +266,7 @@ func nextParsed[T any, P numbered[T]](r *records, log string, parse func([]byte)
 	}
 	v, perr := parse(line)
 	if perr != nil {
-		if torn(line, complete) {
+		if torn(complete) {
 			r.done, r.torn = true, true
 			return zero, io.EOF
 		}
@@ -338,14 +340,19 @@ func (r *records) nextRecord() (line []byte, complete bool, err error) {
 	}
 }
 
-// torn reports whether a line that did not parse is a torn last line: cut
-// short (no newline) and not whole JSON, which a writer killed mid-line or
-// still writing leaves. It is not an error (issue 3, point 1; DESIGN.md,
-// "Store"). A whole JSON value that is not a record is no torn line, but a
-// malformed one. A log line wraps a message one level deeper than JSON
-// nests it, so it is whole at MaxDepth+1.
-func torn(line []byte, complete bool) bool {
-	return !complete && !jsontext.ValidDepth(line, jsontext.MaxDepth+1)
+// torn reports whether a line that did not parse is a torn last line: one
+// cut short, with no newline, which a writer killed mid-line or still
+// writing leaves. It is not an error (issue 3, point 1; DESIGN.md,
+// "Store"), whatever is left of it: the writer ends every line with a
+// newline, so a line without one is unfinished even when its bytes make
+// whole JSON, and a line that is no entry yet may be one once it is
+// finished. (It once was a bad line when whole JSON: the fuzz target found
+// a log whose last line read as torn, and as a bad line when the file was
+// read a few bytes earlier, as a reader of a log still being written does;
+// issue 25, item 5.) A last line without its newline that reads as an
+// entry is an entry.
+func torn(complete bool) bool {
+	return !complete
 }
 
 func dropCR(b []byte) []byte {

@@ -98,8 +98,9 @@ var envArg = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
 //     or passwd, pwd, bearer, cookie, signature, sig, or pass as a word of
 //     its own: --openai-key X, --token=X, STRIPE_KEY=X, "X-Api-Key: X";
 //   - the word after "Bearer " or "Basic ";
-//   - in a URL, the user and password and the values of query parameters
-//     named as above (ScrubURL);
+//   - in a URL, the user and password, the fragment, and the values of
+//     query parameters named as above or as URLs carry credentials (code,
+//     state, jwt, session, pat and the like: ScrubURL);
 //   - any argument or value that begins as a well-known token does (sk-,
 //     ghp_, github_pat_, xoxb-, AKIA, eyJ and a few more) and goes on
 //     as one, with a run of ten or more letters and digits: a credential
@@ -203,11 +204,22 @@ func scrubValue(v string) string {
 	return v
 }
 
-// ScrubURL returns rawURL without its user and password, and with the values
-// of query parameters named as credentials (see ScrubCommand) replaced by
-// Redacted. A string
-// that does not parse as a URL is returned with everything after its scheme
-// redacted, rather than risk keeping a secret.
+// urlSecretName matches the names of query parameters that carry a
+// credential in URLs, beyond the names secretName matches: an OAuth
+// authorization code and state, a JWT, a session id (session, sessionid,
+// JSESSIONID, sid), a personal access token (pat), a nonce, a one-time
+// password, a ticket and an HMAC. They are redacted only in URLs: as a
+// flag, --session or --code names something else as often as not.
+var urlSecretName = regexp.MustCompile(`(?i)(session|jwt|(^|[-_.])(code|pat|sid|state|nonce|otp|ticket|hmac)($|[-_.]))`)
+
+// ScrubURL returns rawURL without its user and password, and with the
+// values of query parameters that carry credentials replaced by Redacted:
+// those named as in ScrubCommand, those named as an OAuth code or state, a
+// JWT, a session, a personal access token and the like (urlSecretName), and
+// any value that begins as a well-known token does. A fragment is replaced
+// whole: it is never sent to the server, and an OAuth implicit grant puts
+// its tokens there. A string that does not parse as a URL is returned with
+// everything after its scheme redacted, rather than risk keeping a secret.
 func ScrubURL(rawURL string) string {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
@@ -220,15 +232,23 @@ func ScrubURL(rawURL string) string {
 	if u.RawQuery != "" {
 		parts := strings.Split(u.RawQuery, "&")
 		for i, p := range parts {
-			name, _, ok := strings.Cut(p, "=")
+			name, value, ok := strings.Cut(p, "=")
 			if dn, err := url.QueryUnescape(name); err == nil {
 				name = dn
 			}
-			if ok && secretName.MatchString(name) {
+			if dv, err := url.QueryUnescape(value); err == nil {
+				value = dv
+			}
+			if ok && (secretName.MatchString(name) || urlSecretName.MatchString(name) || tokenShaped(value)) {
 				parts[i] = p[:strings.IndexByte(p, '=')+1] + Redacted
 			}
 		}
 		u.RawQuery = strings.Join(parts, "&")
+	}
+	fragment := u.Fragment != ""
+	u.Fragment, u.RawFragment = "", ""
+	if fragment {
+		return u.String() + "#" + Redacted
 	}
 	return u.String()
 }

@@ -83,3 +83,31 @@ func TestScrubCommandLeavesNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestScrubURL: the user and password, the values of query parameters that
+// carry credentials (by their name, or shaped as a token) and the fragment
+// are redacted; the rest of the URL stays as it was.
+func TestScrubURL(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"https://user:pw@h.example/mcp", "https://h.example/mcp"},
+		{"https://h.example/mcp?api_key=k1&page=2", "https://h.example/mcp?api_key=" + Redacted + "&page=2"},
+		{"https://h.example/cb?code=abc&state=xyz&scope=read", "https://h.example/cb?code=" + Redacted + "&state=" + Redacted + "&scope=read"},
+		{"https://h.example/mcp?jwt=a.b.c&session=s1&sessionid=s2&JSESSIONID=s3&sid=s4", "https://h.example/mcp?jwt=" + Redacted + "&session=" + Redacted + "&sessionid=" + Redacted + "&JSESSIONID=" + Redacted + "&sid=" + Redacted},
+		{"https://h.example/mcp?pat=p1&github_pat=p2&path=/x", "https://h.example/mcp?pat=" + Redacted + "&github_pat=" + Redacted + "&path=/x"},
+		{"https://h.example/mcp?access_token=a&id_token=b&refresh_token=c&apikey=d&client_secret=e&sig=f&signature=g&X-Amz-Credential=h",
+			"https://h.example/mcp?access_token=" + Redacted + "&id_token=" + Redacted + "&refresh_token=" + Redacted + "&apikey=" + Redacted + "&client_secret=" + Redacted + "&sig=" + Redacted + "&signature=" + Redacted + "&X-Amz-Credential=" + Redacted},
+		{"https://h.example/mcp?c%6Fde=x", "https://h.example/mcp?c%6Fde=" + Redacted},
+		{"https://h.example/mcp?q=ghp_16C7e42F292c6912E7710c838347Ae178B4a", "https://h.example/mcp?q=" + Redacted},
+		{"https://h.example/mcp?country_code=fr", "https://h.example/mcp?country_code=" + Redacted},
+		{"https://h.example/mcp?pattern=a&patch=b&stated=c", "https://h.example/mcp?pattern=a&patch=b&stated=c"},
+		{"https://h.example/mcp#access_token=t&token_type=bearer", "https://h.example/mcp#" + Redacted},
+		{"https://h.example/mcp?x=1#frag", "https://h.example/mcp?x=1#" + Redacted},
+		{"https://h.example/mcp", "https://h.example/mcp"},
+		{"http://127.0.0.1:9/mcp?key=abc&v=2", "http://127.0.0.1:9/mcp?key=" + Redacted + "&v=2"},
+		{"not a url", "not a url"},
+	} {
+		if got := ScrubURL(tc.in); got != tc.want {
+			t.Errorf("ScrubURL(%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -18,9 +18,10 @@ type child struct {
 	stdout *os.File // read end
 	stderr *os.File // read end; nil with InheritStderr
 
-	exited  chan struct{} // closed when the process has been reaped
-	state   *os.ProcessState
-	waitErr error
+	exited   chan struct{} // closed when the process has been reaped
+	state    *os.ProcessState
+	waitErr  error
+	stopOnce sync.Once
 }
 
 // startChild starts argv with pipes for its standard streams. Its stderr is
@@ -106,22 +107,75 @@ func startError(name string, err error) error {
 // stop ends the server in steps, as MCP's stdio shutdown says: its stdin is
 // already closed; wait grace, then SIGTERM, wait grace, then SIGKILL
 // (docs/mcp-wire.md §2). It returns once the process has exited.
+//
+// On Unix each step reaches the server's whole process group (startProcess
+// puts the server in one of its own), and the server has stopped only when
+// no process of the group runs: hosts start most servers through a wrapper
+// (npx -y …, uvx …, sh -c '…'), and a wrapper that exits on SIGTERM without
+// passing it on leaves the real server running (issue 25, item 1). A
+// process the server moved to a group or session of its own (setsid, a
+// daemon) is out of reach; on Windows only the server's own process is
+// ended (child_windows.go).
+//
+// stop runs its steps once: a second call returns at once.
 func (c *child) stop(grace time.Duration, say func(string, ...any)) {
-	select {
-	case <-c.exited:
+	c.stopOnce.Do(func() { c.stopSteps(grace, say) })
+}
+
+func (c *child) stopSteps(grace time.Duration, say func(string, ...any)) {
+	if c.waitGroup(grace) {
 		return
-	case <-time.After(grace):
 	}
-	say("the MCP server did not exit within %v of its stdin closing; sending SIGTERM", grace)
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.exited:
+	say("%s within %v of its stdin closing; sending SIGTERM%s", c.stillRunning(), grace, groupWord)
+	c.signalGroup(syscall.SIGTERM)
+	if c.waitGroup(grace) {
 		return
-	case <-time.After(grace):
 	}
-	say("the MCP server did not exit within %v of SIGTERM; sending SIGKILL", grace)
-	_ = c.cmd.Process.Kill()
+	say("%s within %v of SIGTERM; sending SIGKILL%s", c.stillRunning(), grace, groupWord)
+	c.signalGroup(syscall.SIGKILL)
 	<-c.exited
+	if !c.waitGroup(drainGrace) {
+		say("process group %d of the MCP server still runs after SIGKILL", c.cmd.Process.Pid)
+	}
+}
+
+// stillRunning says what still runs: the server, or only processes it
+// started.
+func (c *child) stillRunning() string {
+	select {
+	case <-c.exited:
+		return "the MCP server exited, but processes it started did not exit"
+	default:
+		return "the MCP server did not exit"
+	}
+}
+
+// waitGroup waits at most d for the server to exit with every process of
+// its group, and reports whether they have.
+func (c *child) waitGroup(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-c.exited:
+	case <-timer.C:
+		return false
+	}
+	// The group's other processes are no children of the proxy, which can
+	// neither wait for them nor learn of their end: it looks, more rarely
+	// as time goes on.
+	look := time.NewTimer(0)
+	defer look.Stop()
+	for every := time.Millisecond; ; every = min(2*every, 100*time.Millisecond) {
+		select {
+		case <-look.C:
+		case <-timer.C:
+			return !c.groupAlive()
+		}
+		if !c.groupAlive() {
+			return true
+		}
+		look.Reset(every)
+	}
 }
 
 // exitCode is the status the proxy passes on: the server's exit code, or
@@ -182,9 +236,9 @@ func (g *children) start(argv []string, errFile *os.File) (*child, error) {
 	return c, nil
 }
 
-// killAll sends SIGKILL to every server still running, saying so, and waits
-// for them to be reaped, at most wait; it returns the pids of those that
-// were not. No server starts after it.
+// killAll sends SIGKILL to every server still running (its process group,
+// as stop does), saying so, and waits for them to be reaped, at most wait;
+// it returns the pids of those that were not. No server starts after it.
 func (g *children) killAll(wait time.Duration, say func(string, ...any)) []int {
 	g.mu.Lock()
 	g.closed = true
@@ -194,9 +248,13 @@ func (g *children) killAll(wait time.Duration, say func(string, ...any)) []int {
 	for _, c := range live {
 		select {
 		case <-c.exited:
+			if c.groupAlive() {
+				say("processes the MCP server (pid %d) started still run as the proxy stops; sending SIGKILL%s", c.cmd.Process.Pid, groupWord)
+				c.signalGroup(syscall.SIGKILL)
+			}
 		default:
-			say("the MCP server (pid %d) is still running as the proxy stops; sending SIGKILL", c.cmd.Process.Pid)
-			_ = c.cmd.Process.Kill()
+			say("the MCP server (pid %d) is still running as the proxy stops; sending SIGKILL%s", c.cmd.Process.Pid, groupWord)
+			c.signalGroup(syscall.SIGKILL)
 		}
 	}
 	timer := time.NewTimer(wait)

@@ -1,8 +1,12 @@
 package proxy
 
 import (
+	"bytes"
+	"errors"
+	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 )
@@ -15,6 +19,11 @@ import (
 // nobody is left to follow a SIGTERM the server ignores with a SIGKILL, and
 // the orderly steps (stdin closed, SIGTERM, SIGKILL) are the proxy's own
 // whenever it is alive to take them.
+//
+// The signal reaches only the process the proxy started: a wrapper (npx,
+// sh -c) dies, and the server it started sees its stdin close, as the
+// proxy is gone. A proxy alive to take its steps signals the server's whole
+// process group instead (child.stop).
 //
 // "Parent" here is the thread that started the child, not the process: a
 // child started from a thread that later exits is killed then, with the
@@ -38,7 +47,7 @@ func startProcess(cmd *exec.Cmd) error {
 		spawns = make(chan spawn)
 		go spawner()
 	})
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	s := spawn{cmd: cmd, done: make(chan error, 1)}
 	spawns <- s
 	return <-s.done
@@ -51,4 +60,41 @@ func spawner() {
 	for s := range spawns {
 		s.done <- s.cmd.Start()
 	}
+}
+
+// groupAlive reports whether a process of the server's group still runs.
+// A process that has exited and waits to be reaped does not: its parent may
+// be the proxy itself, when it runs as a container's first process and
+// inherits the orphans, and the proxy reaps only the server.
+func (c *child) groupAlive() bool {
+	pgid := c.cmd.Process.Pid
+	if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+		return false
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, p := range procs {
+		if p.Name()[0] < '0' || p.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + p.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and ')'.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 3 || f[0][0] == 'Z' || f[0][0] == 'X' {
+			continue
+		}
+		if g, err := strconv.Atoi(string(f[2])); err == nil && g == pgid {
+			return true
+		}
+	}
+	return false
 }

@@ -34,6 +34,15 @@ const (
 	MaxListenBody     = 4 << 20
 	MaxQueuedMessages = 1000
 	DefaultListenIdle = 240 * time.Minute
+	// DefaultListenReadTimeout bounds the time a request has to send its
+	// head, and again its body (--listen-read-timeout; issue 25, item 2).
+	DefaultListenReadTimeout = 30 * time.Second
+	// DefaultListenInFlight is how many bytes of request bodies the proxy
+	// holds at most, across sessions: sixteen of the largest messages.
+	DefaultListenInFlight = 16 * MaxListenBody
+	// retryAfter is the Retry-After of a body refused over that budget,
+	// in seconds.
+	retryAfter = "5"
 )
 
 // ListenOptions configure --listen.
@@ -48,6 +57,14 @@ type ListenOptions struct {
 	Idle time.Duration
 	// Ready, when set, is called with the URL once the proxy listens.
 	Ready func(url string)
+	// ReadTimeout bounds the time a request has to send its head, and
+	// again its body; DefaultListenReadTimeout when 0.
+	ReadTimeout time.Duration
+	// MaxInFlight is how many bytes of request bodies the proxy holds at
+	// most, from their arrival until their request has been handled; a
+	// body that would pass it is refused (503, Retry-After).
+	// DefaultListenInFlight when 0.
+	MaxInFlight int64
 }
 
 // IsLoopback reports whether host (a name or an IP, from host:port) is a
@@ -89,6 +106,12 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 		d.say("listening on %s: %v", lo.Addr, err)
 		return ExitProxy
 	}
+	if lo.ReadTimeout <= 0 {
+		lo.ReadTimeout = DefaultListenReadTimeout
+	}
+	if lo.MaxInFlight <= 0 {
+		lo.MaxInFlight = DefaultListenInFlight
+	}
 	l := &listener{
 		opts:      o,
 		lo:        lo,
@@ -100,6 +123,7 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 		opening:   map[string]*opening{},
 		start:     o.Now(),
 		hurry:     make(chan struct{}),
+		bodies:    &bodyBudget{max: lo.MaxInFlight},
 	}
 	url, every := hostURL(host, l.addr)
 	fmt.Fprintln(st.Out, url)
@@ -111,21 +135,7 @@ func RunListen(ctx context.Context, o Options, lo ListenOptions, st Streams) int
 	if lo.Ready != nil {
 		lo.Ready(url)
 	}
-	srv := &http.Server{
-		Handler:           l,
-		ReadHeaderTimeout: 30 * time.Second,
-		// A stateless-era host without a Hoist-Session header is one hoist
-		// session per connection: each request learns its connection, and
-		// the connection's closing ends its session.
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return context.WithValue(ctx, connKey{}, c.RemoteAddr().String())
-		},
-		ConnState: func(c net.Conn, cs http.ConnState) {
-			if cs == http.StateClosed || cs == http.StateHijacked {
-				l.connClosed(c.RemoteAddr().String())
-			}
-		},
-	}
+	srv := l.httpServer()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	janitorDone := make(chan struct{})
@@ -183,6 +193,28 @@ func hostURL(host, addr string) (string, bool) {
 	return "http://" + net.JoinHostPort(loop, port) + "/mcp", true
 }
 
+// httpServer returns the HTTP server of --listen. A request's head must
+// arrive within lo.ReadTimeout, and so must its body (post, readBody).
+// There is no IdleTimeout: a connection idle between requests may be a
+// stateless-era host's session (connClosed).
+func (l *listener) httpServer() *http.Server {
+	return &http.Server{
+		Handler:           l,
+		ReadHeaderTimeout: l.lo.ReadTimeout,
+		// A stateless-era host without a Hoist-Session header is one hoist
+		// session per connection: each request learns its connection, and
+		// the connection's closing ends its session.
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c.RemoteAddr().String())
+		},
+		ConnState: func(c net.Conn, cs http.ConnState) {
+			if cs == http.StateClosed || cs == http.StateHijacked {
+				l.connClosed(c.RemoteAddr().String())
+			}
+		},
+	}
+}
+
 // listener is the HTTP side of --listen.
 type listener struct {
 	opts  Options
@@ -196,6 +228,8 @@ type listener struct {
 	// hurry is closed at stopAll's deadline: sessions still ending stop
 	// waiting for their servers' output.
 	hurry chan struct{}
+	// bodies counts the bytes of request bodies held, across sessions.
+	bodies *bodyBudget
 
 	mu       sync.Mutex
 	sessions map[string]*lsession // by Mcp-Session-Id (a random one for the stateless era), once started
@@ -447,16 +481,29 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return
 	}
-	body, err := readBody(w, r, MaxListenBody)
+	body, release, err := readBody(w, r, MaxListenBody, l.lo.ReadTimeout, l.bodies)
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("a message is at most %d bytes", MaxListenBody))
-			return
+		case errors.Is(err, errOverBudget):
+			// What is left of the body is not read: the connection closes.
+			w.Header().Set("Connection", "close")
+			w.Header().Set("Retry-After", retryAfter)
+			writeJSONError(w, http.StatusServiceUnavailable, fmt.Sprintf("the proxy holds %d bytes of requests already; retry later", l.lo.MaxInFlight))
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			w.Header().Set("Connection", "close")
+			writeJSONError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %v", l.lo.ReadTimeout))
+		default:
+			w.Header().Set("Connection", "close") // what is left of it is not read
+			writeJSONError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
 		}
-		writeJSONError(w, http.StatusBadRequest, "reading the request body: "+err.Error())
 		return
 	}
+	// The body stays held until the request is answered: the message read
+	// from it (its id among others) points into it.
+	defer release()
 	line := oneLine(body)
 	m := jsonrpc.Classify(line)
 	if !m.Kind.IsMessage() || m.Kind == jsonrpc.Batch {

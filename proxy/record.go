@@ -21,6 +21,18 @@ func ExpandHome(path string) (string, error) {
 	return filepath.Join(home, strings.TrimPrefix(path, "~")), nil
 }
 
+// recorded returns what the log records of a line the stdio proxy read
+// and forwarded as it is: the line without its '\n', a '\r' before it
+// kept. The manual's message is "the line exactly as it was sent": a \r
+// after a JSON value is JSON whitespace, which the log line holds after
+// the message member, and a raw line's text ends in it.
+func recorded(line []byte) []byte {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		return line[:n-1]
+	}
+	return line
+}
+
 // recordDir creates dir (and parents) with mode 0700 when it is missing.
 // An existing directory keeps its mode.
 func recordDir(dir string) error {

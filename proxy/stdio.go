@@ -290,6 +290,9 @@ func (s *session) run(ctx context.Context, st Streams) int {
 		c.stderr.Close()
 	}
 	c.stdin.Close()
+	// A server that exited first may leave processes it started: they get
+	// the steps a server gets (once: the host's leaving took them already).
+	c.stop(s.opts.StopGrace, s.d.say)
 
 	if s.active != nil {
 		if err := s.active.close(); err != nil {
@@ -350,7 +353,7 @@ func (s *session) newPump(from string, src io.Reader, dst io.Writer, dir int) *p
 			if from == mcplog.FromClient {
 				recordContext(s.context, s.rec, body)
 			}
-			s.rec.Record(from, body)
+			s.rec.Record(from, recorded(line))
 		}
 	}
 	if from == mcplog.FromServer {

@@ -114,8 +114,11 @@ remaining output forwarded, and the proxy exits with the server's status
 --stop-grace gets SIGTERM, then SIGKILL after --stop-grace more. If the
 server exits first, the same. SIGTERM or Ctrl-C to the proxy does the same;
 with --listen it ends every session so, and at 2 x --stop-grace kills
-whatever server still runs. The proxy never exits before its servers, and
-on Linux a server dies with a proxy killed by SIGKILL.
+whatever server still runs. On Linux and macOS each step reaches the
+server's process group, so a wrapper (npx, uvx, sh -c) does not leave the
+real server running; on Windows only the process started. The proxy never
+exits before its servers, and on Linux a server dies with a proxy killed
+by SIGKILL.
 125: the proxy itself failed (the log could not be created, the server
 could not be started, the --flow file could not be read or is not a flow
 this hoist-mcp serves), and no log is left. 2: a usage error.
@@ -192,6 +195,7 @@ type options struct {
 	console         consoleFlags
 	tokenFile       string
 	idleMinutes     float64
+	readTimeout     time.Duration
 	record          string
 	upstreamHeaders []string
 	prog            *cmdutil.Program
@@ -252,6 +256,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringVar(&opts.Listen.Addr, "listen", "", "serve hosts over Streamable HTTP at `ADDR` (host:port) instead of stdio")
 	fl.StringVar(&opts.tokenFile, "listen-token-file", "", "require Authorization: Bearer with the token in `FILE`; allows non-loopback addresses")
 	fl.Float64Var(&opts.idleMinutes, "listen-idle", proxy.DefaultListenIdle.Minutes(), "end a --listen session after `MINUTES` with no request and no open stream")
+	fl.DurationVar(&opts.readTimeout, "listen-read-timeout", proxy.DefaultListenReadTimeout, "give a --listen request `DURATION` to send its head, and again its body (408 and the connection closed past it)")
 	fl.StringVar(&opts.Proxy.Context, "context", "", "read the conversation the host appends to `FILE` ({\"role\",\"content\"} lines; {session} stands for the session) before each tools/call and each decision, and log it with --record")
 	fl.StringVar(&opts.FlowFile, "flow", "", "serve the flow in `FILE` (from hoist learn or hoist compile) after each of the agent's calls")
 	fl.Float64Var(&opts.flowOpts.Rule.Threshold, "flow-threshold", flow.DefaultThreshold, "a lookup needs a score (the arbiter's P(hit), or P(tool) × P(binding matched)) of at least `P`")
@@ -436,6 +441,9 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 	if o.Listen.Addr == "" && (cmd.Flags().Changed("listen-token-file") || cmd.Flags().Changed("listen-idle")) {
 		return errors.New("--listen-token-file and --listen-idle need --listen")
 	}
+	if o.Listen.Addr == "" && cmd.Flags().Changed("listen-read-timeout") {
+		return errors.New("--listen-read-timeout needs --listen")
+	}
 	if o.Listen.Addr != "" {
 		if p.InheritStderr {
 			return errors.New("--inherit-stderr: not with --listen, whose sessions share the proxy's stderr")
@@ -444,6 +452,12 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 			return errors.New("--listen-idle: must be more than 0 minutes")
 		}
 		o.Listen.Idle = time.Duration(o.idleMinutes * float64(time.Minute))
+		if cmd.Flags().Changed("listen-read-timeout") { // else proxy's default
+			if o.readTimeout <= 0 || o.readTimeout > time.Hour {
+				return errors.New("--listen-read-timeout: must be between 1ns and 1h")
+			}
+			o.Listen.ReadTimeout = o.readTimeout
+		}
 		if o.tokenFile != "" {
 			b, err := os.ReadFile(o.tokenFile)
 			if err != nil {
