@@ -153,8 +153,11 @@ func fakeServer(mode string) int {
 	case "modern":
 		return modernServer()
 	case "ignore-term":
-		// Keeps running after stdin closes and ignores SIGTERM.
+		// Keeps running after stdin closes and ignores SIGTERM. It says
+		// so on stdout once SIGTERM is ignored, so that a test does not
+		// close stdin while a SIGTERM could still end it.
 		signal.Ignore(syscall.SIGTERM)
+		fmt.Println(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"ignoring SIGTERM"}}`)
 		io.Copy(io.Discard, os.Stdin)
 		fmt.Fprintln(os.Stderr, "ignore-term: stdin closed, still running")
 		sleepForever()

@@ -616,13 +616,17 @@ func TestStoppedInSteps(t *testing.T) {
 	for _, tc := range []struct {
 		mode, said string
 		code       int
+		ready      bool // the server says when it ignores SIGTERM
 	}{
-		{"ignore-stdin", "sending SIGTERM", 128 + 15},
-		{"ignore-term", "sending SIGKILL", 128 + 9},
+		{"ignore-stdin", "sending SIGTERM", 128 + 15, false},
+		{"ignore-term", "sending SIGKILL", 128 + 9, true},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			cmd, env := fake(tc.mode)
 			p := startProxy(t, env, append([]string{"--stop-grace", "100ms", "--"}, cmd...)...)
+			if tc.ready {
+				p.readLine()
+			}
 			if _, code := p.finish(); code != tc.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, p.stderr)
 			}
