@@ -119,7 +119,8 @@ func TestEvaluateExploredShadow(t *testing.T) {
 		t.Errorf("never: %d decisions without support, %d unevaluable", never.NoSupport, never.Unevaluable)
 	}
 
-	// In a pipe the table is tab-separated, five estimators per rule.
+	// In a pipe the table is tab-separated under its header line, five
+	// estimators per rule.
 	cmd = exec.Command(hoist, "evaluate", "--sessions", explored, "--reps", "200", "--rule", "habit:0.5", "--rule", "never")
 	cmd.Env = testbin.Env()
 	tab, err := cmd.Output()
@@ -127,7 +128,7 @@ func TestEvaluateExploredShadow(t *testing.T) {
 		t.Fatalf("hoist evaluate: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(tab)), "\n")
-	if len(lines) != 10 || !strings.HasPrefix(lines[0], "habit≥0.5\tIPS\t") || !strings.HasPrefix(lines[9], "never\tDR λ=50\t") {
+	if len(lines) != 11 || !strings.HasPrefix(lines[0], "RULE\tESTIMATOR\t") || !strings.HasPrefix(lines[1], "habit≥0.5\tIPS\t") || !strings.HasPrefix(lines[10], "never\tDR λ=50\t") {
 		t.Errorf("table:\n%s", tab)
 	}
 }
