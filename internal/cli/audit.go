@@ -214,8 +214,8 @@ func interval(i *audit.Interval) string {
 }
 
 func writeAuditText(w io.Writer, r *audit.Report, name string) {
-	fmt.Fprintf(w, "Audit of %s over %d sessions, %d LLM turns with tool calls (95%% intervals: %d bootstrap resamples over sessions)\n\n",
-		name, r.Episodes, r.Turns, r.Resamples)
+	fmt.Fprintf(w, "Audit of %s over %s, %s with tool calls (95%% intervals: %d bootstrap resamples over sessions)\n\n",
+		name, plural(r.Episodes, "session", "sessions"), plural(r.Turns, "LLM turn", "LLM turns"), r.Resamples)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tlookups\thits\tdetours\tprecision\tturns saved\tshare saved\tceiling: results\t+ constants\t+ conversation")
 	line := func(row audit.Row) {
