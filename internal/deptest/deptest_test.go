@@ -109,6 +109,7 @@ var rules = Rules{
 		{"github.com/google/go-cmp", nil, "test diffs"},
 		{"go.uber.org/goleak", nil, "goroutine leak checks on the proxy's session-end paths"},
 		{"github.com/chromedp/chromedp", nil, "a real browser (Chromium over its DevTools protocol) for the console's tests"},
+		{"github.com/chromedp/cdproto", nil, "the DevTools protocol's types (frames, layout boxes) that the console's browser tests read"},
 		{"github.com/modelcontextprotocol/go-sdk", nil, "the forwarding path never re-encodes; the go-sdk is a real client and server for tests"},
 	},
 	Unlinked: Unlinked{
