@@ -22,8 +22,8 @@ const (
 	nodeClip   = 30 // runes of a node's name: 30 at 12px fit its box
 	laneH      = 18 // a lookup's row in the middle lane
 	laneL      = 10 + nodeW + 60
-	laneR      = graphWidth - nodeW - 10 - 60
-	labelClip  = 40 // runes of a binding: with its score, 46 at 11px fit the lane
+	laneR      = graphWidth - nodeW - 10 - 80 // the tools gather more edges: a wider gap
+	labelClip  = 40                           // runes of a binding: with its score, 46 at 11px fit the lane
 	graphTop   = 40
 )
 
