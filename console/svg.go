@@ -5,6 +5,7 @@ import (
 	"html"
 	"html/template"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hoist-mcp/hoist/audit"
 	"github.com/hoist-mcp/hoist/flow"
@@ -15,9 +16,15 @@ import (
 
 const (
 	graphWidth = 960
-	nodeW      = 250
+	nodeW      = 240
 	nodeH      = 30
 	rowGap     = 18
+	nodeClip   = 30 // runes of a node's name: 30 at 12px fit its box
+	laneH      = 18 // a lookup's row in the middle lane
+	laneL      = 10 + nodeW + 60
+	laneR      = graphWidth - nodeW - 10 - 80 // the tools gather more edges: a wider gap
+	labelClip  = 40                           // runes of a binding: with its score, 46 at 11px fit the lane
+	graphTop   = 40
 )
 
 func esc(s string) string { return html.EscapeString(s) }
@@ -31,47 +38,58 @@ func clipRunes(s string, n int) string {
 }
 
 // flowGraph draws a flow's review: its sites on the left, the tools they
-// look up on the right, an edge per candidate lookup labelled with its
-// score (P(tool) × P(binding)) and binding; the lookups the flow would not
-// make dashed, the tools it never calls shaded.
+// look up on the right, and between them a lane with a row per candidate
+// lookup, labelled with its score (P(tool) × P(binding)) and binding, that
+// its edge runs along; the lookups the flow would not make dashed, the
+// tools it never calls shaded. Every label has a row of its own, so none
+// overlaps another whatever the flow; a name or binding too long for its
+// box is cut and the full text is its tooltip.
 func flowGraph(rev *flow.Review) template.HTML {
-	type node struct{ y int }
-	sites := map[string]node{}
-	tools := map[string]node{}
+	type edge struct {
+		site string
+		l    flow.LookupReview
+		y    int // the lane row's line
+	}
+	siteY := map[string]int{}
+	tools := map[string]int{}
 	var siteOrder, toolOrder []string
+	var edges []edge
+	y := graphTop
 	for _, s := range rev.Sites {
 		if len(s.Lookups) == 0 {
 			continue
 		}
 		name := siteName(s)
-		if _, ok := sites[name]; !ok {
-			sites[name] = node{}
+		// A site's block is as tall as its node or its lookups' rows,
+		// whichever is taller; the node sits in its middle.
+		block := max(nodeH+rowGap, len(s.Lookups)*laneH)
+		if _, ok := siteY[name]; !ok {
+			siteY[name] = y + block/2 - nodeH/2
 			siteOrder = append(siteOrder, name)
 		}
-		for _, l := range s.Lookups {
+		top := y + (block-len(s.Lookups)*laneH)/2
+		for i, l := range s.Lookups {
+			edges = append(edges, edge{site: name, l: l, y: top + i*laneH + laneH - 4})
 			if _, ok := tools[l.Tool]; !ok {
-				tools[l.Tool] = node{}
+				tools[l.Tool] = 0
 				toolOrder = append(toolOrder, l.Tool)
 			}
 		}
+		y += block
 	}
 	for _, t := range rev.Never {
 		if _, ok := tools[t.Tool]; !ok {
-			tools[t.Tool] = node{}
+			tools[t.Tool] = 0
 			toolOrder = append(toolOrder, t.Tool)
 		}
 	}
-	n := max(len(siteOrder), len(toolOrder), 1)
-	height := 60 + n*(nodeH+rowGap)
-	// Spread the shorter column over the height of the longer.
-	place := func(order []string, m map[string]node) {
-		step := float64(height-60) / float64(max(len(order), 1))
-		for i, name := range order {
-			m[name] = node{y: 40 + int(step*float64(i)+step/2) - nodeH/2}
-		}
+	inner := max(y-graphTop, len(toolOrder)*(nodeH+rowGap), nodeH+rowGap)
+	height := graphTop + inner + 20
+	// Spread the tools over the height of the sites' blocks.
+	step := float64(inner) / float64(max(len(toolOrder), 1))
+	for i, name := range toolOrder {
+		tools[name] = graphTop + int(step*float64(i)+step/2) - nodeH/2
 	}
-	place(siteOrder, sites)
-	place(toolOrder, tools)
 	never := map[string]string{}
 	for _, t := range rev.Never {
 		never[t.Tool] = t.Why
@@ -81,49 +99,48 @@ func flowGraph(rev *flow.Review) template.HTML {
 	fmt.Fprintf(&b, `<text x="10" y="20" class="caption">after the call (site)</text><text x="%d" y="20" class="caption">looks up</text>`, graphWidth-nodeW-10)
 	fmt.Fprintf(&b, `<text x="%d" y="20" class="caption" text-anchor="middle">score = P(%s) × P(binding); threshold %.2f</text>`, graphWidth/2, esc(string(rev.Rule.Decider)), rev.Rule.Threshold)
 	x1, x2 := 10+nodeW, graphWidth-nodeW-10
-	for _, s := range rev.Sites {
-		if len(s.Lookups) == 0 {
-			continue
+	for _, e := range edges {
+		y1, y2 := siteY[e.site]+nodeH/2, tools[e.l.Tool]+nodeH/2
+		cls := "edge act"
+		if !e.l.Act {
+			cls = "edge skip"
 		}
-		from := sites[siteName(s)]
-		for _, l := range s.Lookups {
-			to := tools[l.Tool]
-			y1, y2 := from.y+nodeH/2, to.y+nodeH/2
-			cls := "edge act"
-			if !l.Act {
-				cls = "edge skip"
+		// From the site into the lookup's row, along it under the label,
+		// and out to the tool.
+		m1, m2 := (x1+laneL)/2, (laneR+x2)/2
+		fmt.Fprintf(&b, `<path class="%s" d="M%d %d C%d %d %d %d %d %d L%d %d C%d %d %d %d %d %d"><title>%s → %s: %s</title></path>`,
+			cls, x1, y1, m1, y1, m1, e.y, laneL, e.y, laneR, e.y, m2, e.y, m2, y2, x2, y2, esc(e.site), esc(e.l.Tool), esc(lookupNote(e.l)))
+		label, full := fmt.Sprintf("%.2f", e.l.Score), ""
+		if e.l.Binding != nil {
+			bs := flow.BindingString(e.l.Binding)
+			label += "  " + clipRunes(bs, labelClip)
+			if utf8.RuneCountInString(bs) > labelClip {
+				full = "<title>" + esc(bs) + "</title>"
 			}
-			mx := (x1 + x2) / 2
-			fmt.Fprintf(&b, `<path class="%s" d="M%d %d C%d %d %d %d %d %d"><title>%s → %s: %s</title></path>`, cls, x1, y1, mx, y1, mx, y2, x2, y2, esc(siteName(s)), esc(l.Tool), esc(lookupNote(l)))
-			label := fmt.Sprintf("%.2f", l.Score)
-			if l.Binding != nil {
-				label += "  " + clipRunes(flow.BindingString(l.Binding), 44)
-			}
-			// The label sits a third of the way along its curve, where
-			// the edges of one site have already parted.
-			lx, ly := bezier(1.0/3, float64(x1), float64(mx), float64(mx), float64(x2)), bezier(1.0/3, float64(y1), float64(y1), float64(y2), float64(y2))
-			fmt.Fprintf(&b, `<text class="edge-label" x="%.0f" y="%.0f">%s</text>`, lx, ly-4, esc(label))
 		}
+		fmt.Fprintf(&b, `<text class="edge-label" x="%d" y="%d">%s%s</text>`, laneL+4, e.y-4, full, esc(label))
 	}
 	for _, name := range siteOrder {
-		fmt.Fprintf(&b, `<g class="node site"><rect x="10" y="%d" width="%d" height="%d" rx="4"/><text x="20" y="%d">%s</text></g>`, sites[name].y, nodeW, nodeH, sites[name].y+20, esc(clipRunes(name, 34)))
+		fmt.Fprintf(&b, `<g class="node site">%s<rect x="10" y="%d" width="%d" height="%d" rx="4"/><text x="20" y="%d">%s</text></g>`, clipTitle(name), siteY[name], nodeW, nodeH, siteY[name]+20, esc(clipRunes(name, nodeClip)))
 	}
 	for _, name := range toolOrder {
 		cls := "node tool"
-		title := ""
+		title := clipTitle(name)
 		if why, ok := never[name]; ok {
-			cls, title = "node never", "<title>never called: "+esc(why)+"</title>"
+			cls, title = "node never", "<title>"+esc(name)+" is never called: "+esc(why)+"</title>"
 		}
-		fmt.Fprintf(&b, `<g class="%s">%s<rect x="%d" y="%d" width="%d" height="%d" rx="4"/><text x="%d" y="%d">%s</text></g>`, cls, title, x2, tools[name].y, nodeW, nodeH, x2+10, tools[name].y+20, esc(clipRunes(name, 34)))
+		fmt.Fprintf(&b, `<g class="%s">%s<rect x="%d" y="%d" width="%d" height="%d" rx="4"/><text x="%d" y="%d">%s</text></g>`, cls, title, x2, tools[name], nodeW, nodeH, x2+10, tools[name]+20, esc(clipRunes(name, nodeClip)))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
 
-// bezier is a cubic Bézier curve's coordinate at t, from its four points'.
-func bezier(t, p0, p1, p2, p3 float64) float64 {
-	u := 1 - t
-	return u*u*u*p0 + 3*u*u*t*p1 + 3*u*t*t*p2 + t*t*t*p3
+// clipTitle is a node's tooltip: its full name when the node shows it cut.
+func clipTitle(name string) string {
+	if utf8.RuneCountInString(name) > nodeClip {
+		return "<title>" + esc(name) + "</title>"
+	}
+	return ""
 }
 
 func siteName(s flow.SiteReview) string {
