@@ -355,8 +355,8 @@ func lineRefs(site *binding.Result, s string) []string {
 	}
 	var out []string
 	lines := site.Lines()
-	if len(lines) < 2 {
-		return nil // one line: $text or $result says it
+	if len(lines) == 0 || len(lines) == 1 && lines[0] == s {
+		return nil // the one line: $text says it; a part of it, a pattern may
 	}
 	for j, line := range lines {
 		at := strings.Index(line, s)
