@@ -70,6 +70,9 @@
       });
   }
   var es = new EventSource("/events");
+  // What changed between drawing this page and opening the stream (or
+  // while the stream was down) was told to no one: read the page again.
+  es.addEventListener("open", reload);
   es.addEventListener("session", function (e) {
     if (live === "list" || e.data === "" || e.data === live) reload();
   });
