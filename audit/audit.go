@@ -203,12 +203,7 @@ func WalkLogged(f *flow.Flow, ep *episode.Episode, decisions []flow.Decision, op
 	ceil, said := ceilings(f, ep)
 	out.Said = said
 	for _, t := range ep.Turns {
-		var agent []int
-		for _, ci := range t.Calls {
-			if ci >= 0 && ci < len(calls) && calls[ci].By != episode.Proxy {
-				agent = append(agent, ci)
-			}
-		}
+		agent := t.AgentCalls(calls)
 		if len(agent) == 0 {
 			continue
 		}
@@ -288,12 +283,7 @@ func servedEpisode(f *flow.Flow, ep *episode.Episode, decisions []flow.Decision)
 	saved := earned.Round(e.Saved.Est)
 	out.Turns = e.Turns + saved
 	for _, t := range ep.Turns {
-		var agent []int
-		for _, ci := range t.Calls {
-			if ci >= 0 && ci < len(calls) && calls[ci].By != episode.Proxy {
-				agent = append(agent, ci)
-			}
-		}
+		agent := t.AgentCalls(calls)
 		if len(agent) == 0 {
 			continue
 		}

@@ -155,11 +155,8 @@ func Of(ep *episode.Episode, decisions []flow.Decision) *Earned {
 	}
 	out := &Earned{}
 	for _, t := range ep.Turns {
-		for _, ci := range t.Calls {
-			if ci >= 0 && ci < len(calls) && calls[ci].By != episode.Proxy {
-				out.Turns++
-				break
-			}
+		if len(t.AgentCalls(calls)) > 0 {
+			out.Turns++
 		}
 	}
 	// The decisions' probabilities, by the label of the call they took.

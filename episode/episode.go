@@ -166,6 +166,18 @@ type Turn struct {
 	StartMS, EndMS int64
 }
 
+// AgentCalls returns the indexes of the turn's calls that the agent made,
+// leaving out the proxy's lookups; calls are the episode's (Calls).
+func (t Turn) AgentCalls(calls []*Call) []int {
+	var agent []int
+	for _, ci := range t.Calls {
+		if ci >= 0 && ci < len(calls) && calls[ci].By != Proxy {
+			agent = append(agent, ci)
+		}
+	}
+	return agent
+}
+
 // Calls returns the episode's calls in order.
 func (e *Episode) Calls() []*Call {
 	var out []*Call

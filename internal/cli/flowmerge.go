@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hoist-mcp/hoist/flow"
-	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/learn"
 )
@@ -124,14 +123,9 @@ func runFlowMerge(_ context.Context, o *flowMergeOptions) error {
 	if err != nil {
 		return err
 	}
-	where := o.Out
-	if o.Out == "-" {
-		where = "standard output"
-		if _, err := o.IO.Out.Write(data); err != nil {
-			return err
-		}
-	} else if err := atomicfile.WriteFile(o.Out, data, 0o600); err != nil {
-		return fmt.Errorf("writing %s: %w", o.Out, err)
+	where, err := writeOut(o.IO.Out, o.Out, data)
+	if err != nil {
+		return err
 	}
 	if o.Quiet {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -284,13 +285,8 @@ func learnTable(ctx context.Context, o *learnOptions, db *store.DB) error {
 	if err != nil {
 		return err
 	}
-	where := o.Out
-	if o.Out == "-" {
-		where = "standard output"
-		if _, err := o.IO.Out.Write(data); err != nil {
-			return err
-		}
-	} else if err := atomicfile.WriteFile(o.Out, data, 0o600); err != nil {
+	where, err := writeOut(o.IO.Out, o.Out, data)
+	if err != nil {
 		return err
 	}
 	if !o.Quiet {
@@ -366,4 +362,17 @@ func oneDomain(ctx context.Context, db *store.DB) error {
 		parts[i] = fmt.Sprintf("%s (%s)", name, plural(count[d], "session", "sessions"))
 	}
 	return &FlagError{fmt.Errorf("the store holds sessions of %d domains: %s; choose one with --domain", len(names), strings.Join(parts, ", "))}
+}
+
+// writeOut writes a flow file's bytes to path, atomically, or to out when
+// path is "-", and says where they went.
+func writeOut(out io.Writer, path string, data []byte) (where string, err error) {
+	if path == "-" {
+		_, err := out.Write(data)
+		return "standard output", err
+	}
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
+		return "", fmt.Errorf("writing %s: %w", path, err)
+	}
+	return path, nil
 }
