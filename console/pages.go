@@ -547,6 +547,57 @@ type savingsView struct {
 	Name   string
 	Report *audit.Report
 	Chart  template.HTML
+	// Days charts the sessions, hits and turns saved per day.
+	Days template.HTML
+}
+
+// tally is the sessions of a day or of a host, with their hits and LLM
+// turns saved: the sum of the figures the list of sessions shows (a
+// served session's estimates).
+type tally struct {
+	Key         string
+	Sessions    int
+	Hits, Saved float64
+}
+
+// tallies sums every session's figures with flow fl (nil: the proxy's
+// own lookups) by key, in the keys' order.
+func (s *Server) tallies(ctx context.Context, fl *namedFlow, key func(store.Session) string) ([]tally, error) {
+	list, err := s.src.Sessions(ctx, episode.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(list))
+	for i, x := range list {
+		ids[i] = x.ID
+	}
+	auds, recs, err := s.judge(ctx, ids, fl)
+	if err != nil {
+		return nil, err
+	}
+	by := map[string]*tally{}
+	for _, x := range list {
+		k := key(x)
+		t := by[k]
+		if t == nil {
+			t = &tally{Key: k}
+			by[k] = t
+		}
+		t.Sessions++
+		if a := auds[x.ID]; a != nil {
+			t.Hits += a.Total.HitBounds.Est
+			t.Saved += a.Total.SavedBounds.Est
+		} else if e := recs[x.ID]; e != nil {
+			t.Hits += e.Hits.Est
+			t.Saved += e.Saved.Est
+		}
+	}
+	out := make([]tally, 0, len(by))
+	for _, t := range by {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
 }
 
 func (s *Server) savingsPage(w http.ResponseWriter, r *http.Request) {
@@ -559,7 +610,12 @@ func (s *Server) savingsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	v := savingsView{page: s.page("Savings of "+nf.Name, "savings:"+nf.Name, "list"), Name: nf.Name, Report: rep, Chart: savingsChart(rep)}
+	days, err := s.tallies(r.Context(), nf, func(x store.Session) string { return x.Started.UTC().Format(time.DateOnly) })
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	v := savingsView{page: s.page("Savings of "+nf.Name, "savings:"+nf.Name, "list"), Name: nf.Name, Report: rep, Chart: savingsChart(rep), Days: daysChart(days)}
 	s.render(w, "savings.html", v)
 }
 
@@ -567,6 +623,10 @@ type hostsView struct {
 	page
 	Command, Listen, Domain, Record string
 	Out, Err                        string
+	// Tallies are the sessions per host (the logs' host_session), with
+	// the hits and turns saved of the console's flow when it has one.
+	Tallies []tally
+	Flow    string
 }
 
 func (s *Server) hostsPage(w http.ResponseWriter, r *http.Request) {
@@ -582,5 +642,16 @@ func (s *Server) hostsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Out = b.String()
 	}
+	var fl *namedFlow
+	if len(s.flows) == 1 {
+		fl = s.flows[0]
+		v.Flow = fl.Name
+	}
+	ts, err := s.tallies(r.Context(), fl, func(x store.Session) string { return x.HostSession })
+	if err != nil {
+		s.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	v.Tallies = ts
 	s.render(w, "hosts.html", v)
 }

@@ -191,3 +191,37 @@ func savingsChart(rep *audit.Report) template.HTML {
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
+
+// daysChart draws the sessions of each day as a row of bars: how many
+// sessions began that day (UTC), their hits and the LLM turns they saved.
+func daysChart(days []tally) template.HTML {
+	const (
+		labelW = 110
+		barW   = 220
+		rowH   = 26
+	)
+	maxN, maxH, maxS := 1.0, 1.0, 1.0
+	for _, d := range days {
+		maxN = max(maxN, float64(d.Sessions))
+		maxH = max(maxH, d.Hits)
+		maxS = max(maxS, d.Saved)
+	}
+	col := barW + 60
+	height := 50 + rowH*max(len(days), 1)
+	width := labelW + 3*col
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart days" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="savings per day">`, width, height, width, height)
+	fmt.Fprintf(&b, `<text x="%d" y="18" class="caption">sessions</text><text x="%d" y="18" class="caption"><tspan class="hit-t">hits</tspan></text><text x="%d" y="18" class="caption">LLM turns saved</text>`, labelW, labelW+col, labelW+2*col)
+	for i, d := range days {
+		y := 34 + i*rowH
+		nw := int(float64(barW) * float64(d.Sessions) / maxN)
+		hw := int(float64(barW) * d.Hits / maxH)
+		sw := int(float64(barW) * d.Saved / maxS)
+		fmt.Fprintf(&b, `<g class="day-row" data-day="%s" data-sessions="%d" data-hits="%.1f" data-saved="%.1f"><text x="%d" y="%d" text-anchor="end">%s</text>`, esc(d.Key), d.Sessions, d.Hits, d.Saved, labelW-8, y+14, esc(d.Key))
+		fmt.Fprintf(&b, `<rect class="sessions" x="%d" y="%d" width="%d" height="18"><title>%s: %s</title></rect><text x="%d" y="%d" class="num">%d</text>`, labelW, y, nw, esc(d.Key), plural(d.Sessions, "session"), labelW+nw+4, y+14, d.Sessions)
+		fmt.Fprintf(&b, `<rect class="hit" x="%d" y="%d" width="%d" height="18"><title>%s: %.1f hits</title></rect><text x="%d" y="%d" class="num">%.1f</text>`, labelW+col, y, hw, esc(d.Key), d.Hits, labelW+col+hw+4, y+14, d.Hits)
+		fmt.Fprintf(&b, `<rect class="saved" x="%d" y="%d" width="%d" height="18"><title>%s: %.1f turns saved</title></rect><text x="%d" y="%d" class="num">%.1f</text></g>`, labelW+2*col, y, sw, esc(d.Key), d.Saved, labelW+2*col+sw+4, y+14, d.Saved)
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
