@@ -19,9 +19,14 @@ const DefaultPoll = 250 * time.Millisecond
 // Each listener has a buffered channel; a listener too slow to take an
 // event misses it and gets "reload" instead, which tells the page to read
 // everything again, so nothing is lost and no sender waits.
+//
+// gen counts the changes published: a page carries the count it was drawn
+// at, and a stream opens by telling its own, so a page learns of a change
+// that fell between its drawing and its stream.
 type hub struct {
 	mu   sync.Mutex
 	subs map[chan string]bool
+	gen  uint64
 }
 
 func newHub() *hub { return &hub{subs: map[chan string]bool{}} }
@@ -40,9 +45,16 @@ func (h *hub) unsubscribe(c chan string) {
 	h.mu.Unlock()
 }
 
+func (h *hub) generation() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gen
+}
+
 func (h *hub) publish(ids []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.gen++
 	for c := range h.subs {
 		for _, id := range ids {
 			select {
@@ -92,7 +104,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	defer s.hub.unsubscribe(c)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprint(w, ": hoist console\n\n")
+	// Subscribed first, then counted: a change after this is an event, one
+	// before it is in the count.
+	fmt.Fprintf(w, ": hoist console\n\nevent: gen\ndata: %d\n\n", s.hub.generation())
 	fl.Flush()
 	for {
 		select {

@@ -52,15 +52,29 @@ func TestEventsAsLogsGrow(t *testing.T) {
 		t.Fatalf("/events: Content-Type %q", ct)
 	}
 	events := make(chan string, 16)
+	gen := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(resp.Body)
+		var event string
 		for sc.Scan() {
-			if id, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				events <- id
+			if e, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				event = e
+			}
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				switch event {
+				case "gen":
+					gen <- data
+				case "session":
+					events <- data
+				}
 			}
 		}
 		close(events)
 	}()
+	// The stream opens with the count of changes so far: none yet.
+	if g := <-gen; g != "0" {
+		t.Errorf("the stream's first gen: %q, want 0", g)
+	}
 	next := func(what string) string {
 		t.Helper()
 		select {

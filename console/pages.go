@@ -73,10 +73,13 @@ type page struct {
 	Nav   string   // the navigation item to mark
 	Flows []string // for the navigation
 	Live  string   // "list", a session id, or "" for a page that does not change
+	Gen   uint64   // the changes published before the page read its data
 }
 
+// page starts a page's view; the handler reads its data after, so that a
+// change published meanwhile leaves the page's Gen behind the stream's.
 func (s *Server) page(title, nav, live string) page {
-	return page{Title: title, Nav: nav, Flows: s.flowNames(), Live: live}
+	return page{Title: title, Nav: nav, Flows: s.flowNames(), Live: live, Gen: s.hub.generation()}
 }
 
 // loggedSource is a console Source as audit.Run reads it: each episode

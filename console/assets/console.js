@@ -41,6 +41,7 @@
     var doc = new DOMParser().parseFromString(text, "text/html");
     var fresh = doc.querySelector("main"), old = document.querySelector("main");
     if (fresh && old) old.replaceWith(fresh);
+    if (doc.body && doc.body.dataset.gen) document.body.dataset.gen = doc.body.dataset.gen;
     document.body.dataset.updates = String(Number(document.body.dataset.updates) + 1);
   }
   var live = document.body.dataset.live;
@@ -70,9 +71,11 @@
       });
   }
   var es = new EventSource("/events");
-  // What changed between drawing this page and opening the stream (or
-  // while the stream was down) was told to no one: read the page again.
-  es.addEventListener("open", reload);
+  // The stream opens (and reopens) with the count of changes so far: a
+  // page drawn before one of them reads itself again.
+  es.addEventListener("gen", function (e) {
+    if (e.data !== document.body.dataset.gen) reload();
+  });
   es.addEventListener("session", function (e) {
     if (live === "list" || e.data === "" || e.data === live) reload();
   });
