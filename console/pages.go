@@ -629,6 +629,7 @@ type hostsView struct {
 	// Tallies are the sessions per host (the logs' host_session), with
 	// the hits and turns saved of the console's flow when it has one.
 	Tallies []tally
+	Chart   template.HTML // the tallies as bars
 	Flow    string
 }
 
@@ -656,5 +657,6 @@ func (s *Server) hostsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Tallies = ts
+	v.Chart = hostsChart(ts)
 	s.render(w, "hosts.html", v)
 }

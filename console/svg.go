@@ -194,7 +194,17 @@ func savingsChart(rep *audit.Report) template.HTML {
 
 // daysChart draws the sessions of each day as a row of bars: how many
 // sessions began that day (UTC), their hits and the LLM turns they saved.
-func daysChart(days []tally) template.HTML {
+func daysChart(days []tally) template.HTML { return tallyChart(days, "day", "savings per day") }
+
+// hostsChart draws the same bars for each host session.
+func hostsChart(hosts []tally) template.HTML {
+	return tallyChart(hosts, "host", "sessions, hits and turns saved per host")
+}
+
+// tallyChart draws one row of bars per tally: sessions, hits and LLM
+// turns saved, each scaled to its own column's largest; kind names the
+// rows ("day", "host") in their class and data attribute.
+func tallyChart(days []tally, kind, label string) template.HTML {
 	const (
 		labelW = 110
 		barW   = 220
@@ -210,18 +220,31 @@ func daysChart(days []tally) template.HTML {
 	height := 50 + rowH*max(len(days), 1)
 	width := labelW + 3*col
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart days" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="savings per day">`, width, height, width, height)
+	fmt.Fprintf(&b, `<svg class="chart %ss" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`, kind, width, height, width, height, esc(label))
 	fmt.Fprintf(&b, `<text x="%d" y="18" class="caption">sessions</text><text x="%d" y="18" class="caption"><tspan class="hit-t">hits</tspan></text><text x="%d" y="18" class="caption">LLM turns saved</text>`, labelW, labelW+col, labelW+2*col)
 	for i, d := range days {
 		y := 34 + i*rowH
 		nw := int(float64(barW) * float64(d.Sessions) / maxN)
 		hw := int(float64(barW) * d.Hits / maxH)
 		sw := int(float64(barW) * d.Saved / maxS)
-		fmt.Fprintf(&b, `<g class="day-row" data-day="%s" data-sessions="%d" data-hits="%.1f" data-saved="%.1f"><text x="%d" y="%d" text-anchor="end">%s</text>`, esc(d.Key), d.Sessions, d.Hits, d.Saved, labelW-8, y+14, esc(d.Key))
+		fmt.Fprintf(&b, `<g class="%[1]s-bars" data-%[1]s="%[2]s" data-sessions="%[3]d" data-hits="%.1[4]f" data-saved="%.1[5]f"><text x="%[6]d" y="%[7]d" text-anchor="end">%[8]s</text>`, kind, esc(d.Key), d.Sessions, d.Hits, d.Saved, labelW-8, y+14, esc(keyLabel(d.Key)))
 		fmt.Fprintf(&b, `<rect class="sessions" x="%d" y="%d" width="%d" height="18"><title>%s: %s</title></rect><text x="%d" y="%d" class="num">%d</text>`, labelW, y, nw, esc(d.Key), plural(d.Sessions, "session"), labelW+nw+4, y+14, d.Sessions)
 		fmt.Fprintf(&b, `<rect class="hit" x="%d" y="%d" width="%d" height="18"><title>%s: %.1f hits</title></rect><text x="%d" y="%d" class="num">%.1f</text>`, labelW+col, y, hw, esc(d.Key), d.Hits, labelW+col+hw+4, y+14, d.Hits)
 		fmt.Fprintf(&b, `<rect class="saved" x="%d" y="%d" width="%d" height="18"><title>%s: %.1f turns saved</title></rect><text x="%d" y="%d" class="num">%.1f</text></g>`, labelW+2*col, y, sw, esc(d.Key), d.Saved, labelW+2*col+sw+4, y+14, d.Saved)
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// keyLabel is a tally's key as a chart's row label: "(none)" for sessions
+// without one, and a long key cut to what the label column holds (the
+// whole key is the row's data attribute and the table's).
+func keyLabel(k string) string {
+	if k == "" {
+		return "(none)"
+	}
+	if r := []rune(k); len(r) > 14 {
+		return string(r[:13]) + "…"
+	}
+	return k
 }

@@ -76,17 +76,20 @@ func TestSavingsPerDayAndHosts(t *testing.T) {
 		day := x.Started.UTC().Format("2006-01-02")
 		days[day] = true
 		figures := fmt.Sprintf(`data-sessions="1" data-hits="%.1f" data-saved="%.1f"`, rep.Total.Counts.HitBounds.Est, rep.Total.Counts.SavedBounds.Est)
-		if want := fmt.Sprintf(`<g class="day-row" data-day="%s" %s>`, day, figures); !strings.Contains(savings, want) {
+		if want := fmt.Sprintf(`<g class="day-bars" data-day="%s" %s>`, day, figures); !strings.Contains(savings, want) {
 			t.Errorf("the Savings page has no %s", want)
 		}
 		if want := fmt.Sprintf(`<tr class="host-row" data-host="%s" %s>`, x.HostSession, figures); !strings.Contains(hosts, want) {
 			t.Errorf("the Hosts page has no %s", want)
 		}
+		if want := fmt.Sprintf(`<g class="host-bars" data-host="%s" %s>`, x.HostSession, figures); !strings.Contains(hosts, want) {
+			t.Errorf("the Hosts page's chart has no %s", want)
+		}
 	}
 	if len(days) != 2 {
 		t.Fatalf("sessions on %d days, want 2", len(days))
 	}
-	if n := strings.Count(savings, `class="day-row"`); n != 2 {
+	if n := strings.Count(savings, `class="day-bars"`); n != 2 {
 		t.Errorf("%d days charted, want 2", n)
 	}
 }
