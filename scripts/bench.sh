@@ -27,9 +27,16 @@
 #          (go run ./internal/benchcmd/evalbench -h)
 #   redact hoist redact's MB/s on τ²-bench's logs
 #          (go run ./internal/benchcmd/redactbench -h; reads ../shared/data/tau2/logs)
+#   all    every one of them (the default), with the relay and gateway at 1,
+#          8 and 64 calls in flight, ingest of generated corpora of 10, 100
+#          and 1,000 sessions, and learn at 1, 10 and 100 times the
+#          episodes; their figures go to docs/bench/results.jsonl, and
+#          internal/benchcmd/benchdoc draws docs/bench.md and its charts
+#          (docs/img/bench/) from them
 # Usage: scripts/bench.sh [stdio|http|relay|ingest|flow|audit|eval|redact|all] [flags for that benchmark]
 # Expects bin/ built (make bench does it); installs the npm peers for stdio,
-# http and relay.
+# http and relay. HOIST_BENCH_RESULTS=FILE keeps the figures of any part as
+# JSON lines (package internal/benchcmd/results).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
@@ -56,19 +63,28 @@ eval) exec go run ./internal/benchcmd/evalbench "$@" ;;
 redact) exec go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs "$@" ;;
 all)
   scripts/peers.sh
-  go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -everything peers/node_modules/.bin/mcp-server-everything
+  mkdir -p docs/bench
+  export HOIST_BENCH_RESULTS=$PWD/docs/bench/results.jsonl.tmp
+  rm -f "$HOIST_BENCH_RESULTS"
+  go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -everything peers/node_modules/.bin/mcp-server-everything -relay-flight 1,8,64
   echo
-  go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules
+  go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules -gateway-flight 1,8,64
   echo
+  for n in 10 100 1000; do
+    go run ./internal/benchcmd/ingestbench -hoist bin/hoist -peers peers/node_modules -sessions "$n"
+    echo
+  done
   scripts/bench-ingest.sh
   echo
-  go run ./internal/benchcmd/flowbench
+  go run ./internal/benchcmd/flowbench -scale 1,10,100
   echo
   go run ./internal/benchcmd/auditbench
   echo
   go run ./internal/benchcmd/evalbench
   echo
   go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs
+  mv "$HOIST_BENCH_RESULTS" docs/bench/results.jsonl
+  go run ./internal/benchcmd/benchdoc -results docs/bench/results.jsonl -out docs/bench.md -img docs/img/bench
   ;;
 *) echo "usage: scripts/bench.sh [stdio|http|relay|ingest|flow|audit|eval|redact|all] [flags]" >&2; exit 2 ;;
 esac

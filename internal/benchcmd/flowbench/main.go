@@ -43,6 +43,7 @@ import (
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/ingest"
+	"github.com/hoist-mcp/hoist/internal/benchcmd/results"
 	"github.com/hoist-mcp/hoist/learn"
 	"github.com/hoist-mcp/hoist/store"
 )
@@ -60,6 +61,7 @@ func main() {
 	decisions := flag.Int("decisions", 200000, "decisions to time")
 	threshold := flag.Float64("threshold", flow.DefaultThreshold, "the flow threshold of the replay")
 	only := flag.String("only", "", "run only this part: decision, learn or replay")
+	scaleFlag := flag.String("scale", "1,4,16", "learn alone over these `multiples` of the episodes, comma-separated (make bench: 1,10,100)")
 	verbose := flag.Bool("v", false, "list the calls of ceiling turns the replay did not save, most frequent first")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to `FILE` at the end")
@@ -84,6 +86,14 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	parts = *only
+	for f := range strings.SplitSeq(*scaleFlag, ",") {
+		var k int
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &k); err != nil || k < 1 {
+			fmt.Fprintf(os.Stderr, "flowbench: -scale: %q is not a multiple (1 or more)\n", f)
+			os.Exit(2)
+		}
+		scale = append(scale, k)
+	}
 	if *verbose {
 		misses = map[string]int{}
 		defer printMisses()
@@ -97,6 +107,9 @@ func main() {
 
 // parts is -only: "" runs every part.
 var parts string
+
+// scale is -scale: the multiples of the episodes learn alone runs over.
+var scale []int
 
 func want(part string) bool { return parts == "" || parts == part }
 
@@ -112,6 +125,11 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 		fmt.Fprintf(w, "decision latency, 200-site flow, wall clock\tp50 %s\tp90 %s\tp95 %s\tp99 %s\tp99.9 %s\ttarget p99 ≤ %s\t%s\n", d[0], d[3], d[4], d[1], d[2], targetDecisionP99, verdict(d[1] <= targetDecisionP99))
 		fmt.Fprintf(w, "  on the thread's CPU clock (time descheduled left out; ~0.3 µs of it is the clock)\tp50 %s\tp90 %s\tp95 %s\tp99 %s\tp99.9 %s\t\t%s\n", c[0], c[3], c[4], c[1], c[2], verdict(c[1] <= targetDecisionP99))
 		w.Flush()
+		row := func(name string, p99 time.Duration) results.Row {
+			return results.Row{Table: "flow decision p99, 200-site flow", Row: name, Value: float64(p99.Nanoseconds()) / 1e3, Unit: "µs",
+				Target: float64(targetDecisionP99.Microseconds()), Better: results.Lower}
+		}
+		results.Must(row("wall clock", d[1]), row("thread CPU clock", c[1]))
 	}
 	eps, err := readTau2(dir)
 	if err != nil {
@@ -125,10 +143,18 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 		fmt.Fprintf(w, "learn from the store (read + learn)\t%d episodes\t%.0f episodes/s\ttarget ≥ %.0f\t%s\n", n, rate, targetLearnRate, verdict(rate >= targetLearnRate))
 		fmt.Fprintf(w, "  the store's read alone (the floor)\t%d episodes\t%.0f episodes/s\t\t\n", n, read)
 		fmt.Fprintf(w, "  hoist learn's whole work (read, learn, replay, fit the arbiter)\t%d episodes\t%.0f episodes/s\t\t\n", n, full)
+		results.Must(
+			results.Row{Table: "learn from the store: episodes/s", Row: "read + learn", Value: rate, Unit: "episodes/s", Target: targetLearnRate, Better: results.Higher, Anchor: "the store's read alone"},
+			results.Row{Table: "learn from the store: episodes/s", Row: "the store's read alone (the floor)", Value: read, Unit: "episodes/s", Better: results.Higher},
+			results.Row{Table: "learn from the store: episodes/s", Row: "hoist learn's whole work", Value: full, Unit: "episodes/s", Better: results.Higher},
+		)
 		for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
-			for _, k := range []int{1, 4, 16} {
+			for _, k := range scale {
 				r := learnInMemory(eps, k, workers)
 				fmt.Fprintf(w, "learn alone (%d workers), %d× the episodes\t%d episodes\t%.0f episodes/s\t\t\n", workers, k, k*len(eps), r)
+				results.Must(results.Row{Table: "learn alone: episodes/s as the episodes grow", Series: fmt.Sprintf("%d workers", workers),
+					Row: fmt.Sprintf("%d workers, %d episodes", workers, k*len(eps)), Scale: float64(k * len(eps)), XLabel: "episodes",
+					Value: r, Unit: "episodes/s", Better: results.Higher})
 			}
 		}
 		w.Flush()
@@ -419,7 +445,11 @@ func (s sliceSource) Episodes(ctx context.Context, _ episode.Filter, fn func(*ep
 // goroutines, best of three.
 func learnInMemory(eps []*episode.Episode, k, workers int) float64 {
 	best := 0.0
-	for round := 0; round < 3; round++ {
+	rounds := 3
+	if k*len(eps) > 50000 {
+		rounds = 1 // minutes each; the best of three would add little
+	}
+	for round := 0; round < rounds; round++ {
 		start := time.Now()
 		if _, err := learn.FromSource(context.Background(), sliceSource{eps, k}, episode.Filter{}, learn.Options{Workers: workers}); err != nil {
 			panic(err)

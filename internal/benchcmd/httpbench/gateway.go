@@ -59,6 +59,10 @@ func cmpOr(a, b error) error {
 // same client, message and number in flight, in turns (package turns). It
 // returns whether every cell met the target.
 func gatewayBench(c config, w io.Writer, everything string) (bool, error) {
+	flights, err := turns.ParseFlights(c.gatewayFlight)
+	if err != nil {
+		return false, fmt.Errorf("-gateway-flight: %w", err)
+	}
 	gateway := filepath.Join(c.peers, ".bin", "supergateway")
 	if _, err := os.Stat(gateway); err != nil && c.gatewayAgainst == "" {
 		return false, fmt.Errorf("supergateway not installed (run scripts/peers.sh): %w", err)
@@ -118,5 +122,5 @@ func gatewayBench(c config, w io.Writer, everything string) (bool, error) {
 		target = 1
 	}
 	return turns.Compare(w, "tools/call of server-everything's echo (on stdio) over Streamable HTTP, one session each (issue 13, point 4)",
-		note, c.gatewayRounds, turns.Grid(c.gatewayCalls, c.gatewayLargeCalls), base, subject, target)
+		note, c.gatewayRounds, turns.Grid(c.gatewayCalls, c.gatewayLargeCalls, flights...), base, subject, target)
 }

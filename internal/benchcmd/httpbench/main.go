@@ -71,6 +71,7 @@ type config struct {
 	gatewayCalls, gatewayLargeCalls int
 	gatewayRounds                   int
 	gatewayAgainst                  string
+	gatewayFlight                   string
 }
 
 func main() {
@@ -93,6 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.gatewayCalls, "gateway-calls", 1000, "calls per round of the gateway runs' 16-byte cells")
 	fs.IntVar(&c.gatewayLargeCalls, "gateway-large-calls", 300, "calls per round of the gateway runs' 64 KiB cells")
 	fs.IntVar(&c.gatewayRounds, "gateway-rounds", 5, "rounds of the gateway runs")
+	fs.StringVar(&c.gatewayFlight, "gateway-flight", "1,8", "the gateway runs' `counts` of calls in flight on their one session, comma-separated (make bench: 1,8,64)")
 	fs.StringVar(&c.gatewayAgainst, "gateway-against", "", "measure the gateway runs against this hoist-mcp `binary` (another build, also --listen) instead of supergateway")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -83,6 +83,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hoist-mcp/hoist/internal/benchcmd/results"
 	"github.com/hoist-mcp/hoist/mcplog"
 )
 
@@ -119,7 +120,9 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string, 
 	os.Remove(store)
 	var files int
 	var lines, bytes int64
+	corpusName := fmt.Sprintf("generated, %d sessions", nSessions)
 	if given != "" {
+		corpusName = filepath.Base(filepath.Dir(filepath.Clean(given))) + "/" + filepath.Base(given)
 		corpus = given
 		var err error
 		if files, lines, bytes, err = count(corpus); err != nil {
@@ -188,6 +191,14 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string, 
 			target = 1
 		}
 		fmt.Printf("  ingest / duckdb load = %.2f× (target ≤ %g×: %s)\n", ratio, target, verdict(ratio <= target))
+		results.Must(results.Row{Table: "ingest time / DuckDB read_json's", Row: corpusName, Value: ratio, Unit: "×", Target: target, Better: results.Lower, Anchor: "DuckDB read_json of the same files"})
+		if given == "" {
+			scale := func(series string, d time.Duration) results.Row {
+				return results.Row{Table: "ingest: seconds as the corpus grows", Series: series, Row: fmt.Sprintf("%s, %d sessions", series, nSessions),
+					Scale: float64(nSessions), XLabel: "sessions", Value: d.Seconds(), Unit: "s", Better: results.Lower}
+			}
+			results.Must(scale("hoist ingest", d), scale("DuckDB read_json", duck))
+		}
 	}
 	fmt.Printf("  peak RSS target < 200 MB: %s\n", verdict(rss < 200e6))
 
@@ -207,6 +218,7 @@ func run(hoist, before, peers, given string, nSessions, nLines int, dir string, 
 	rate := float64(rows) / d.Seconds()
 	fmt.Printf("hoist export parquet: %s, %d rows, %.0f rows/s, peak RSS %.0f MB (target ≥ 500,000 rows/s: %s)\n",
 		d.Round(time.Millisecond), rows, rate, float64(rss)/1e6, verdict(rate >= 500e3))
+	results.Must(results.Row{Table: "Parquet export: rows/s", Row: corpusName, Value: rate, Unit: "rows/s", Target: 500e3, Better: results.Higher})
 	if duckParquet > 0 {
 		drate := float64(duckRows) / duckParquet.Seconds()
 		fmt.Printf("  duckdb COPY lines TO parquet (zstd): %s, %d rows, %.0f rows/s; hoist / duckdb rows/s = %.2f×\n",

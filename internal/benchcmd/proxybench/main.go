@@ -90,6 +90,7 @@ type config struct {
 	relayLargeCalls int
 	relayRounds     int
 	relayAgainst    string
+	relayFlight     string
 }
 
 func main() {
@@ -119,7 +120,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.relayLargeCalls, "relay-large-calls", 300, "calls per round of the relay runs' 64 KiB cells")
 	fs.IntVar(&c.relayRounds, "relay-rounds", 5, "rounds of the relay runs")
 	fs.StringVar(&c.relayAgainst, "relay-against", "", "measure the relay runs against this hoist-mcp `binary` (another build, also with --record) instead of the cat relay")
+	fs.StringVar(&c.relayFlight, "relay-flight", "1,8", "the relay runs' `counts` of calls in flight, comma-separated (make bench: 1,8,64)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if _, err := turns.ParseFlights(c.relayFlight); err != nil {
+		fmt.Fprintf(stderr, "proxybench: -relay-flight: %v\n", err)
 		return 2
 	}
 	if c.only != "" && c.only != "relay" {

@@ -89,6 +89,10 @@ func (c *rpcClient) echoCalls(message string, inflight, calls int) (time.Duratio
 // at 16 B the pipes' system calls and Go's hand-offs between goroutines
 // do. On two shared cores the calls per second follow the CPU per call.
 func relayBench(c config, w io.Writer) (bool, error) {
+	flights, err := turns.ParseFlights(c.relayFlight)
+	if err != nil {
+		return false, err
+	}
 	dir, err := os.MkdirTemp(c.dir, "relay-")
 	if err != nil {
 		return false, err
@@ -136,5 +140,5 @@ func relayBench(c config, w io.Writer) (bool, error) {
 		target = 1
 	}
 	return turns.Compare(w, "tools/call of server-everything's echo over stdio, a raw JSON-RPC client (issue 13, point 4)",
-		note, c.relayRounds, turns.Grid(c.relayCalls, c.relayLargeCalls), cats, hoist, target)
+		note, c.relayRounds, turns.Grid(c.relayCalls, c.relayLargeCalls, flights...), cats, hoist, target)
 }

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hoist-mcp/hoist/internal/benchcmd/results"
 )
 
 // Cell is one cell of the grid: the size of the message each call carries,
@@ -28,21 +30,48 @@ type Cell struct {
 
 // String names the cell as the tables print it: "64 KiB, 8 in flight".
 func (c Cell) String() string {
-	size := fmt.Sprintf("%d B", c.Size)
-	if c.Size >= 1<<10 {
-		size = fmt.Sprintf("%d KiB", c.Size>>10)
-	}
-	return fmt.Sprintf("%s, %d in flight", size, c.InFlight)
+	return fmt.Sprintf("%s, %d in flight", c.size(), c.InFlight)
 }
 
-// Grid returns the four cells of issue 13: 16 B and 64 KiB messages, one
-// and eight in flight, with small calls (16 B) and large calls (64 KiB)
-// per round.
-func Grid(small, large int) []Cell {
-	return []Cell{
-		{16, 1, small}, {16, 8, small},
-		{64 << 10, 1, large}, {64 << 10, 8, large},
+// Grid returns the cells of issue 13: 16 B and 64 KiB messages, each at
+// every count of calls in flight given (one and eight when none is), with
+// small calls (16 B) and large calls (64 KiB) per round.
+func Grid(small, large int, flights ...int) []Cell {
+	if len(flights) == 0 {
+		flights = []int{1, 8}
 	}
+	var cells []Cell
+	for _, size := range []int{16, 64 << 10} {
+		calls := small
+		if size > 16 {
+			calls = large
+		}
+		for _, f := range flights {
+			cells = append(cells, Cell{size, f, calls})
+		}
+	}
+	return cells
+}
+
+// ParseFlights reads a comma-separated list of counts in flight ("1,8,64").
+func ParseFlights(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a count of calls in flight (1 or more)", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// size names a cell's message size: "16 B", "64 KiB".
+func (c Cell) size() string {
+	if c.Size >= 1<<10 {
+		return fmt.Sprintf("%d KiB", c.Size>>10)
+	}
+	return fmt.Sprintf("%d B", c.Size)
 }
 
 // Side is one of the two programs measured.
@@ -192,14 +221,38 @@ func Echoes(answer []byte, message string) bool {
 // table under title, with note below it (Print). It reports whether every
 // cell met target.
 func Compare(w io.Writer, title, note string, rounds int, cells []Cell, base, subject Side, target float64) (bool, error) {
-	results, err := Run(rounds, cells, base, subject)
+	rs, err := Run(rounds, cells, base, subject)
 	if err != nil {
 		return false, err
 	}
 	fmt.Fprintf(w, "%s: calls/s, %d rounds in turns, medians\n", title, rounds)
-	met := Print(w, base, subject, results, target)
+	met := Print(w, base, subject, rs, target)
 	fmt.Fprintln(w, note)
-	return met, nil
+	return met, results.Add(Rows(base, subject, rs, target)...)
+}
+
+// Rows are the results as figures for a results file: per cell, the
+// median ratio of the subject's calls per second over the baseline's, with
+// the range seen, as a line per message size over the calls in flight.
+func Rows(base, subject Side, rs []Result, target float64) []results.Row {
+	var out []results.Row
+	for _, r := range rs {
+		out = append(out, results.Row{
+			Table:  "calls/s: " + subject.Name + " / " + base.Name,
+			Series: r.Cell.size(),
+			Row:    r.Cell.String(),
+			Scale:  float64(r.Cell.InFlight),
+			XLabel: "calls in flight",
+			Value:  r.Ratio(),
+			Lo:     slices.Min(r.Ratios),
+			Hi:     slices.Max(r.Ratios),
+			Unit:   "×",
+			Target: target,
+			Better: results.Higher,
+			Anchor: base.Name,
+		})
+	}
+	return out
 }
 
 // EchoMessage returns printable filler of n bytes that JSON carries as it
