@@ -47,8 +47,12 @@ var rules = Rules{
 		"evaluate": {"earned", "episode", "flow", "stats", "oracle", "binding", "jsontext"},
 		"drift":    {"episode", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 		"guards":   {"mcpmsg", "jsontext", "oracle"},
-		"oracle":   {"jsontext", "internal/atomicfile"}, // the model's questions and their cache; the callers turn their messages into its types
-		"judge":    {"guards", "oracle"},                // the confirmation judge: the guards' confirmations put to the oracle
+		"oracle":   {"jsontext"},         // the model's questions (pure): prompts, parsing, cache keys; the callers turn their messages into its types
+		"judge":    {"guards", "oracle"}, // the confirmation judge: the guards' confirmations put to the oracle
+
+		// Who asks the oracle's questions: jev over HTTP, replay and mock,
+		// and the answer cache. Only the command lines wire them in.
+		"oracle/client": {"oracle", "jsontext", "internal/atomicfile"},
 
 		// The local web page over sessions, flows and savings: it reads
 		// through the toolkit's packages and judges nothing itself.
@@ -62,12 +66,12 @@ var rules = Rules{
 		// Command lines; internal/cli is every toolkit package but never
 		// the proxy, internal/mcpcli the proxy but no toolkit.
 		"internal/cli": {"audit", "console", "drift", "earned", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "redact", "store",
-			"judge", "oracle", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
-		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
+			"judge", "oracle", "oracle/client", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
+		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "oracle/client", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams"},
 		"internal/cmdutil":    {"internal/buildinfo"},
-		"internal/oraclecli":  {"oracle"}, // the oracle's flags, shared by hoist and hoist-mcp
+		"internal/oraclecli":  {"oracle", "oracle/client"}, // the oracle's flags, shared by hoist and hoist-mcp
 		"cmd/hoist":           {"internal/cli", "internal/iostreams"},
 		"cmd/hoist-mcp":       {"internal/mcpcli", "internal/iostreams"},
 		"cmd/hoist-procedure": {"internal/proccli", "internal/iostreams"},
