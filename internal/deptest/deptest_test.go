@@ -13,6 +13,14 @@ const module = "github.com/hoist-mcp/hoist"
 // cli are the command-line packages: the only ones that parse flags.
 var cli = []string{"internal/cli", "internal/mcpcli", "internal/proccli", "internal/democli", "internal/cmdutil", "internal/oraclecli"}
 
+// pure are the packages that reach no network, even indirectly: the
+// System-One model's questions (oracle), the flows and their deciders, the
+// guards and the judge, what a served lookup earned, binding expressions,
+// episodes, and the analysis over them. They put questions to an
+// oracle.Oracle; its clients (oracle/client) are wired in by the command
+// lines.
+var pure = []string{"oracle", "flow", "guards", "judge", "earned", "binding", "episode", "learn", "audit", "evaluate", "promote", "drift"}
+
 // rules are hoist's import rules (DESIGN.md, "Packages" and "Dependencies").
 var rules = Rules{
 	Module: module,
@@ -132,6 +140,7 @@ var rules = Rules{
 		{[]string{"cmd/hoist-mcp", "cmd/hoist-procedure", "cmd/hoist-mcp-demo"}, "github.com/mattn/go-sqlite3", "only hoist carries SQLite"},
 		{[]string{"cmd/hoist-mcp", "cmd/hoist-procedure", "cmd/hoist-mcp-demo"}, "github.com/apache/arrow-go/...", "only hoist carries Arrow"},
 		{[]string{"cmd/hoist-mcp"}, "github.com/schollz/progressbar/...", "the proxy draws no progress bars"},
+		{pure, "net/http/...", "the model's questions, the flows, the guards and what reads episodes are pure; the clients that ask over HTTP live in oracle/client (DESIGN.md, Packages)"},
 	},
 }
 
@@ -241,6 +250,15 @@ func TestCheck(t *testing.T) {
 			{ImportPath: m("internal/cli"), Name: "cli", Imports: []string{m("cmd/hoist")}},
 		}, []string{
 			"internal/cli imports cmd/hoist: nothing imports cmd/, which only wires",
+		}},
+		{"a pure package reaches the network", []Package{
+			{ImportPath: m("flow"), Name: "flow", Imports: []string{m("oracle")}, Deps: []string{m("oracle"), "net/http", "net/http/httptrace", "net/url"}},
+			{ImportPath: m("oracle"), Name: "oracle", Imports: []string{"net/http"}, Deps: []string{"net/http", "net/http/httptrace", "net/url"}},
+			{ImportPath: m("oracle/client"), Name: "client", Imports: []string{m("oracle"), "net/http"}, Deps: []string{m("oracle"), "net/http", "net/url"}},
+			{ImportPath: m("binding"), Name: "binding", Imports: []string{"net/url"}, Deps: []string{"net/url"}},
+		}, []string{
+			"flow depends on net/http (imported by oracle): the model's questions, the flows, the guards and what reads episodes are pure; the clients that ask over HTTP live in oracle/client (DESIGN.md, Packages)",
+			"oracle depends on net/http (imported by oracle): the model's questions, the flows, the guards and what reads episodes are pure; the clients that ask over HTTP live in oracle/client (DESIGN.md, Packages)",
 		}},
 		{"forbidden even indirectly", []Package{
 			{ImportPath: m("cmd/hoist-mcp"), Name: "main", Imports: []string{m("internal/mcpcli")},
