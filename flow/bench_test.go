@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 )
 
 // BenchmarkDecision times the first decision after an agent's result on the
@@ -39,11 +40,11 @@ func BenchmarkDecisionOracle(b *testing.B) {
 	f.Arbiter = &Arbiter{Features: []string{FeatureBias, FeatureReach, FeatureOracle}, Weights: []float64{-1, 1, 1}}
 	args := json.RawMessage(`{"x":"c7@example.com"}`)
 	text := `{"first":"i1","orders":["#a","#b","#c"],"profile":{"zip":"10001","name":"Ann"},"items":[{"id":1},{"id":2},{"id":3}]}`
-	cache, err := oracle.OpenCache(b.TempDir(), nil)
+	cache, err := client.OpenCache(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	jev, err := oracle.New(oracle.Config{Mode: oracle.ModeJev, Model: "m", Cache: cache, Getenv: func(string) string { return "" }})
+	jev, err := client.New(client.Config{Mode: client.ModeJev, Model: "m", Cache: cache, Getenv: func(string) string { return "" }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,8 +55,8 @@ func BenchmarkDecisionOracle(b *testing.B) {
 		return s.Run(i).Next()
 	}
 	// Warm the cache with the mock's answers, under the keys jev asks.
-	for _, o := range decide(oracle.NewMock("m")).Offers {
-		if err := cache.Put(oracle.Entry{Key: o.OracleKey, Model: "m", Prompt: oracle.VersionLookup, PYes: *o.POracle, From: oracle.FromMock}); err != nil {
+	for _, o := range decide(client.NewMock("m")).Offers {
+		if err := cache.Put(client.Entry{Key: o.OracleKey, Model: "m", Prompt: oracle.VersionLookup, PYes: *o.POracle, From: oracle.FromMock}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -65,7 +66,7 @@ func BenchmarkDecisionOracle(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		o    Oracle
-	}{{"none", nil}, {"mock", oracle.NewMock("m")}, {"cached", jev}} {
+	}{{"none", nil}, {"mock", client.NewMock("m")}, {"cached", jev}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
 				decide(bc.o)

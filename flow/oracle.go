@@ -326,18 +326,18 @@ func oracleInput(o *Offer) float64 {
 // session could not get answered, or answered otherwise). An offer whose
 // question the cache does not hold keeps what was logged. It returns how
 // many offers got another answer.
-func (f *Flow) Reanswer(d *Decision, fold int, cache *oracle.Cache) int {
+func (f *Flow) Reanswer(d *Decision, fold int, cache oracle.Answers) int {
 	n := 0
 	for i := range d.Offers {
 		o := &d.Offers[i]
 		if o.OracleKey == "" {
 			continue
 		}
-		e, ok := cache.Get(o.OracleKey)
-		if !ok || o.POracle != nil && *o.POracle == e.PYes {
+		a, ok := cache.Answer(o.OracleKey)
+		if !ok || o.POracle != nil && *o.POracle == a.PYes {
 			continue
 		}
-		setAnswer(o, oracle.Answer{Key: o.OracleKey, Answered: true, PYes: e.PYes, From: e.From, Cached: true})
+		setAnswer(o, a)
 		if f.Arbiter != nil {
 			o.PArbiter = f.Arbiter.P(InputsOf(o), fold)
 		}

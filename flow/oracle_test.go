@@ -8,6 +8,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/internal/oracletest"
 	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 )
 
 // oracleFlow is shopFlow with an arbiter that reads only the System-One
@@ -47,7 +48,7 @@ func offerFor(t *testing.T, d Decision, label string) Offer {
 }
 
 func TestOracleJoinsArbiter(t *testing.T) {
-	mock := oracle.NewMock("jev-test")
+	mock := client.NewMock("jev-test")
 	s, err := NewSession(oracleFlow(t, 1), Options{Rule: Rule{Threshold: 0.6}, Oracle: mock})
 	if err != nil {
 		t.Fatal(err)
@@ -60,10 +61,10 @@ func TestOracleJoinsArbiter(t *testing.T) {
 	other := offerFor(t, d, `get_order {"x":"#a"}`)
 	// The mock: yes when a lookup's value is in the conversation, else
 	// unsure.
-	if named.POracle == nil || *named.POracle != oracle.MockYes || other.POracle == nil || *other.POracle != oracle.MockUnsure {
-		t.Fatalf("answers: named %v, other %v; want %v and %v", named.POracle, other.POracle, oracle.MockYes, oracle.MockUnsure)
+	if named.POracle == nil || *named.POracle != client.MockYes || other.POracle == nil || *other.POracle != client.MockUnsure {
+		t.Fatalf("answers: named %v, other %v; want %v and %v", named.POracle, other.POracle, client.MockYes, client.MockUnsure)
 	}
-	if math.Abs(named.PArbiter-oracle.MockYes) > 1e-9 || math.Abs(other.PArbiter-0.5) > 1e-9 {
+	if math.Abs(named.PArbiter-client.MockYes) > 1e-9 || math.Abs(other.PArbiter-0.5) > 1e-9 {
 		t.Errorf("arbiter: named %v, other %v; want the answers themselves", named.PArbiter, other.PArbiter)
 	}
 	// The key logged is the question's: the one hoist-mcp's cache names.
@@ -87,7 +88,7 @@ func TestOracleJoinsArbiter(t *testing.T) {
 }
 
 func TestOracleBudget(t *testing.T) {
-	s, _ := NewSession(oracleFlow(t, 1), Options{Rule: Rule{Threshold: 0.6}, Caps: Caps{PerCall: 8, PerSession: 40, Questions: 1}, Oracle: oracle.NewMock("m")})
+	s, _ := NewSession(oracleFlow(t, 1), Options{Rule: Rule{Threshold: 0.6}, Caps: Caps{PerCall: 8, PerSession: 40, Questions: 1}, Oracle: client.NewMock("m")})
 	d := atGetUser(t, s)
 	var answered, spent int
 	for i, o := range d.Offers {
@@ -124,7 +125,7 @@ func TestOracleAskedOnlyWhenWeighed(t *testing.T) {
 		}(), Rule{Threshold: 0.3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, _ := NewSession(tc.f, Options{Rule: tc.rule, Oracle: oracle.NewMock("m")})
+			s, _ := NewSession(tc.f, Options{Rule: tc.rule, Oracle: client.NewMock("m")})
 			d := atGetUser(t, s)
 			for _, o := range d.Offers {
 				if o.OracleKey != "" || o.POracle != nil {
@@ -139,11 +140,11 @@ func TestOracleAskedOnlyWhenWeighed(t *testing.T) {
 }
 
 func TestOracleReplayMissIsNoAnswer(t *testing.T) {
-	cache, err := oracle.OpenCache(t.TempDir(), nil)
+	cache, err := client.OpenCache(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := NewSession(oracleFlow(t, 1), Options{Rule: Rule{Threshold: 0.3}, Oracle: oracle.NewReplay("m", cache)})
+	s, _ := NewSession(oracleFlow(t, 1), Options{Rule: Rule{Threshold: 0.3}, Oracle: client.NewReplay("m", cache)})
 	d := atGetUser(t, s)
 	for _, o := range d.Offers {
 		if o.POracle != nil || o.OracleWhy != string(oracle.Miss) || o.PArbiter != 0.5 {
@@ -157,21 +158,21 @@ func TestOracleReplayMissIsNoAnswer(t *testing.T) {
 // session given that answer serves.
 func TestReanswerFromCache(t *testing.T) {
 	dir := t.TempDir()
-	cache, err := oracle.OpenCache(dir, nil)
+	cache, err := client.OpenCache(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := oracleFlow(t, 1)
-	missed, _ := NewSession(f, Options{Rule: Rule{Threshold: 0.6}, Oracle: oracle.NewReplay("m", cache)})
+	missed, _ := NewSession(f, Options{Rule: Rule{Threshold: 0.6}, Oracle: client.NewReplay("m", cache)})
 	d := atGetUser(t, missed)
 	if d.Taken >= 0 {
 		t.Fatalf("with no answers, took %s", d.Value())
 	}
 	// The mock's answers, as if jev had given them since.
-	mocked, _ := NewSession(f, Options{Rule: Rule{Threshold: 0.6}, Oracle: oracle.NewMock("m")})
+	mocked, _ := NewSession(f, Options{Rule: Rule{Threshold: 0.6}, Oracle: client.NewMock("m")})
 	want := atGetUser(t, mocked)
 	for _, o := range want.Offers {
-		if err := cache.Put(oracle.Entry{Key: o.OracleKey, Model: "m", Prompt: oracle.VersionLookup, PYes: *o.POracle, From: oracle.FromMock}); err != nil {
+		if err := cache.Put(client.Entry{Key: o.OracleKey, Model: "m", Prompt: oracle.VersionLookup, PYes: *o.POracle, From: oracle.FromMock}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,7 +199,7 @@ func TestReanswerFromCache(t *testing.T) {
 func TestOracleTimeoutIsNoAnswer(t *testing.T) {
 	srv := oracletest.Start(t)
 	srv.Default(oracletest.Response{Hang: true})
-	jev, err := oracle.New(oracle.Config{Mode: oracle.ModeJev, URL: srv.URL, Model: "m", Retries: -1,
+	jev, err := client.New(client.Config{Mode: client.ModeJev, URL: srv.URL, Model: "m", Retries: -1,
 		Getenv: func(name string) string {
 			if name == "TYPESAFE_API_KEY" {
 				return "sk-timeout-test"

@@ -55,7 +55,7 @@ func ParseSecond(s string) (Second, error) {
 
 // Judge asks the judge's questions. The zero Threshold is
 // DefaultThreshold. A Judge is safe for concurrent use when its Oracle is
-// (every oracle of package oracle is).
+// (every oracle of packages oracle and oracle/client is).
 type Judge struct {
 	Oracle    oracle.Oracle
 	Threshold float64

@@ -8,12 +8,13 @@ import (
 
 	"github.com/hoist-mcp/hoist/guards"
 	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 )
 
 var cancel = json.RawMessage(`{"order_id":"#W2378156","reason":"no longer needed"}`)
 
 func TestAsk(t *testing.T) {
-	mock := oracle.NewMock("m")
+	mock := client.NewMock("m")
 	proposed := "I can cancel order #W2378156 because it is no longer needed. Shall I go ahead?"
 	tests := []struct {
 		name       string
@@ -77,11 +78,11 @@ func TestRefusalAfterNoFirstAnswer(t *testing.T) {
 // A judge that cannot answer refuses nothing: replay over an empty cache
 // misses every question.
 func TestNoAnswerRefusesNothing(t *testing.T) {
-	cache, err := oracle.OpenCache(t.TempDir(), nil)
+	cache, err := client.OpenCache(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := Judge{Oracle: oracle.NewReplay("m", cache), Second: SecondProposed}
+	j := Judge{Oracle: client.NewReplay("m", cache), Second: SecondProposed}
 	v := j.Ask(context.Background(), "cancel_pending_order", cancel, guards.Confirmation{AgentSaid: "ok?", UserSaid: "no"})
 	if v.Fails || v.First.Answered || v.Second == nil || v.Second.Answered {
 		t.Errorf("verdict %+v: want unanswered questions and no failure", v)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
-	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 )
 
 // The arbiter, fitted on held-out replays: the user, which the agent
@@ -98,18 +98,18 @@ func TestFitArbiterWithOracle(t *testing.T) {
 		}
 		return f
 	}
-	f := fit(oracle.NewMock("m"))
+	f := fit(client.NewMock("m"))
 	a := f.Arbiter
 	if a == nil || a.Features[len(a.Features)-1] != flow.FeatureOracle || !(a.OracleWeight(-1) > 0) {
 		t.Fatalf("arbiter %+v: want a positive oracle weight, last", a)
 	}
-	named := a.P(flow.ArbiterInputs{PReach: 1, PHabit: 1, PBinding: 1.0 / 3, FanOut: true, Oracle: oracle.MockYes}, -1)
-	other := a.P(flow.ArbiterInputs{PReach: 1, PHabit: 1, PBinding: 1.0 / 3, FanOut: true, Oracle: oracle.MockUnsure}, -1)
+	named := a.P(flow.ArbiterInputs{PReach: 1, PHabit: 1, PBinding: 1.0 / 3, FanOut: true, Oracle: client.MockYes}, -1)
+	other := a.P(flow.ArbiterInputs{PReach: 1, PHabit: 1, PBinding: 1.0 / 3, FanOut: true, Oracle: client.MockUnsure}, -1)
 	if !(named > other) {
 		t.Errorf("P(the order named) %v, P(another) %v: want the named one higher", named, other)
 	}
 	b1, _ := f.Marshal()
-	b2, _ := fit(oracle.NewMock("m")).Marshal()
+	b2, _ := fit(client.NewMock("m")).Marshal()
 	if string(b1) != string(b2) {
 		t.Error("two fits with the mock differ")
 	}

@@ -3,8 +3,6 @@ package oracle
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"os"
 	"sync/atomic"
 	"time"
 )
@@ -15,8 +13,8 @@ import (
 // Answered false and the reason, which its callers treat as no opinion
 // (the manual: "A judge that cannot answer refuses nothing"). An Ask that
 // waits (jev's) stops when ctx is done, with Why set to Canceled. Every
-// implementation in this package is safe for concurrent use by any number
-// of goroutines.
+// implementation (Limited here, jev, replay and mock in oracle/client) is
+// safe for concurrent use by any number of goroutines.
 type Oracle interface {
 	Ask(ctx context.Context, q Question) Answer
 }
@@ -86,109 +84,16 @@ func noAnswer(key string, why Why, format string, args ...any) Answer {
 	return Answer{Key: key, Why: why, Reason: fmt.Sprintf(format, args...)}
 }
 
-// settled takes the steps every mode takes first: it keys q, answers an
-// Unaskable question so, and answers from cache (nil for none) when it
-// holds q. done says whether a is the answer.
-func settled(model string, cache *Cache, q Question) (key string, a Answer, done bool) {
-	key = Key(model, q)
-	if q.incomplete != "" {
-		return key, noAnswer(key, Unaskable, "%s", q.incomplete), true
-	}
-	if a, ok := cache.answer(key); ok {
-		return key, a, true
-	}
-	return key, Answer{}, false
-}
+// DefaultTimeout is how long one question may take when its asker says
+// nothing: each request jev sends (oracle/client's Config.Timeout), and
+// the wait for a flow decision's questions.
+const DefaultTimeout = 10 * time.Second
 
-// Mode is --oracle: who answers.
-type Mode string
-
-// The modes.
-const (
-	ModeJev    Mode = "jev"    // the model over the OpenAI-compatible protocol, through the cache
-	ModeReplay Mode = "replay" // the cache only
-	ModeMock   Mode = "mock"   // the fixed rule of Mock, no network
-)
-
-// DefaultMode is --oracle's default (the manual: "jev (the default)").
-const DefaultMode = ModeJev
-
-// ParseMode reads --oracle's value.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case ModeJev, ModeReplay, ModeMock:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown oracle %q: want jev, replay or mock", s)
-}
-
-// Config says how to build an Oracle (New). The zero value of every field
-// but Mode and Model has a use.
-type Config struct {
-	// Mode picks the oracle; "" is DefaultMode.
-	Mode Mode
-	// URL is jev's base URL (--oracle-url), such as
-	// http://127.0.0.1:8000/v1; "/chat/completions" is appended unless it
-	// ends so already. "" reads HOIST_ORACLE_URL.
-	URL string
-	// Model is the model's name (--oracle-model). It is part of every
-	// question's key, so replay and mock need the one jev was given to
-	// find its answers.
-	Model string
-	// Cache keeps the answers; nil keeps none (and replay answers
-	// nothing).
-	Cache *Cache
-	// Timeout bounds each request to the model; 0 is DefaultTimeout.
-	Timeout time.Duration
-	// Retries is how many times a 429 or 5xx answer is tried again; 0 is
-	// DefaultRetries, a negative number none.
-	Retries int
-	// MaxWait is the longest wait between tries, Retry-After included:
-	// a server that asks for longer gets no retry. 0 is DefaultMaxWait.
-	MaxWait time.Duration
-	// Client sends the requests; nil is a client of http.DefaultTransport.
-	// Redirects are refused either way, so the key goes only to URL.
-	Client *http.Client
-	// Getenv reads HOIST_ORACLE_URL, TYPESAFE_API_KEY and
-	// TYPESAFE_API_KEY_FILE; nil is os.Getenv.
-	Getenv func(string) string
-	// Clock times the requests and the waits between tries; nil is the
-	// real clock. Tests give their own, so that nothing waits for real.
-	Clock Clock
-	// Warn receives warnings (a cache entry that cannot be written); nil
-	// drops them.
-	Warn func(string)
-}
-
-// The defaults of Config.
-const (
-	DefaultTimeout = 10 * time.Second
-	DefaultRetries = 2
-	DefaultMaxWait = 10 * time.Second
-)
-
-// New builds the Oracle cfg.Mode names. Only a value that is given and
-// wrong is an error: a URL that is not http(s), a key file that cannot be
-// read. What jev lacks (no key, no URL, no model) is not: its questions
-// then go unanswered unless the cache holds them, and Jev.Unavailable says
-// why, for a warning at start.
-func New(cfg Config) (Oracle, error) {
-	switch cfg.Mode {
-	case "", ModeJev:
-		return NewJev(cfg)
-	case ModeReplay:
-		return NewReplay(cfg.Model, cfg.Cache), nil
-	case ModeMock:
-		return NewMock(cfg.Model), nil
-	}
-	return nil, fmt.Errorf("unknown oracle %q: want jev, replay or mock", cfg.Mode)
-}
-
-func (cfg *Config) getenv(name string) string {
-	if cfg.Getenv != nil {
-		return cfg.Getenv(name)
-	}
-	return os.Getenv(name)
+// Answers holds answers by their question's key, without asking: the
+// answer cache (oracle/client's Cache), as flow.Reanswer reads it. A
+// cached answer has Answered and Cached set.
+type Answers interface {
+	Answer(key string) (Answer, bool)
 }
 
 // Limit returns an Oracle that passes at most n questions to o and answers
@@ -233,7 +138,7 @@ func (l *Limited) Key(q Question) string {
 }
 
 // keyer is an Oracle that can name a question's cache entry without
-// asking it: each of this package's.
+// asking it: each of oracle/client's.
 type keyer interface{ Key(Question) string }
 
 // Asked returns how many questions were passed on.

@@ -29,6 +29,20 @@ type Question struct {
 	incomplete string
 }
 
+// Incomplete says why q cannot be asked (such as a confirmation with no
+// customer message), or "" when it can. Every mode answers such a question
+// with Why Unaskable, and asks nothing.
+func (q Question) Incomplete() string { return q.incomplete }
+
+// Exchange returns the conversation's last exchange that q was built
+// from: what the mock's rule reads.
+func (q Question) Exchange() Exchange { return Exchange{Said: q.said, Reply: q.reply} }
+
+// Values returns the strings and numbers among the arguments of the call
+// q is about (for Lookup, the lookup's), in the order of their canonical
+// form: what the mock's rule looks for in the conversation.
+func (q Question) Values() []string { return slices.Clone(q.values) }
+
 // Kind names a question's purpose.
 type Kind string
 
@@ -182,7 +196,7 @@ func block(b *strings.Builder, text string) {
 		text = "(nothing)"
 	}
 	b.WriteString("<<<\n")
-	b.WriteString(clip(text, maxPart))
+	b.WriteString(Clip(text, maxPart))
 	b.WriteString("\n>>>\n")
 }
 
@@ -199,13 +213,13 @@ func writeCall(b *strings.Builder, c Call) {
 	} else if v, ok := jsontext.Parse(c.Arguments); ok {
 		args = string(jsontext.AppendValue(nil, v, jsontext.Plain))
 	}
-	b.WriteString(clip(args, maxPart))
+	b.WriteString(Clip(args, maxPart))
 	b.WriteByte('\n')
 }
 
-// clip returns s when it is at most n bytes, else its first and last n/2
+// Clip returns s when it is at most n bytes, else its first and last n/2
 // bytes (at rune boundaries) with a marker between.
-func clip(s string, n int) string {
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -36,9 +36,9 @@ func request(model string, q Question) map[string]any {
 	}
 }
 
-// requestBody is the request's JSON, as sent: canonical (members sorted),
-// so the bytes sent are the bytes hashed.
-func requestBody(model string, q Question) []byte {
+// RequestBody is the request's JSON (request), as jev sends it: canonical
+// (members sorted), so the bytes sent are the bytes hashed.
+func RequestBody(model string, q Question) []byte {
 	return jsontext.AppendValue(nil, request(model, q), jsontext.HTML)
 }
 
@@ -56,20 +56,20 @@ func Key(model string, q Question) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// reading is P(yes) as read from the model's answer.
-type reading struct {
-	p    float64
-	from Source
-	word string // "yes" or "no": the answer's first word
+// Reading is P(yes) as read from the model's answer.
+type Reading struct {
+	P    float64
+	From Source
+	Word string // "yes" or "no": the answer's first word ("" when the top token was neither)
 }
 
-// readAnswer reads P(yes) from a chat-completions response: from the log-
+// ReadAnswer reads P(yes) from a chat-completions response: from the log-
 // probabilities of the first answer token that is not blank, when the
 // response has them and they name a yes or a no, else from the first word
 // of the answer's text.
-func readAnswer(body []byte) (reading, error) {
+func ReadAnswer(body []byte) (Reading, error) {
 	if !jsontext.Valid(body) || jsontext.Kind(body) != '{' {
-		return reading{}, errors.New("the model server's answer is not a JSON object")
+		return Reading{}, errors.New("the model server's answer is not a JSON object")
 	}
 	choices, _ := jsontext.Lookup(body, "choices")
 	var choice []byte
@@ -80,7 +80,7 @@ func readAnswer(body []byte) (reading, error) {
 		}
 	}
 	if jsontext.Kind(choice) != '{' {
-		return reading{}, errors.New("the model server's answer has no choices")
+		return Reading{}, errors.New("the model server's answer has no choices")
 	}
 	if lp, ok := jsontext.Lookup(choice, "logprobs"); ok && jsontext.Kind(lp) == '{' {
 		if r, ok := fromLogprobs(lp); ok {
@@ -95,24 +95,24 @@ func readAnswer(body []byte) (reading, error) {
 	}
 	switch yesNo(firstWord(text)) {
 	case 1:
-		return reading{p: 1, from: FromText, word: "yes"}, nil
+		return Reading{P: 1, From: FromText, Word: "yes"}, nil
 	case -1:
-		return reading{p: 0, from: FromText, word: "no"}, nil
+		return Reading{P: 0, From: FromText, Word: "no"}, nil
 	}
 	if strings.TrimSpace(text) == "" {
-		return reading{}, errors.New("the model answered nothing")
+		return Reading{}, errors.New("the model answered nothing")
 	}
-	return reading{}, errors.New("the model answered neither yes nor no")
+	return Reading{}, errors.New("the model answered neither yes nor no")
 }
 
 // fromLogprobs reads P(yes) from a choice's logprobs object: the first
 // token that is not blank, with its alternatives (top_logprobs), gives
 // P(yes) = Σ p(yes tokens) / Σ p(yes and no tokens). ok is false when
 // there is no such token or none of its alternatives is a yes or a no.
-func fromLogprobs(lp []byte) (reading, bool) {
+func fromLogprobs(lp []byte) (Reading, bool) {
 	content, _ := jsontext.Lookup(lp, "content")
 	if jsontext.Kind(content) != '[' {
-		return reading{}, false
+		return Reading{}, false
 	}
 	for tok := range jsontext.Elements(content) {
 		chosen, logp, ok := tokenLogprob(tok)
@@ -142,18 +142,18 @@ func fromLogprobs(lp []byte) (reading, bool) {
 			}
 		}
 		if yes+no <= 0 || math.IsNaN(yes+no) {
-			return reading{}, false
+			return Reading{}, false
 		}
-		r := reading{p: yes / (yes + no), from: FromLogprobs}
+		r := Reading{P: yes / (yes + no), From: FromLogprobs}
 		switch yesNo(chosen) {
 		case 1:
-			r.word = "yes"
+			r.Word = "yes"
 		case -1:
-			r.word = "no"
+			r.Word = "no"
 		}
 		return r, true
 	}
-	return reading{}, false
+	return Reading{}, false
 }
 
 // tokenLogprob reads {"token": …, "logprob": …}.
@@ -203,9 +203,9 @@ func yesNo(s string) int {
 	return 0
 }
 
-// serverMessage returns the message of an OpenAI-style error answer,
+// ServerMessage returns the message of an OpenAI-style error answer,
 // {"error": {"message": …}} or {"message": …}, or "".
-func serverMessage(body []byte) string {
+func ServerMessage(body []byte) string {
 	if !jsontext.Valid(body) || jsontext.Kind(body) != '{' {
 		return ""
 	}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestReadAnswer(t *testing.T) {
@@ -39,18 +38,18 @@ func TestReadAnswer(t *testing.T) {
 		{"no choices", `{"choices":[]}`, 0, "", "", "no choices"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := readAnswer([]byte(tc.body))
+			r, err := ReadAnswer([]byte(tc.body))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("readAnswer: %v, %v; want an error with %q", r, err, tc.err)
+					t.Fatalf("ReadAnswer: %v, %v; want an error with %q", r, err, tc.err)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(r.p-tc.p) > 1e-6 || r.from != tc.from || r.word != tc.word {
-				t.Errorf("readAnswer = %+v, want p %v from %s word %q", r, tc.p, tc.from, tc.word)
+			if math.Abs(r.P-tc.p) > 1e-6 || r.From != tc.from || r.Word != tc.word {
+				t.Errorf("ReadAnswer = %+v, want p %v from %s word %q", r, tc.p, tc.from, tc.word)
 			}
 		})
 	}
@@ -67,97 +66,21 @@ func TestYesNo(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 9, 23, 21, 20, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		v    string
-		want time.Duration
-		ok   bool
-	}{
-		{"3", 3 * time.Second, true},
-		{" 0 ", 0, true},
-		{"-4", 0, true},
-		{now.Add(90 * time.Second).Format(httpTime), 90 * time.Second, true},
-		{now.Add(-time.Minute).Format(httpTime), 0, true},
-		{"", 0, false},
-		{"soon", 0, false},
-	} {
-		got, ok := retryAfter(tc.v, now)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("retryAfter(%q) = %v, %v; want %v, %v", tc.v, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
-const httpTime = "Mon, 02 Jan 2006 15:04:05 GMT"
-
-func TestBackoff(t *testing.T) {
-	var got []time.Duration
-	for try := range 4 {
-		got = append(got, backoff(try))
-	}
-	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("backoff = %v, want %v", got, want)
-		}
-	}
-	if backoff(1000) <= 0 {
-		t.Errorf("backoff(1000) = %v: it overflowed", backoff(1000))
-	}
-}
-
-func TestEndpoint(t *testing.T) {
-	for in, want := range map[string]string{
-		"http://127.0.0.1:8000/v1":                   "http://127.0.0.1:8000/v1/chat/completions",
-		"http://127.0.0.1:8000/v1/":                  "http://127.0.0.1:8000/v1/chat/completions",
-		"https://example.com/v1/chat/completions":    "https://example.com/v1/chat/completions",
-		"http://localhost:11434":                     "http://localhost:11434/chat/completions",
-		"https://example.com/openai?api-version=2#x": "https://example.com/openai/chat/completions?api-version=2",
-	} {
-		got, err := endpoint(in)
-		if err != nil || got != want {
-			t.Errorf("endpoint(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for in, want := range map[string]string{
-		"ftp://example.com/v1":             "want an http or https URL",
-		"127.0.0.1:8000":                   "reading the URL",
-		"http:///v1":                       "want an http or https URL",
-		"http://me:hunter2@example.com/v1": "a user or password in the URL is not accepted",
-	} {
-		_, err := endpoint(in)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("endpoint(%q): %v, want an error with %q", in, err, want)
-		}
-		if err != nil && strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("endpoint(%q): the error %q holds the password", in, err)
-		}
-	}
-}
-
 func TestClip(t *testing.T) {
-	if got := clip("short", 10); got != "short" {
-		t.Errorf("clip kept %q", got)
+	if got := Clip("short", 10); got != "short" {
+		t.Errorf("Clip kept %q", got)
 	}
 	s := strings.Repeat("é", 10) // 20 bytes
-	got := clip(s, 9)
+	got := Clip(s, 9)
 	if !strings.HasPrefix(got, "éé") || !strings.HasSuffix(got, "éé") || !strings.Contains(got, " […] ") {
-		t.Errorf("clip(%q, 9) = %q", s, got)
+		t.Errorf("Clip(%q, 9) = %q", s, got)
 	}
 	if len(got) > 9+len(" […] ") {
-		t.Errorf("clip(%q, 9) = %q: longer than asked", s, got)
+		t.Errorf("Clip(%q, 9) = %q: longer than asked", s, got)
 	}
 	for _, r := range got {
 		if r == '\uFFFD' {
-			t.Errorf("clip cut a rune: %q", got)
+			t.Errorf("Clip cut a rune: %q", got)
 		}
-	}
-}
-
-func TestEndpointErrorHoldsNoPassword(t *testing.T) {
-	_, err := endpoint("http://me:hunter2@exa mple.com/v1")
-	if err == nil || strings.Contains(err.Error(), "hunter2") {
-		t.Errorf("endpoint: %v; want an error without the password", err)
 	}
 }

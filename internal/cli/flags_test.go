@@ -17,7 +17,7 @@ import (
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/internal/oraclecli"
 	"github.com/hoist-mcp/hoist/learn"
-	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 )
 
 // parseCmd runs the command newCmd makes with args and a runF that
@@ -81,7 +81,7 @@ func TestNewCmdLearn(t *testing.T) {
 }
 
 // jevFlags are the oracle's flags as given none.
-var jevFlags = oraclecli.Flags{Mode: string(oracle.DefaultMode)}
+var jevFlags = oraclecli.Flags{Mode: string(client.DefaultMode)}
 
 // The oracle's flags need --oracle, and --oracle needs an arbiter to fit.
 func TestLearnOracleFlagErrors(t *testing.T) {

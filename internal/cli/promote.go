@@ -16,7 +16,7 @@ import (
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
-	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 	"github.com/hoist-mcp/hoist/promote"
 )
 
@@ -210,11 +210,11 @@ func runPromote(ctx context.Context, o *promoteOptions) error {
 
 // openReplayCache opens an existing answers' cache to read: a directory
 // that is not there is a mistake in the flag, not an empty cache.
-func openReplayCache(dir string, warn func(string)) (*oracle.Cache, error) {
+func openReplayCache(dir string, warn func(string)) (*client.Cache, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, &FlagError{fmt.Errorf("--oracle-cache %s: not a directory", dir)}
 	}
-	cache, err := oracle.OpenCache(dir, warn)
+	cache, err := client.OpenCache(dir, warn)
 	if err != nil {
 		return nil, fmt.Errorf("--oracle-cache: %w", err)
 	}

@@ -13,6 +13,14 @@ const module = "github.com/hoist-mcp/hoist"
 // cli are the command-line packages: the only ones that parse flags.
 var cli = []string{"internal/cli", "internal/mcpcli", "internal/proccli", "internal/democli", "internal/cmdutil", "internal/oraclecli"}
 
+// pure are the packages that reach no network, even indirectly: the
+// System-One model's questions (oracle), the flows and their deciders, the
+// guards and the judge, what a served lookup earned, binding expressions,
+// episodes, and the analysis over them. They put questions to an
+// oracle.Oracle; its clients (oracle/client) are wired in by the command
+// lines.
+var pure = []string{"oracle", "flow", "guards", "judge", "earned", "binding", "episode", "learn", "audit", "evaluate", "promote", "drift"}
+
 // rules are hoist's import rules (DESIGN.md, "Packages" and "Dependencies").
 var rules = Rules{
 	Module: module,
@@ -47,8 +55,12 @@ var rules = Rules{
 		"evaluate": {"earned", "episode", "flow", "stats", "oracle", "binding", "jsontext"},
 		"drift":    {"episode", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 		"guards":   {"mcpmsg", "jsontext", "oracle"},
-		"oracle":   {"jsontext", "internal/atomicfile"}, // the model's questions and their cache; the callers turn their messages into its types
-		"judge":    {"guards", "oracle"},                // the confirmation judge: the guards' confirmations put to the oracle
+		"oracle":   {"jsontext"},         // the model's questions (pure): prompts, parsing, cache keys; the callers turn their messages into its types
+		"judge":    {"guards", "oracle"}, // the confirmation judge: the guards' confirmations put to the oracle
+
+		// Who asks the oracle's questions: jev over HTTP, replay and mock,
+		// and the answer cache. Only the command lines wire them in.
+		"oracle/client": {"oracle", "jsontext", "internal/atomicfile"},
 
 		// The local web page over sessions, flows and savings: it reads
 		// through the toolkit's packages and judges nothing itself.
@@ -62,12 +74,12 @@ var rules = Rules{
 		// Command lines; internal/cli is every toolkit package but never
 		// the proxy, internal/mcpcli the proxy but no toolkit.
 		"internal/cli": {"audit", "console", "drift", "earned", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "redact", "store",
-			"judge", "oracle", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
-		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
+			"judge", "oracle", "oracle/client", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
+		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "oracle/client", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams"},
 		"internal/cmdutil":    {"internal/buildinfo"},
-		"internal/oraclecli":  {"oracle"}, // the oracle's flags, shared by hoist and hoist-mcp
+		"internal/oraclecli":  {"oracle", "oracle/client"}, // the oracle's flags, shared by hoist and hoist-mcp
 		"cmd/hoist":           {"internal/cli", "internal/iostreams"},
 		"cmd/hoist-mcp":       {"internal/mcpcli", "internal/iostreams"},
 		"cmd/hoist-procedure": {"internal/proccli", "internal/iostreams"},
@@ -128,6 +140,7 @@ var rules = Rules{
 		{[]string{"cmd/hoist-mcp", "cmd/hoist-procedure", "cmd/hoist-mcp-demo"}, "github.com/mattn/go-sqlite3", "only hoist carries SQLite"},
 		{[]string{"cmd/hoist-mcp", "cmd/hoist-procedure", "cmd/hoist-mcp-demo"}, "github.com/apache/arrow-go/...", "only hoist carries Arrow"},
 		{[]string{"cmd/hoist-mcp"}, "github.com/schollz/progressbar/...", "the proxy draws no progress bars"},
+		{pure, "net/http/...", "the model's questions, the flows, the guards and what reads episodes are pure; the clients that ask over HTTP live in oracle/client (DESIGN.md, Packages)"},
 	},
 }
 
@@ -237,6 +250,15 @@ func TestCheck(t *testing.T) {
 			{ImportPath: m("internal/cli"), Name: "cli", Imports: []string{m("cmd/hoist")}},
 		}, []string{
 			"internal/cli imports cmd/hoist: nothing imports cmd/, which only wires",
+		}},
+		{"a pure package reaches the network", []Package{
+			{ImportPath: m("flow"), Name: "flow", Imports: []string{m("oracle")}, Deps: []string{m("oracle"), "net/http", "net/http/httptrace", "net/url"}},
+			{ImportPath: m("oracle"), Name: "oracle", Imports: []string{"net/http"}, Deps: []string{"net/http", "net/http/httptrace", "net/url"}},
+			{ImportPath: m("oracle/client"), Name: "client", Imports: []string{m("oracle"), "net/http"}, Deps: []string{m("oracle"), "net/http", "net/url"}},
+			{ImportPath: m("binding"), Name: "binding", Imports: []string{"net/url"}, Deps: []string{"net/url"}},
+		}, []string{
+			"flow depends on net/http (imported by oracle): the model's questions, the flows, the guards and what reads episodes are pure; the clients that ask over HTTP live in oracle/client (DESIGN.md, Packages)",
+			"oracle depends on net/http (imported by oracle): the model's questions, the flows, the guards and what reads episodes are pure; the clients that ask over HTTP live in oracle/client (DESIGN.md, Packages)",
 		}},
 		{"forbidden even indirectly", []Package{
 			{ImportPath: m("cmd/hoist-mcp"), Name: "main", Imports: []string{m("internal/mcpcli")},

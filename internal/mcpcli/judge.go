@@ -13,7 +13,7 @@ import (
 	"github.com/hoist-mcp/hoist/guards"
 	"github.com/hoist-mcp/hoist/internal/oraclecli"
 	"github.com/hoist-mcp/hoist/judge"
-	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 	"github.com/hoist-mcp/hoist/proxy"
 )
 
@@ -206,7 +206,7 @@ func flowAsks(o *options) bool {
 }
 
 // pruneCache deletes the answers older than --retain-days.
-func pruneCache(o *options, cache *oracle.Cache, warn func(string)) error {
+func pruneCache(o *options, cache *client.Cache, warn func(string)) error {
 	if cache != nil && o.Proxy.RetainDays > 0 {
 		n, err := cache.Prune(time.Now().AddDate(0, 0, -o.Proxy.RetainDays))
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 )
 
 // Flags are the oracle's flag values.
@@ -35,15 +36,15 @@ model is sent.`
 
 // Add registers the flags on fl.
 func (f *Flags) Add(fl *pflag.FlagSet) {
-	fl.StringVar(&f.Mode, "oracle", string(oracle.DefaultMode), "who answers the System-One model's questions: jev, replay (the cache only) or mock (`MODE`)")
-	fl.StringVar(&f.URL, "oracle-url", "", "base `URL` of the model's OpenAI-compatible server, such as http://127.0.0.1:8000/v1 (default $"+oracle.EnvURL+")")
+	fl.StringVar(&f.Mode, "oracle", string(client.DefaultMode), "who answers the System-One model's questions: jev, replay (the cache only) or mock (`MODE`)")
+	fl.StringVar(&f.URL, "oracle-url", "", "base `URL` of the model's OpenAI-compatible server, such as http://127.0.0.1:8000/v1 (default $"+client.EnvURL+")")
 	fl.StringVar(&f.Model, "oracle-model", "", "the model's `NAME` on that server; part of every answer's cache key")
 	fl.StringVar(&f.Cache, "oracle-cache", "", "the answers' cache `DIR` (default ~/.hoist/oracle-cache)")
 }
 
 // Check reads the flag values, returning a usage error naming the flag.
 func (f *Flags) Check() error {
-	if _, err := oracle.ParseMode(f.Mode); err != nil {
+	if _, err := client.ParseMode(f.Mode); err != nil {
 		return fmt.Errorf("--oracle: %w", err)
 	}
 	if f.Cache != "" && strings.TrimSpace(f.Cache) == "" {
@@ -59,32 +60,32 @@ func (f *Flags) CacheDir() (string, error) {
 	if f.Cache != "" {
 		return f.Cache, nil
 	}
-	return oracle.DefaultCacheDir()
+	return client.DefaultCacheDir()
 }
 
 // Open opens the cache and the oracle. Unavailable, when not "", says why
 // jev cannot ask the model (no key, no URL, no model name): it still
 // answers from the cache, and a command says so once, up front, rather
 // than once per question. getenv nil is os.Getenv.
-func (f *Flags) Open(warn func(string), getenv func(string) string) (o oracle.Oracle, cache *oracle.Cache, unavailable string, err error) {
-	mode, err := oracle.ParseMode(f.Mode)
+func (f *Flags) Open(warn func(string), getenv func(string) string) (o oracle.Oracle, cache *client.Cache, unavailable string, err error) {
+	mode, err := client.ParseMode(f.Mode)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("--oracle: %w", err)
 	}
-	if mode != oracle.ModeMock {
+	if mode != client.ModeMock {
 		dir, err := f.CacheDir()
 		if err != nil {
 			return nil, nil, "", err
 		}
-		if cache, err = oracle.OpenCache(dir, warn); err != nil {
+		if cache, err = client.OpenCache(dir, warn); err != nil {
 			return nil, nil, "", fmt.Errorf("--oracle-cache: %w", err)
 		}
 	}
-	o, err = oracle.New(oracle.Config{Mode: mode, URL: f.URL, Model: f.Model, Cache: cache, Getenv: getenv, Warn: warn})
+	o, err = client.New(client.Config{Mode: mode, URL: f.URL, Model: f.Model, Cache: cache, Getenv: getenv, Warn: warn})
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("--oracle %s: %w", mode, err)
 	}
-	if j, ok := o.(*oracle.Jev); ok {
+	if j, ok := o.(*client.Jev); ok {
 		unavailable = j.Unavailable()
 	}
 	return o, cache, unavailable, nil

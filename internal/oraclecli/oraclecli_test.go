@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 )
 
 func parse(t *testing.T, args ...string) *Flags {
@@ -43,8 +44,8 @@ func TestOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(why, oracle.EnvKey) {
-		t.Errorf("unavailable = %q, want it to name %s", why, oracle.EnvKey)
+	if !strings.Contains(why, client.EnvKey) {
+		t.Errorf("unavailable = %q, want it to name %s", why, client.EnvKey)
 	}
 	if cache == nil || cache.Dir() != dir {
 		t.Fatalf("cache = %v", cache)
@@ -62,7 +63,7 @@ func TestOpen(t *testing.T) {
 	if err != nil || cache != nil || why != "" {
 		t.Fatalf("mock: %v, %v, %q", cache, err, why)
 	}
-	if a := o.Ask(context.Background(), q); !a.Answered || a.PYes != oracle.MockYes {
+	if a := o.Ask(context.Background(), q); !a.Answered || a.PYes != client.MockYes {
 		t.Errorf("mock answered %+v", a)
 	}
 

@@ -1,4 +1,4 @@
-package oracle_test
+package client_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 )
 
 // nop answers every question at once: the baseline, a judge that costs
@@ -23,12 +24,12 @@ func (nop) Ask(context.Context, oracle.Question) oracle.Answer {
 // reports both and their ratio, so the figure reads the same on a slower
 // machine: ns/hit, ns/baseline and hit/baseline.
 func BenchmarkJudgedWriteCacheHit(b *testing.B) {
-	cache, err := oracle.OpenCache(b.TempDir(), nil)
+	cache, err := client.OpenCache(b.TempDir(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	// No server: a miss would fail at once, and the loop checks for hits.
-	j, err := oracle.NewJev(oracle.Config{URL: "http://127.0.0.1:9/v1", Model: model, Cache: cache, Getenv: env{oracle.EnvKey: secret}.get})
+	j, err := client.NewJev(client.Config{URL: "http://127.0.0.1:9/v1", Model: model, Cache: cache, Getenv: env{client.EnvKey: secret}.get})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func BenchmarkJudgedWriteCacheHit(b *testing.B) {
 	}
 	call := oracle.Call{Tool: "cancel_pending_order", Arguments: []byte(`{"order_id":"#W1a","reason":"no longer needed"}`)}
 	q := oracle.Confirmation(oracle.LastExchange(conv), call)
-	if err := cache.Put(oracle.Entry{Key: j.Key(q), Model: model, Prompt: q.Version, PYes: 0.97, From: oracle.FromLogprobs, Word: "yes"}); err != nil {
+	if err := cache.Put(client.Entry{Key: j.Key(q), Model: model, Prompt: q.Version, PYes: 0.97, From: oracle.FromLogprobs, Word: "yes"}); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package oracle_test
+package client_test
 
 import (
 	"crypto/sha256"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hoist-mcp/hoist/oracle"
+	"github.com/hoist-mcp/hoist/oracle/client"
 )
 
 // keyN is a made-up key.
@@ -23,14 +24,14 @@ func keyN(n int) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func entryN(n int, p float64) oracle.Entry {
-	return oracle.Entry{Key: keyN(n), Model: model, Prompt: "confirm/1", PYes: p, From: oracle.FromLogprobs, Word: "yes",
+func entryN(n int, p float64) client.Entry {
+	return client.Entry{Key: keyN(n), Model: model, Prompt: "confirm/1", PYes: p, From: oracle.FromLogprobs, Word: "yes",
 		Created: time.UnixMilli(1790198400123)}
 }
 
 func TestCacheRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "cache")
-	c, err := oracle.OpenCache(dir, nil)
+	c, err := client.OpenCache(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,18 +95,18 @@ func dirNames(t *testing.T, dir string) []string {
 }
 
 func TestCacheRefuses(t *testing.T) {
-	c, err := oracle.OpenCache(t.TempDir(), nil)
+	c, err := client.OpenCache(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		e    oracle.Entry
+		e    client.Entry
 		want string
 	}{
-		{oracle.Entry{Key: "../../etc/passwd", PYes: 0.5}, `caching an answer: "../../etc/passwd" is not a key`},
-		{oracle.Entry{Key: strings.ToUpper(keyN(1)), PYes: 0.5}, "is not a key"},
-		{oracle.Entry{Key: keyN(1), PYes: 1.01}, "caching an answer: p_yes 1.01 is not from 0 to 1"},
-		{oracle.Entry{Key: keyN(1), PYes: -0.0001}, "is not from 0 to 1"},
+		{client.Entry{Key: "../../etc/passwd", PYes: 0.5}, `caching an answer: "../../etc/passwd" is not a key`},
+		{client.Entry{Key: strings.ToUpper(keyN(1)), PYes: 0.5}, "is not a key"},
+		{client.Entry{Key: keyN(1), PYes: 1.01}, "caching an answer: p_yes 1.01 is not from 0 to 1"},
+		{client.Entry{Key: keyN(1), PYes: -0.0001}, "is not from 0 to 1"},
 	} {
 		if err := c.Put(tc.e); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Put(%+v): %v, want %q", tc.e, err, tc.want)
@@ -116,13 +117,13 @@ func TestCacheRefuses(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
-	if _, err := oracle.OpenCache(file, nil); err == nil {
+	if _, err := client.OpenCache(file, nil); err == nil {
 		t.Error("OpenCache of a file: no error")
 	}
-	if _, err := oracle.OpenCache("", nil); err == nil {
+	if _, err := client.OpenCache("", nil); err == nil {
 		t.Error(`OpenCache(""): no error`)
 	}
-	var none *oracle.Cache
+	var none *client.Cache
 	if _, ok := none.Get(keyN(1)); ok || none.Put(entryN(1, 0.5)) != nil || none.Dir() != "" {
 		t.Error("a nil cache is not empty and inert")
 	}
@@ -133,7 +134,7 @@ func TestCacheRefuses(t *testing.T) {
 
 func TestPrune(t *testing.T) {
 	dir := t.TempDir()
-	c, err := oracle.OpenCache(dir, nil)
+	c, err := client.OpenCache(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestCacheConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	for w := range 4 {
-		c, err := oracle.OpenCache(dir, func(msg string) { t.Errorf("warning: %s", msg) })
+		c, err := client.OpenCache(dir, func(msg string) { t.Errorf("warning: %s", msg) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,7 +243,7 @@ func TestCacheProcesses(t *testing.T) {
 		}
 		cmds = append(cmds, cmd)
 	}
-	c, err := oracle.OpenCache(dir, func(msg string) { t.Errorf("warning: %s", msg) })
+	c, err := client.OpenCache(dir, func(msg string) { t.Errorf("warning: %s", msg) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestCacheHelperProcess(t *testing.T) {
 		t.Skip("a helper of TestCacheProcesses")
 	}
 	p, _ := strconv.Atoi(os.Getenv("HOIST_ORACLE_CACHE_HELPER_P"))
-	c, err := oracle.OpenCache(dir, nil)
+	c, err := client.OpenCache(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
-package oracle
+package client
 
 import (
 	"context"
 	"strings"
 	"unicode"
+
+	"github.com/hoist-mcp/hoist/oracle"
 )
 
 // The mock's answers.
@@ -42,21 +44,21 @@ type Mock struct {
 	model string
 }
 
-var _ Oracle = (*Mock)(nil)
+var _ oracle.Oracle = (*Mock)(nil)
 
 // NewMock returns the mock; model only names its keys.
 func NewMock(model string) *Mock { return &Mock{model: model} }
 
-// Key returns q's cache key (the package's Key with the mock's model).
-func (m *Mock) Key(q Question) string { return Key(m.model, q) }
+// Key returns q's cache key (oracle.Key with the mock's model).
+func (m *Mock) Key(q oracle.Question) string { return oracle.Key(m.model, q) }
 
 // Ask answers q by the rule.
-func (m *Mock) Ask(_ context.Context, q Question) Answer {
+func (m *Mock) Ask(_ context.Context, q oracle.Question) oracle.Answer {
 	key, a, done := settled(m.model, nil, q)
 	if done {
 		return a
 	}
-	return Answer{Key: key, Answered: true, PYes: mockRule(q), From: FromMock}
+	return oracle.Answer{Key: key, Answered: true, PYes: mockRule(q), From: oracle.FromMock}
 }
 
 var (
@@ -68,10 +70,11 @@ var (
 	negatedAgreements = []string{"why not", "no problem", "not a problem", "no worries"}
 )
 
-func mockRule(q Question) float64 {
+func mockRule(q oracle.Question) float64 {
+	x := q.Exchange()
 	switch q.Kind {
-	case KindConfirm:
-		words := wordsOf(q.reply)
+	case oracle.KindConfirm:
+		words := wordsOf(x.Reply)
 		rest := words
 		for _, p := range negatedAgreements {
 			for strings.Contains(rest, " "+p+" ") { // "why not why not": matches that share a space
@@ -82,17 +85,17 @@ func mockRule(q Question) float64 {
 			return MockYes
 		}
 		return MockNo
-	case KindProposed, KindDescribed:
-		said := strings.ToLower(q.said)
-		for _, v := range q.values {
+	case oracle.KindProposed, oracle.KindDescribed:
+		said := strings.ToLower(x.Said)
+		for _, v := range q.Values() {
 			if !strings.Contains(said, strings.ToLower(v)) {
 				return MockNo
 			}
 		}
 		return MockYes
-	case KindLookup:
-		seen := strings.ToLower(q.said + "\n" + q.reply)
-		for _, v := range q.values {
+	case oracle.KindLookup:
+		seen := strings.ToLower(x.Said + "\n" + x.Reply)
+		for _, v := range q.Values() {
 			if v != "" && strings.Contains(seen, strings.ToLower(v)) {
 				return MockYes
 			}

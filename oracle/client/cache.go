@@ -1,4 +1,4 @@
-package oracle
+package client
 
 import (
 	"encoding/json"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/internal/atomicfile"
 	"github.com/hoist-mcp/hoist/jsontext"
+	"github.com/hoist-mcp/hoist/oracle"
 )
 
 // cacheFormat is the version of an entry's shape, its first member.
@@ -44,12 +45,12 @@ type Cache struct {
 
 // Entry is one cached answer.
 type Entry struct {
-	Key     string  // the question's key (Key)
-	Model   string  // the model that answered
-	Prompt  string  // the question's prompt version (Question.Version)
-	PYes    float64 // P(yes), from 0 to 1
-	From    Source  // how PYes was read
-	Word    string  // the answer's first word, "yes" or "no" ("" when the top token was neither)
+	Key     string        // the question's key (Key)
+	Model   string        // the model that answered
+	Prompt  string        // the question's prompt version (oracle.Question.Version)
+	PYes    float64       // P(yes), from 0 to 1
+	From    oracle.Source // how PYes was read
+	Word    string        // the answer's first word, "yes" or "no" ("" when the top token was neither)
 	Created time.Time
 }
 
@@ -149,13 +150,14 @@ func (c *Cache) warnOnce(path, msg string) {
 	}
 }
 
-// answer is Get as an Answer.
-func (c *Cache) answer(key string) (Answer, bool) {
+// Answer is Get as an oracle.Answer, Cached: the cache is the
+// oracle.Answers that flow.Reanswer reads.
+func (c *Cache) Answer(key string) (oracle.Answer, bool) {
 	e, ok := c.Get(key)
 	if !ok {
-		return Answer{}, false
+		return oracle.Answer{}, false
 	}
-	return Answer{Key: key, Answered: true, PYes: e.PYes, From: e.From, Cached: true}, true
+	return oracle.Answer{Key: key, Answered: true, PYes: e.PYes, From: e.From, Cached: true}, true
 }
 
 // Put writes e, replacing the entry of its key, atomically.
@@ -231,7 +233,7 @@ func decodeEntry(b []byte) (Entry, error) {
 			return Entry{}, err
 		}
 	}
-	e.From = Source(from)
+	e.From = oracle.Source(from)
 	p, err := num("p_yes")
 	if err != nil {
 		return Entry{}, err

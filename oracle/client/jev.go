@@ -1,4 +1,4 @@
-package oracle
+package client
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hoist-mcp/hoist/oracle"
 )
 
 // The environment variables jev reads.
@@ -47,7 +49,7 @@ type Jev struct {
 	warn        func(string)
 }
 
-var _ Oracle = (*Jev)(nil)
+var _ oracle.Oracle = (*Jev)(nil)
 
 // apiKey holds the key; its String never shows it.
 type apiKey struct{ value string }
@@ -68,7 +70,7 @@ func NewJev(cfg Config) (*Jev, error) {
 		warn:    cfg.Warn,
 	}
 	if j.timeout <= 0 {
-		j.timeout = DefaultTimeout
+		j.timeout = oracle.DefaultTimeout
 	}
 	switch {
 	case j.retries == 0:
@@ -182,23 +184,23 @@ func readKey(getenv func(string) string) (string, error) {
 // name), or "" when it can. Questions are still answered from the cache.
 func (j *Jev) Unavailable() string { return j.unavailable }
 
-// Key returns q's cache key (the package's Key with jev's model).
-func (j *Jev) Key(q Question) string { return Key(j.model, q) }
+// Key returns q's cache key (oracle.Key with jev's model).
+func (j *Jev) Key(q oracle.Question) string { return oracle.Key(j.model, q) }
 
 // Ask answers q from the cache, else asks the model and caches its answer.
-func (j *Jev) Ask(ctx context.Context, q Question) Answer {
+func (j *Jev) Ask(ctx context.Context, q oracle.Question) oracle.Answer {
 	key, a, done := settled(j.model, j.cache, q)
 	if done {
 		return a
 	}
 	if j.unavailable != "" {
-		return noAnswer(key, Unset, "%s", j.unavailable)
+		return noAnswer(key, oracle.Unset, "%s", j.unavailable)
 	}
-	r, a := j.ask(ctx, key, requestBody(j.model, q))
+	r, a := j.ask(ctx, key, oracle.RequestBody(j.model, q))
 	if !a.Answered {
 		return a
 	}
-	e := Entry{Key: key, Model: j.model, Prompt: q.Version, PYes: r.p, From: r.from, Word: r.word, Created: j.clock.Now()}
+	e := Entry{Key: key, Model: j.model, Prompt: q.Version, PYes: r.P, From: r.From, Word: r.Word, Created: j.clock.Now()}
 	if err := j.cache.Put(e); err != nil {
 		j.warn("keeping the model's answer: " + err.Error())
 	}
@@ -206,38 +208,38 @@ func (j *Jev) Ask(ctx context.Context, q Question) Answer {
 }
 
 // ask posts the request, trying again after a 429 or 5xx.
-func (j *Jev) ask(ctx context.Context, key string, body []byte) (reading, Answer) {
+func (j *Jev) ask(ctx context.Context, key string, body []byte) (oracle.Reading, oracle.Answer) {
 	for try := 0; ; try++ {
 		status, header, answer, err := j.post(ctx, body)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return reading{}, noAnswer(key, Canceled, "the question was withdrawn: %v", ctx.Err())
+			return oracle.Reading{}, noAnswer(key, oracle.Canceled, "the question was withdrawn: %v", ctx.Err())
 		case errors.Is(err, errTimeout):
-			return reading{}, noAnswer(key, Failed, "the model server did not answer within %s", j.timeout)
+			return oracle.Reading{}, noAnswer(key, oracle.Failed, "the model server did not answer within %s", j.timeout)
 		case err != nil:
-			return reading{}, noAnswer(key, Failed, "asking the model: %v", err)
+			return oracle.Reading{}, noAnswer(key, oracle.Failed, "asking the model: %v", err)
 		case status == http.StatusOK:
-			r, err := readAnswer(answer)
+			r, err := oracle.ReadAnswer(answer)
 			if err != nil {
-				return reading{}, noAnswer(key, Failed, "reading the model's answer: %v", err)
+				return oracle.Reading{}, noAnswer(key, oracle.Failed, "reading the model's answer: %v", err)
 			}
-			return r, Answer{Key: key, Answered: true, PYes: r.p, From: r.from}
+			return r, oracle.Answer{Key: key, Answered: true, PYes: r.P, From: r.From}
 		case status != http.StatusTooManyRequests && status < 500:
-			return reading{}, noAnswer(key, Failed, "%s", j.refusal(status, answer))
+			return oracle.Reading{}, noAnswer(key, oracle.Failed, "%s", j.refusal(status, answer))
 		case try >= j.retries:
-			return reading{}, noAnswer(key, Failed, "the model server answered %s, %d times", statusText(status), try+1)
+			return oracle.Reading{}, noAnswer(key, oracle.Failed, "the model server answered %s, %d times", statusText(status), try+1)
 		}
 		wait := backoff(try)
 		if ra, ok := retryAfter(header.Get("Retry-After"), j.clock.Now()); ok {
 			wait = ra
 		}
 		if wait > j.maxWait {
-			return reading{}, noAnswer(key, Failed, "the model server answered %s and asked to wait %s, longer than %s", statusText(status), wait, j.maxWait)
+			return oracle.Reading{}, noAnswer(key, oracle.Failed, "the model server answered %s and asked to wait %s, longer than %s", statusText(status), wait, j.maxWait)
 		}
 		select {
 		case <-j.clock.After(wait):
 		case <-ctx.Done():
-			return reading{}, noAnswer(key, Canceled, "the question was withdrawn: %v", ctx.Err())
+			return oracle.Reading{}, noAnswer(key, oracle.Canceled, "the question was withdrawn: %v", ctx.Err())
 		}
 	}
 }
@@ -307,14 +309,14 @@ func (j *Jev) refusal(status int, answer []byte) string {
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
 		return fmt.Sprintf("the model server refused the key (%s)", statusText(status))
 	}
-	msg := serverMessage(answer)
+	msg := oracle.ServerMessage(answer)
 	if msg == "" {
 		return fmt.Sprintf("the model server answered %s", statusText(status))
 	}
 	if j.key != nil {
 		msg = strings.ReplaceAll(msg, j.key.value, "<redacted>")
 	}
-	return fmt.Sprintf("the model server answered %s: %s", statusText(status), clip(msg, 200))
+	return fmt.Sprintf("the model server answered %s: %s", statusText(status), oracle.Clip(msg, 200))
 }
 
 func statusText(status int) string {
