@@ -100,14 +100,16 @@ var rules = Rules{
 		// Benchmark programs (scripts/bench.sh).
 		"internal/benchcmd/auditbench":  {"audit", "episode", "flow", "learn", "store"},
 		"internal/benchcmd/evalbench":   {"episode", "evaluate", "flow", "store", "internal/cli", "internal/iostreams"},
-		"internal/benchcmd/flowbench":   {"audit", "episode", "flow", "ingest", "learn", "store", "binding", "jsontext"},
+		"internal/benchcmd/benchdoc":    {"internal/atomicfile", "internal/benchcmd/results"}, // draws a run's figures
+		"internal/benchcmd/flowbench":   {"audit", "episode", "flow", "ingest", "learn", "store", "binding", "jsontext", "internal/benchcmd/results"},
 		"internal/benchcmd/hoistprof":   {"internal/mcpcli", "internal/iostreams"},
 		"internal/benchcmd/httpbench":   {"internal/benchcmd/turns"},
-		"internal/benchcmd/ingestbench": {"mcplog"},
+		"internal/benchcmd/ingestbench": {"mcplog", "internal/benchcmd/results"},
 		"internal/benchcmd/proxybench":  {"mcplog", "internal/benchcmd/turns"},
 		"internal/benchcmd/redactbench": {"redact"},
 		"internal/benchcmd/replaybench": {"audit", "internal/cli"},
-		"internal/benchcmd/turns":       {}, // a program against its baseline, in turns
+		"internal/benchcmd/results":     {},                            // a run's figures as JSON lines
+		"internal/benchcmd/turns":       {"internal/benchcmd/results"}, // a program against its baseline, in turns
 	},
 	Modules: []Module{
 		{"github.com/mattn/go-sqlite3", []string{"store"}, "the store is the one place that talks SQL"},
