@@ -27,8 +27,9 @@
 #          (go run ./internal/benchcmd/evalbench -h)
 #   redact hoist redact's MB/s on τ²-bench's logs
 #          (go run ./internal/benchcmd/redactbench -h; reads ../shared/data/tau2/logs)
-#   all    every one of them (the default), with the relay and gateway at 1,
-#          8 and 64 calls in flight, ingest of generated corpora of 10, 100
+#   all    every one of them (the default), with the relay at 1, 8 and 64
+#          calls in flight and the gateway at 1, 8 and 16 (supergateway
+#          resets its connections at 64 KiB, 64 in flight), ingest of generated corpora of 10, 100
 #          and 1,000 sessions, and learn at 1, 10 and 100 times the
 #          episodes; their figures go to docs/bench/results.jsonl, and
 #          internal/benchcmd/benchdoc draws docs/bench.md and its charts
@@ -68,7 +69,7 @@ all)
   rm -f "$HOIST_BENCH_RESULTS"
   go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -everything peers/node_modules/.bin/mcp-server-everything -relay-flight 1,8,64
   echo
-  go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules -gateway-flight 1,8,64
+  go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules -gateway-flight 1,8,16
   echo
   for n in 10 100 1000; do
     go run ./internal/benchcmd/ingestbench -hoist bin/hoist -peers peers/node_modules -sessions "$n"
