@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hoist-mcp/hoist/internal/benchcmd/results"
@@ -82,6 +84,9 @@ func lineChart(t table) string {
 	)
 	var series []string
 	lo, hi, yTop := math.Inf(1), math.Inf(-1), 0.0
+	rows := slices.Clone(t.rows)
+	slices.SortStableFunc(rows, func(a, b results.Row) int { return cmp.Compare(a.Scale, b.Scale) })
+	t.rows = rows
 	for _, r := range t.rows {
 		if !slices.Contains(series, r.Series) {
 			series = append(series, r.Series)
@@ -89,10 +94,8 @@ func lineChart(t table) string {
 		lo, hi = min(lo, r.Scale), max(hi, r.Scale)
 		yTop = max(yTop, r.Value, r.Hi, r.Target)
 	}
-	if yTop == 0 {
-		yTop = 1
-	}
-	yTop *= 1.1
+	ticks := niceTicks(yTop * 1.05)
+	yTop = ticks[len(ticks)-1]
 	logX := hi/lo > 20
 	pos := func(s float64) float64 {
 		if hi == lo {
@@ -111,8 +114,11 @@ func lineChart(t table) string {
 	unit := t.rows[0].Unit
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>`, left, top+plotH, left+plotW, top+plotH, faint)
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s"/>`, left, top, left, top+plotH, faint)
-	for _, v := range []float64{0, yTop / 2 / 1.1, yTop / 1.1} {
-		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end" font-size="11" fill="%s">%s</text>`, left-6, y(v)+4, faint, esc(num(v, unit)))
+	for _, v := range ticks {
+		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end" font-size="11" fill="%s">%s</text>`, left-6, y(v)+4, faint, esc(tick(v, unit)))
+		if v > 0 {
+			fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>`, left+1, y(v), left+plotW, y(v))
+		}
 	}
 	var scales []float64
 	for _, r := range t.rows {
@@ -121,7 +127,7 @@ func lineChart(t table) string {
 		}
 	}
 	for _, s := range scales {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="11" fill="%s">%s</text>`, x(s), top+plotH+16, faint, esc(strings.TrimSuffix(num(s, ""), " ")))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="11" fill="%s">%s</text>`, x(s), top+plotH+16, faint, esc(tick(s, "")))
 	}
 	if xl := t.rows[0].XLabel; xl != "" {
 		scale := ""
@@ -165,6 +171,7 @@ func targets(b *strings.Builder, rows []results.Row, at func(float64) (x1, y1, x
 		seen = append(seen, r.Target)
 		x1, y1, x2, y2 := at(r.Target)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="5,4" stroke-width="1.5"><title>target %s</title></line>`, x1, y1, x2, y2, ink, esc(num(r.Target, r.Unit)))
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11" text-anchor="end" fill="%s">target %s</text>`, x2, y1-4, ink, esc(num(r.Target, r.Unit)))
 	}
 }
 
@@ -175,3 +182,42 @@ func head(b *strings.Builder, title string, w, h int) {
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// niceTicks returns 0 and the multiples of a round step (1, 2 or 5 times
+// a power of ten) up to the first at or past top: four to six ticks.
+func niceTicks(top float64) []float64 {
+	if top <= 0 {
+		top = 1
+	}
+	raw := top / 4
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	ticks := []float64{0}
+	for v := step; ; v += step {
+		ticks = append(ticks, v)
+		if v >= top-1e-9 {
+			return ticks
+		}
+	}
+}
+
+// tick prints an axis value: as short as it reads exactly.
+func tick(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if v >= 10000 {
+		s = group3(fmt.Sprintf("%.0f", v))
+	}
+	if unit == "×" {
+		return s + "×"
+	}
+	if unit == "" {
+		return s
+	}
+	return s + " " + unit
+}

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -64,7 +65,7 @@ func run(args []string, stderr io.Writer) int {
 		rel = *img
 	}
 	var page bytes.Buffer
-	writeHead(&page, *command)
+	writeHead(&page, *command, rows)
 	for _, t := range tables {
 		name := slug(t.name) + ".svg"
 		if err := atomicfile.WriteFile(filepath.Join(*img, name), []byte(chart(t)), 0o644); err != nil {
@@ -143,7 +144,7 @@ func group(rows []results.Row) []table {
 	return out
 }
 
-func writeHead(w *bytes.Buffer, command string) {
+func writeHead(w *bytes.Buffer, command string, rows []results.Row) {
 	fmt.Fprintf(w, "# Benchmarks\n\n")
 	fmt.Fprintf(w, "Drawn by `%s` from the figures of one run (`docs/bench/results.jsonl`);\n", command)
 	fmt.Fprintf(w, "every figure beside its anchor is a ratio measured in the same run, in\n")
@@ -153,7 +154,17 @@ func writeHead(w *bytes.Buffer, command string) {
 	fmt.Fprintf(w, "| date | %s |\n", time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintf(w, "| CPU | %s |\n", cpuModel())
 	fmt.Fprintf(w, "| cores | %d |\n", runtime.NumCPU())
-	fmt.Fprintf(w, "| Go | %s |\n\n", runtime.Version())
+	fmt.Fprintf(w, "| Go | %s |\n", runtime.Version())
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range rows {
+		if r.Load > 0 {
+			lo, hi = min(lo, r.Load), max(hi, r.Load)
+		}
+	}
+	if hi > 0 {
+		fmt.Fprintf(w, "| load average while the figures were taken | %.1f – %.1f |\n", lo, hi)
+	}
+	fmt.Fprintln(w)
 }
 
 func writeTable(w *bytes.Buffer, t table, img string) {
@@ -192,7 +203,7 @@ func num(v float64, unit string) string {
 	switch {
 	case unit == "×":
 		return fmt.Sprintf("%.2f×", v)
-	case v >= 10000:
+	case v >= 1000:
 		s = group3(fmt.Sprintf("%.0f", v))
 	case v >= 100:
 		s = fmt.Sprintf("%.0f", v)

@@ -152,8 +152,8 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 			for _, k := range scale {
 				r := learnInMemory(eps, k, workers)
 				fmt.Fprintf(w, "learn alone (%d workers), %d× the episodes\t%d episodes\t%.0f episodes/s\t\t\n", workers, k, k*len(eps), r)
-				results.Must(results.Row{Table: "learn alone: episodes/s as the episodes grow", Series: fmt.Sprintf("%d workers", workers),
-					Row: fmt.Sprintf("%d workers, %d episodes", workers, k*len(eps)), Scale: float64(k * len(eps)), XLabel: "episodes",
+				results.Must(results.Row{Table: "learn alone: episodes/s as the episodes grow", Series: workersName(workers),
+					Row: fmt.Sprintf("%s, %d episodes", workersName(workers), k*len(eps)), Scale: float64(k * len(eps)), XLabel: "episodes",
 					Value: r, Unit: "episodes/s", Better: results.Higher})
 			}
 		}
@@ -188,6 +188,13 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 	}
 	fmt.Fprintf(w, "\nload at end\t%s\n", loadavg())
 	return nil
+}
+
+func workersName(n int) string {
+	if n == 1 {
+		return "1 worker"
+	}
+	return fmt.Sprintf("%d workers", n)
 }
 
 func verdict(ok bool) string {

@@ -84,7 +84,7 @@ func (c *rpcClient) echoCalls(message string, inflight, calls int) (time.Duratio
 // turns). It returns whether every cell met the target.
 //
 // What the profiles of hoist-mcp under these runs say bounds them (the
-// README's "Benchmarks" has the figures): at 64 KiB the log's 128 KiB a
+// docs/performance.md has the figures): at 64 KiB the log's 128 KiB a
 // call, validated and written, cost several times the cats' whole work;
 // at 16 B the pipes' system calls and Go's hand-offs between goroutines
 // do. On two shared cores the calls per second follow the CPU per call.

@@ -36,6 +36,18 @@ type Row struct {
 	Target float64 `json:"target,omitempty"` // 0: none
 	Better string  `json:"better"`           // Higher or Lower
 	Anchor string  `json:"anchor,omitempty"` // what the figure is measured against, in the same run
+	Load   float64 `json:"load,omitempty"`   // the machine's load average (1 minute) when the figure was kept; Add fills it
+}
+
+// loadavg reads the one-minute load average, 0 where there is none.
+func loadavg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var l float64
+	fmt.Sscan(string(b), &l)
+	return l
 }
 
 // Met reports whether the row meets its target (true when it has none).
@@ -65,7 +77,11 @@ func Add(rows ...Row) error {
 		return fmt.Errorf("%s: %w", Env, err)
 	}
 	enc := json.NewEncoder(f)
+	load := loadavg()
 	for _, r := range rows {
+		if r.Load == 0 {
+			r.Load = load
+		}
 		if r.Better != Higher && r.Better != Lower {
 			f.Close()
 			return fmt.Errorf("results: row %q of %q: better is %q, want %q or %q", r.Row, r.Table, r.Better, Higher, Lower)
