@@ -36,7 +36,7 @@ func run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchdoc", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	in := fs.String("results", "", "the results `FILE` (JSON lines) the benchmarks wrote")
-	out := fs.String("out", "docs/bench.md", "the page to write")
+	out := fs.String("out", filepath.Join("docs", "bench.md"), "the page to write")
 	img := fs.String("img", "docs/img/bench", "the `directory` of the charts")
 	command := fs.String("command", "make bench", "the command the page says produced it")
 	if err := fs.Parse(args); err != nil {
