@@ -109,6 +109,7 @@ Run 'hoist <command> --help' for a command's manual, and
 		newCmdSessions(f, nil, nil),
 		newCmdExport(f, nil),
 		newCmdRedact(f, nil),
+		newCmdDiff(f, nil),
 	)
 	add("flows",
 		newCmdLearn(f, nil),

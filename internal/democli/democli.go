@@ -87,7 +87,7 @@ those, the first not yet served, in the order of the logs, and once all
 are served the last again. A call with no match gets a tool error naming
 the nearest recorded call of that tool and the arguments that differ, and
 so does a line on stderr. Only the server's own answers are served, not
-the proxy's (a guard's refusal). It replays on stdio only (docs/replay.md).
+the proxy's (a guard's refusal). It replays on stdio only (docs/recordings.md).
 
 It speaks MCP on stdin and stdout by default. --http ADDR serves
 Streamable HTTP at http://ADDR/mcp instead (ADDR 127.0.0.1:0 picks a free

@@ -9,7 +9,7 @@ import (
 )
 
 // runReplay serves the recorded sessions of o.Replay on stdio until the
-// input ends (docs/replay.md). A log that cannot be read, or has a bad
+// input ends (docs/recordings.md). A log that cannot be read, or has a bad
 // line, is a usage error naming file:line.
 func runReplay(ctx context.Context, o *options) error {
 	sessions, err := recording.ReadFiles(o.Replay)
