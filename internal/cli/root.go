@@ -110,6 +110,7 @@ Run 'hoist <command> --help' for a command's manual, and
 		newCmdExport(f, nil),
 		newCmdRedact(f, nil),
 		newCmdDiff(f, nil),
+		newCmdTools(f, nil, nil),
 	)
 	add("flows",
 		newCmdLearn(f, nil),

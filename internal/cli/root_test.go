@@ -27,7 +27,7 @@ func TestRootWiresEachCommand(t *testing.T) {
 		got[c.GroupID] = append(got[c.GroupID], c.Name())
 	}
 	want := map[string][]string{
-		"record":  {"diff", "export", "ingest", "init", "redact", "sessions"},
+		"record":  {"diff", "export", "ingest", "init", "redact", "sessions", "tools"},
 		"flows":   {"compile", "flow", "flow-show", "learn", "promote"},
 		"measure": {"audit", "confirm", "console", "drift", "evaluate", "guards", "replay"},
 		"":        {"completion"},
