@@ -3,6 +3,7 @@ package recording
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -122,4 +123,25 @@ func TestReadFilesBadLine(t *testing.T) {
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "20260923T220000.000Z-201.jsonl:5: ") {
 		t.Errorf("err %v, want an InputError naming line 5", err)
 	}
+}
+
+// FuzzAnswer: whatever line comes in, the Replayer does not panic, and
+// what it answers is valid JSON.
+func FuzzAnswer(f *testing.F) {
+	ss := readSessions(f, "testdata/shop.jsonl")
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_order","arguments":{"id":"#W1","verbose":true}}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"initialize","params":{"_meta":{}}}`,
+		`[{"jsonrpc":"2.0","id":4,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"cancel","arguments":[1,null]}}`,
+		"not json",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r := NewReplayer(ss)
+		if a, _ := r.Answer(line); a != nil && !json.Valid(a) {
+			t.Fatalf("answered %q with %s", line, a)
+		}
+	})
 }

@@ -92,3 +92,26 @@ func TestToolSummary(t *testing.T) {
 		t.Errorf("set_alarm: %+v", tools[1])
 	}
 }
+
+// FuzzRead: Read never panics, and a file it accepts has every digest
+// right and writes back to a file it accepts again.
+func FuzzRead(f *testing.F) {
+	tools, _ := FromList([]byte(list))
+	f.Add(Marshal(&File{Pin: Version, Server: "weather", Tools: tools}))
+	f.Add([]byte(`{"hoist_tool_pin":1,"tools":[{"name":"x","digest":"","definition":{"name":"x"}}]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		pf, err := Read(b)
+		if err != nil {
+			return
+		}
+		for _, tl := range pf.Tools {
+			if tl.Digest != Digest(tl.Definition) {
+				t.Fatalf("accepted %s with digest %s", tl.Definition, tl.Digest)
+			}
+		}
+		if _, err := Read(Marshal(pf)); err != nil {
+			t.Fatalf("written back, refused: %v", err)
+		}
+	})
+}
