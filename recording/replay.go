@@ -58,21 +58,41 @@ type Match struct {
 type Replayer struct {
 	mu     sync.Mutex
 	xs     []*Exchange
+	keys   []keys           // each exchange's match keys, computed once
+	by     map[string][]int // the exchanges of a method (and tool), in order
 	served []bool
 	tools  []string // the tools the recordings call, in first-call order
+}
+
+// keys are what a request is matched by: the canonical text of a call's
+// arguments or of other params (_meta left out), and for a call the loose
+// text (Loose).
+type keys struct{ exact, loose string }
+
+// keysOf returns the match keys of a request of method with params.
+func keysOf(method string, params json.RawMessage) (kind string, k keys) {
+	if method != mcpmsg.MethodToolsCall {
+		return method, keys{exact: canonical(withoutMeta(params))}
+	}
+	c := mcpmsg.ReadCall(params)
+	args := orEmpty(c.Args)
+	return method + "\x00" + c.Name, keys{exact: canonical(args), loose: looseText(args)}
 }
 
 // NewReplayer returns a Replayer of the sessions' requests the server
 // answered (not the proxy, whose answers a replay has no proxy to give).
 func NewReplayer(sessions []*Session) *Replayer {
-	r := &Replayer{}
+	r := &Replayer{by: map[string][]int{}}
 	for _, s := range sessions {
 		for i := range s.Exchanges {
 			x := &s.Exchanges[i]
 			if x.AnsweredBy != mcplog.FromServer {
 				continue
 			}
+			kind, k := keysOf(x.Method, x.Params)
+			r.by[kind] = append(r.by[kind], len(r.xs))
 			r.xs = append(r.xs, x)
+			r.keys = append(r.keys, k)
 			if x.Method == mcpmsg.MethodToolsCall && !slices.Contains(r.tools, x.Tool) {
 				r.tools = append(r.tools, x.Tool)
 			}
@@ -88,40 +108,16 @@ func (r *Replayer) Len() int { return len(r.xs) }
 // Match finds the recorded request whose answer a request of method with
 // params gets, and marks it served.
 func (r *Replayer) Match(method string, params json.RawMessage) Match {
+	kind, want := keysOf(method, params)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var exact, loose []int
-	var nearest *Exchange
-	var differ []string
-	if method == mcpmsg.MethodToolsCall {
-		c := mcpmsg.ReadCall(params)
-		want, wantLoose := canonical(orEmpty(c.Args)), looseText(orEmpty(c.Args))
-		for i, x := range r.xs {
-			if x.Method != method || x.Tool != c.Name {
-				continue
-			}
-			args := orEmpty(x.Args)
-			switch {
-			case canonical(args) == want:
-				exact = append(exact, i)
-			case looseText(args) == wantLoose:
-				loose = append(loose, i)
-			}
-			if d := differing(args, orEmpty(c.Args)); nearest == nil || len(d) < len(differ) {
-				nearest, differ = x, d
-			}
-		}
-	} else {
-		want := canonical(withoutMeta(params))
-		for i, x := range r.xs {
-			if x.Method != method {
-				continue
-			}
-			if canonical(withoutMeta(x.Params)) == want {
-				exact = append(exact, i)
-			} else {
-				loose = append(loose, i)
-			}
+	for _, i := range r.by[kind] {
+		switch k := r.keys[i]; {
+		case k.exact == want.exact:
+			exact = append(exact, i)
+		case method != mcpmsg.MethodToolsCall || k.loose == want.loose:
+			loose = append(loose, i)
 		}
 	}
 	for _, m := range []struct {
@@ -140,6 +136,19 @@ func (r *Replayer) Match(method string, params json.RawMessage) Match {
 		}
 		r.served[pick] = true
 		return Match{How: m.how, Exchange: r.xs[pick]}
+	}
+	// None: the recorded call of the tool with the fewest differing
+	// arguments, the first recorded among equals.
+	var nearest *Exchange
+	var differ []string
+	args := orEmpty(mcpmsg.ReadCall(params).Args)
+	for _, i := range r.by[kind] {
+		if d := differing(orEmpty(r.xs[i].Args), args); nearest == nil || len(d) < len(differ) {
+			nearest, differ = r.xs[i], d
+		}
+	}
+	if method != mcpmsg.MethodToolsCall {
+		nearest, differ = nil, nil
 	}
 	return Match{How: None, Nearest: nearest, Differ: differ}
 }
