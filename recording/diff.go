@@ -3,8 +3,10 @@ package recording
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
@@ -61,8 +63,10 @@ type Change struct {
 // JSON-RPC error), whoever gave it; a text that holds a JSON object or
 // array in both is compared as JSON, so a change inside a tool's JSON
 // answer names its field. Object members are compared whatever their
-// order.
-func Diff(a, b []*Session) Report {
+// order. A change whose path an ignore pattern matches (Ignored) is left
+// out.
+func Diff(a, b []*Session, ignore ...string) Report {
+	ig := compileIgnore(ignore)
 	ca, cb := agentCalls(a), agentCalls(b)
 	r := Report{CallsA: len(ca), CallsB: len(cb)}
 	nb := map[string][]*Exchange{}
@@ -82,6 +86,7 @@ func Diff(a, b []*Session) Report {
 		diffValues(&ch, "arguments", parsed(orEmpty(x.Args)), parsed(orEmpty(y.Args)))
 		diffValues(&ch, "result", parsed(x.Result), parsed(y.Result))
 		diffValues(&ch, "error", parsed(x.Error), parsed(y.Error))
+		ch = slices.DeleteFunc(ch, func(c Change) bool { return ig(x.Tool, c.Path) })
 		if len(ch) > 0 {
 			r.Calls = append(r.Calls, CallDiff{Tool: x.Tool, N: n + 1, A: x.Where(), B: y.Where(), Changes: ch})
 		}
@@ -217,4 +222,35 @@ func member(path, name string) string {
 		return path + "." + name
 	}
 	return fmt.Sprintf("%s[%s]", path, jsontext.Canonical(name))
+}
+
+// compileIgnore returns the test of a change against ignore patterns. A
+// pattern is a path as a Change names it, such as
+// result.content[0].text.updated_at, optionally after "TOOL:" to apply to
+// one tool only; * stands for any member name and [*] for any index. A
+// pattern matches a path and every path under it.
+func compileIgnore(patterns []string) func(tool, path string) bool {
+	type pat struct {
+		tool string
+		re   *regexp.Regexp
+	}
+	var ps []pat
+	for _, p := range patterns {
+		var tool string
+		if i := strings.Index(p, ":"); i > 0 && !strings.ContainsAny(p[:i], ".[") {
+			tool, p = p[:i], p[i+1:]
+		}
+		q := regexp.QuoteMeta(p)
+		q = strings.ReplaceAll(q, `\[\*\]`, `\[\d+\]`)
+		q = strings.ReplaceAll(q, `\*`, `[^.\[]*`)
+		ps = append(ps, pat{tool, regexp.MustCompile(`^` + q + `(?:$|[.\[])`)})
+	}
+	return func(tool, path string) bool {
+		for _, p := range ps {
+			if (p.tool == "" || p.tool == tool) && p.re.MatchString(path) {
+				return true
+			}
+		}
+		return false
+	}
 }

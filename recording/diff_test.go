@@ -45,3 +45,26 @@ func TestDiff(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+func TestIgnore(t *testing.T) {
+	ig := compileIgnore([]string{"result.content[*].text.updated_at", "get_order:arguments.verbose", "error", "*.trace"})
+	for path, want := range map[string]bool{
+		"result.content[0].text.updated_at":      true,
+		"result.content[12].text.updated_at.day": true,
+		"result.content[0].text.updated_at_utc":  false,
+		"result.content[x].text.updated_at":      false,
+		"arguments.verbose":                      true,
+		"error":                                  true,
+		"error.message":                          true,
+		"errors":                                 false,
+		"result.trace":                           true,
+		"result.content[0].trace":                false,
+	} {
+		if got := ig("get_order", path); got != want {
+			t.Errorf("%s: ignored %v, want %v", path, got, want)
+		}
+	}
+	if ig("cancel", "arguments.verbose") {
+		t.Error("a pattern for get_order ignored cancel's argument")
+	}
+}

@@ -17,15 +17,16 @@ const exitDiffer = 1
 
 // diffOptions are hoist diff's inputs.
 type diffOptions struct {
-	IO   iostreams.Streams
-	A, B string
-	JSON bool
+	IO     iostreams.Streams
+	A, B   string
+	JSON   bool
+	Ignore []string
 }
 
 func newCmdDiff(f *Factory, runF func(context.Context, *diffOptions) error) *cobra.Command {
 	opts := &diffOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "diff A B [--json]",
+		Use:   "diff A B [--ignore [TOOL:]PATH]... [--json]",
 		Short: "Compare two recordings call by call: what changed in arguments and answers",
 		Long: `hoist diff compares two recordings of hoist-mcp --record, call by call: a
 regression test for an agent (did it make the same calls?) or for a server
@@ -42,6 +43,11 @@ recordings (as most tools answer) is compared as JSON, so a change names
 the field inside it, such as result.content[0].text.status. A call one
 recording alone made is listed with its arguments.
 
+--ignore PATH leaves out the changes at PATH and under it, for fields that
+differ from run to run (a time, a generated id): * stands for any member
+name and [*] for any index, and TOOL:PATH applies to one tool only, as in
+--ignore 'get_order_details:result.content[*].text.updated_at'.
+
 --json writes the same as one JSON object: calls_a, calls_b and calls, each
 with tool, n (the tool's nth call), a and b (file:line), only ("a" or "b")
 or changes (path, a, b: the values as JSON, absent where the field is).
@@ -51,6 +57,9 @@ answers, 1 when they differ, 2 for bad input: a file that is not a session
 log or has a bad line (one line naming file:line and field).`,
 		Example: `  # The same procedure, recorded twice: no output, exit 0.
   hoist diff ~/.hoist/logs/20261204T101500.000Z-4242.jsonl ~/.hoist/logs/20261204T101800.000Z-4301.jsonl
+
+  # Leave out a field that differs from run to run:
+  hoist diff --ignore 'result.content[*].text.request_id' before.jsonl after.jsonl
 
   # Two directories of sessions, for a script:
   hoist diff --json baseline-logs/ new-logs/`,
@@ -68,6 +77,7 @@ log or has a bad line (one line naming file:line and field).`,
 			return runDiff(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringArrayVar(&opts.Ignore, "ignore", nil, "leave out changes at `[TOOL:]PATH` and under it, such as result.content[*].text.updated_at (repeatable)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write the differences as JSON")
 	return cmd
 }
@@ -81,7 +91,7 @@ func runDiff(_ context.Context, o *diffOptions) error {
 	if err != nil {
 		return &exitCodeError{code: ExitUsage, err: err}
 	}
-	r := recording.Diff(a, b)
+	r := recording.Diff(a, b, o.Ignore...)
 	if o.JSON {
 		if r.Calls == nil {
 			r.Calls = []recording.CallDiff{}

@@ -78,6 +78,13 @@ func TestDiffRecordings(t *testing.T) {
 		t.Errorf("a changed answer: exit %d, stderr %q, stdout:\n%s\nwant exit 1, starting %q", r.code, r.stderr, r.stdout, want)
 	}
 
+	if r := run(t, nil, "diff", "--ignore", "get_order_details:result.content[*].text.status", first, moved); r.code != 0 || r.stdout != "" {
+		t.Errorf("the changed field ignored: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	if r := run(t, nil, "diff", "--ignore", "cancel_pending_order:result", first, moved); r.code != 1 {
+		t.Errorf("another tool's field ignored: exit %d, want 1", r.code)
+	}
+
 	r = run(t, nil, "diff", "--json", first, moved)
 	var rep recording.Report
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 1 {
