@@ -68,6 +68,9 @@ file that is not a session log, or has a bad line, named with its line).`,
 		Example: `  hoist tools --sessions ~/.hoist/logs
   hoist tools --sessions ~/.hoist/logs --server weather --json
   hoist tools pin --sessions ~/.hoist/logs --server weather --out weather.pin.json`,
+		// Logs, not subcommands, after the flags: cobra would otherwise
+		// take a first argument for an unknown subcommand.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Logs = args
 			if len(opts.logs()) == 0 {
