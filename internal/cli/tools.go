@@ -189,8 +189,12 @@ func writeToolHistory(w io.Writer, h *recording.ToolHistory) {
 	if h.Sessions != 1 {
 		sessions = fmt.Sprintf("%d sessions", h.Sessions)
 	}
-	fmt.Fprintf(w, "server %s: %d tools, as last listed %s (session %s); %s\n",
-		h.Server, len(h.Latest.Tools), stamp(h.Latest.UnixMS), h.Latest.Session, sessions)
+	tools := "1 tool"
+	if len(h.Latest.Tools) != 1 {
+		tools = fmt.Sprintf("%d tools", len(h.Latest.Tools))
+	}
+	fmt.Fprintf(w, "server %s: %s, as last listed %s (session %s); %s\n",
+		h.Server, tools, stamp(h.Latest.UnixMS), h.Latest.Session, sessions)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, t := range h.Latest.Tools {
 		kind := ""
@@ -199,7 +203,11 @@ func writeToolHistory(w io.Writer, h *recording.ToolHistory) {
 		} else if ok {
 			kind = "writes"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t(%s)\t%s\n", t.Name, kind, strings.Join(t.Inputs(), ", "), clipText(t.Description(), 70))
+		line := fmt.Sprintf("  %s\t%s\t(%s)", t.Name, kind, strings.Join(t.Inputs(), ", "))
+		if d := clipText(t.Description(), 70); d != "" {
+			line += "\t" + d
+		}
+		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
 	if len(h.Changes) == 0 {
