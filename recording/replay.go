@@ -13,6 +13,7 @@ import (
 	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
+	"github.com/hoist-mcp/hoist/toolpin"
 )
 
 // How says how a request was matched to a recorded one.
@@ -322,30 +323,15 @@ func loosen(v any) any {
 }
 
 // differing names the members in which two argument objects differ (by
-// canonical value; a member present in one only differs), sorted; for
-// arguments that are not both objects, "arguments" when they differ.
+// value; a member present in one only differs), sorted, as toolpin.Fields
+// does for tool definitions; for arguments that are not both objects,
+// "arguments" when they differ.
 func differing(a, b json.RawMessage) []string {
-	va, okA := jsontext.Parse(a)
-	vb, okB := jsontext.Parse(b)
-	ma, isA := va.(map[string]any)
-	mb, isB := vb.(map[string]any)
-	if !okA || !okB || !isA || !isB {
-		if canonical(a) == canonical(b) {
-			return nil
-		}
-		return []string{"arguments"}
+	if jsontext.Kind(a) == '{' && jsontext.Kind(b) == '{' {
+		return toolpin.Fields(a, b)
 	}
-	var out []string
-	for k, x := range ma {
-		if y, ok := mb[k]; !ok || jsontext.Canonical(x) != jsontext.Canonical(y) {
-			out = append(out, k)
-		}
+	if canonical(a) == canonical(b) {
+		return nil
 	}
-	for k := range mb {
-		if _, ok := ma[k]; !ok {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return []string{"arguments"}
 }

@@ -188,7 +188,8 @@ func Compare(pinned, listed []Tool) []Change {
 	return out
 }
 
-// Fields returns the members of two definitions that differ (a member one
+// Fields returns the members of two JSON objects, such as two definitions,
+// that differ (by value, whatever the order of members; a member one
 // lacks differs), sorted.
 func Fields(a, b []byte) []string {
 	ma, _ := parse(a).(map[string]any)
