@@ -26,6 +26,14 @@
 // database as loaded, so a recorded τ²-bench agent's calls get the answers
 // they got; hoist-procedure replay plays such agents back.
 //
+// --replay LOG... serves recorded sessions instead of a world: the session
+// logs hoist-mcp --record wrote. It answers initialize and tools/list as
+// recorded and each call with the recorded answer of the same tool and
+// arguments (equal as JSON values, else loosely equal), in the order they
+// were recorded; a call it has no answer for gets a tool error naming the
+// nearest recorded call (docs/recordings.md). An agent's tests then run
+// offline and answer the same every time.
+//
 // Run hoist-mcp-demo --help for its flags; hoist-mcp-demo --completion bash
 // (or zsh, fish, powershell) prints a shell completion script.
 package main

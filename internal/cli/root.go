@@ -109,6 +109,8 @@ Run 'hoist <command> --help' for a command's manual, and
 		newCmdSessions(f, nil, nil),
 		newCmdExport(f, nil),
 		newCmdRedact(f, nil),
+		newCmdDiff(f, nil),
+		newCmdTools(f, nil, nil),
 	)
 	add("flows",
 		newCmdLearn(f, nil),

@@ -27,7 +27,7 @@ func TestRootWiresEachCommand(t *testing.T) {
 		got[c.GroupID] = append(got[c.GroupID], c.Name())
 	}
 	want := map[string][]string{
-		"record":  {"export", "ingest", "init", "redact", "sessions"},
+		"record":  {"diff", "export", "ingest", "init", "redact", "sessions", "tools"},
 		"flows":   {"compile", "flow", "flow-show", "learn", "promote"},
 		"measure": {"audit", "confirm", "console", "drift", "evaluate", "guards", "replay"},
 		"":        {"completion"},
@@ -36,7 +36,7 @@ func TestRootWiresEachCommand(t *testing.T) {
 		t.Errorf("commands by group (-want +got):\n%s", diff)
 	}
 	code, stdout, _ := hoist("--help")
-	for _, want := range []string{"Recording and the episode store:\n  export", "Measuring what a flow saves:\n  audit", "completion", "Examples:"} {
+	for _, want := range []string{"Recording and the episode store:\n  diff", "Measuring what a flow saves:\n  audit", "completion", "Examples:"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("hoist --help: exit %d, lacks %q", code, want)
 		}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -74,6 +75,20 @@ agent's reads come back byte for byte (hoist-procedure replay). Each session
 starts from the database as loaded, and writes change only that session's
 copy, never the file; calls run one at a time, in the order they came.
 
+--replay LOG... serves recorded sessions instead of a world: the session
+logs hoist-mcp --record wrote (.jsonl or .jsonl.zst; a directory stands for
+the logs in it), so that an agent's tests run offline and the same every
+time. It answers initialize and tools/list as the server answered them, and
+each call with the recorded answer of the same call: first one whose tool
+and arguments are equal as JSON values (member order ignored), else one
+whose arguments are equal once strings are trimmed, spaces collapsed and
+letters lowered, numbers compared by value and null members dropped; among
+those, the first not yet served, in the order of the logs, and once all
+are served the last again. A call with no match gets a tool error naming
+the nearest recorded call of that tool and the arguments that differ, and
+so does a line on stderr. Only the server's own answers are served, not
+the proxy's (a guard's refusal). It replays on stdio only (docs/recordings.md).
+
 It speaks MCP on stdin and stdout by default. --http ADDR serves
 Streamable HTTP at http://ADDR/mcp instead (ADDR 127.0.0.1:0 picks a free
 port; the URL is printed on stdout), insisting on the session id and the
@@ -85,8 +100,9 @@ the version in each request's _meta, each result marked complete and naming
 the server; over --http with no session, one JSON body per request).
 
 Exit status: 0 when the input ends (stdio) or on SIGINT/SIGTERM (--http);
-1 when serving fails; 2 for a usage error or a --db file that is not
-τ²-bench's retail database (one line naming file:line and field).
+1 when serving fails; 2 for a usage error, a --db file that is not
+τ²-bench's retail database, or a --replay log that cannot be read or has a
+bad line (one line naming file:line and field).
 
 Shell completion: hoist-mcp-demo --completion bash|zsh|fish|powershell
 prints a completion script.`
@@ -100,6 +116,9 @@ const example = `  # One request through the recording proxy:
 
   # A scripted customer against the shop:
   hoist-procedure --param email=c7@example.com cancel-order -- hoist-mcp-demo --world retail
+
+  # A recorded session served back, for a test that needs no server:
+  hoist-mcp-demo --replay /tmp/hoist-logs/20261204T101500.000Z-4242.jsonl
 
   # A recorded τ²-bench agent replayed against τ²-bench's retail database:
   hoist-procedure replay testdata/tau2/logs/retail/gpt-4.1/20250801T161636.780Z-42820.jsonl \
@@ -119,6 +138,8 @@ type options struct {
 	// CallsLog is --calls-log: the file the retail world journals its
 	// calls to.
 	CallsLog string
+	// Replay are the session logs --replay serves, in order.
+	Replay []string
 
 	prog *cmdutil.Program
 }
@@ -136,12 +157,12 @@ func Main(ctx context.Context, args []string, st iostreams.Streams) int {
 func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Command {
 	opts := &options{IO: f.IO, prog: &cmdutil.Program{Name: "hoist-mcp-demo", Out: f.IO.Out}}
 	cmd := &cobra.Command{
-		Use:     "hoist-mcp-demo [--world echo|retail|tau2-retail] [--db FILE] [--http ADDR]",
+		Use:     "hoist-mcp-demo [--world echo|retail|tau2-retail] [--db FILE] [--http ADDR] | --replay LOG...",
 		Short:   "A tiny MCP server for trying hoist-mcp",
 		Long:    long,
 		Example: example,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 && !cmd.Flags().Changed("replay") {
 				return cmdutil.FlagErrorf("unexpected argument %q: hoist-mcp-demo takes only flags", args[0])
 			}
 			return nil
@@ -150,7 +171,16 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 			if done, err := opts.prog.Answered(cmd); done {
 				return err
 			}
+			if cmd.Flags().Changed("replay") {
+				opts.Replay = append(opts.Replay, args...)
+			}
 			switch {
+			case len(opts.Replay) > 0 && cmd.Flags().Changed("world"):
+				return cmdutil.FlagErrorf("--replay serves the recordings, not a world: leave out --world")
+			case len(opts.Replay) > 0 && cmd.Flags().Changed("http"):
+				return cmdutil.FlagErrorf("--replay serves on stdio only: leave out --http")
+			case slices.Contains(opts.Replay, ""):
+				return cmdutil.FlagErrorf("--replay: want session logs, such as ~/.hoist/logs/20261204T101500.000Z-4242.jsonl")
 			case opts.World != "echo" && opts.World != "retail" && opts.World != "tau2-retail":
 				return cmdutil.FlagErrorf("--world %q: want echo, retail or tau2-retail", opts.World)
 			case cmd.Flags().Changed("http") && opts.HTTP == "":
@@ -175,6 +205,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringVar(&opts.World, "world", "echo", "the `WORLD` to serve: echo (lookup and update), retail (a tiny shop) or tau2-retail (τ²-bench's retail domain)")
 	fl.StringVar(&opts.DB, "db", "", "τ²-bench's retail database `FILE` for --world tau2-retail (default: the copy carried in the program)")
 	fl.StringVar(&opts.HTTP, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (127.0.0.1:0 picks a port)")
+	fl.StringArrayVar(&opts.Replay, "replay", nil, "serve the session logs `LOG`... recorded by hoist-mcp --record instead of a world: their initialize, tools/list and calls (the arguments after it are logs too)")
 	fl.StringVar(&opts.CallsLog, "calls-log", "", "with --world retail: append each tools/call served to `FILE`, one JSON line each")
 	_ = cmd.RegisterFlagCompletionFunc("world", cobra.FixedCompletions(Worlds, cobra.ShellCompDirectiveNoFileComp))
 	opts.prog.AddFlags(cmd)
@@ -184,6 +215,9 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 
 // runDemo serves the world until the input ends or ctx is done.
 func runDemo(ctx context.Context, o *options) error {
+	if len(o.Replay) > 0 {
+		return runReplay(ctx, o)
+	}
 	s := &demo.Server{Version: buildinfo.Version()}
 	switch o.World {
 	case "retail":

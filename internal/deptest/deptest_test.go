@@ -71,13 +71,19 @@ var rules = Rules{
 		"proxy":     {"episode", "flow", "jsonrpc", "mcplog", "guards", "judge", "oracle", "jsontext", "mcpmsg", "console/hold"}, // episode: the tool types flow.Session.Listed takes; console/hold: the rules of a frame held for --console
 		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding", "episode"},
 
+		// Recordings read back: served as a server (hoist-mcp-demo
+		// --replay) and compared (hoist diff); tool definitions pinned and
+		// compared, by hoist tools and by the proxy (--pin-tools).
+		"recording": {"jsonrpc", "jsontext", "mcplog", "mcpmsg", "toolpin"},
+		"toolpin":   {"jsontext", "mcpmsg"},
+
 		// Command lines; internal/cli is every toolkit package but never
 		// the proxy, internal/mcpcli the proxy but no toolkit.
-		"internal/cli": {"audit", "console", "drift", "earned", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "redact", "store",
+		"internal/cli": {"audit", "console", "drift", "earned", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "recording", "redact", "store", "toolpin",
 			"judge", "oracle", "oracle/client", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "oracle/client", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
-		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams"},
+		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams", "recording"},
 		"internal/cmdutil":    {"internal/buildinfo"},
 		"internal/oraclecli":  {"oracle", "oracle/client"}, // the oracle's flags, shared by hoist and hoist-mcp
 		"cmd/hoist":           {"internal/cli", "internal/iostreams"},
