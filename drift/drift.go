@@ -63,6 +63,36 @@ type Report struct {
 	// Unseen are the flow's sites that did not occur in the sessions (not
 	// drift: they may be rare).
 	Unseen []string `json:"unseen_sites"`
+	// Served is set when some sessions served the flow: what the proxy's
+	// lookups earned in them, which the sessions' counts take as the
+	// agent's calls (hoist drift counts a lookup whose hit estimate is at
+	// least ½ as the agent's own call).
+	Served *Served `json:"served,omitempty"`
+}
+
+// Served is what the proxy's lookups earned in the sessions that served
+// the flow (package earned, as hoist audit reports it).
+type Served struct {
+	Sessions int    `json:"sessions"`
+	Lookups  int    `json:"lookups"`
+	Hits     Bounds `json:"hits"`
+	Saved    Bounds `json:"saved_turns"`
+	// Counted is how many of the lookups were counted as the agent's calls.
+	Counted int `json:"counted_as_calls"`
+}
+
+// Bounds are an estimate with its lower and upper bound.
+type Bounds struct {
+	Lo  float64 `json:"lo"`
+	Est float64 `json:"estimate"`
+	Hi  float64 `json:"hi"`
+}
+
+// Add adds o to b.
+func (b *Bounds) Add(o Bounds) {
+	b.Lo += o.Lo
+	b.Est += o.Est
+	b.Hi += o.Hi
 }
 
 // ContractChange is a tool listed with another input contract or kind than

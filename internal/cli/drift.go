@@ -6,16 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hoist-mcp/hoist/drift"
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/learn"
+	"github.com/hoist-mcp/hoist/store"
 )
 
 // Exit codes of hoist drift, for CI.
@@ -121,7 +125,8 @@ func runDrift(ctx context.Context, o *driftOptions) error {
 	// Every binding that matched at least once, however many: a binding of
 	// the flow missing from the sessions' counts means it never matched,
 	// not that others outranked it.
-	now, err := learn.FromSource(ctx, db, episode.Filter{Domain: old.Domain},
+	src := &unserved{db: db}
+	now, err := learn.FromSource(ctx, src, episode.Filter{Domain: old.Domain},
 		learn.Options{Domain: old.Domain, Folds: 1, MinSupport: 1, MaxBindings: driftMaxBindings})
 	if err != nil {
 		return err
@@ -133,6 +138,9 @@ func runDrift(ctx context.Context, o *driftOptions) error {
 		return errors.New("no episodes in the sessions" + domainHint(old.Domain))
 	}
 	r := drift.Compare(old, now, drift.Options{Alpha: o.Alpha, MinSupport: o.MinSupport})
+	if src.served.Sessions > 0 {
+		r.Served = &src.served
+	}
 	if o.JSON {
 		enc := json.NewEncoder(o.IO.Out)
 		enc.SetIndent("", "  ")
@@ -148,12 +156,89 @@ func runDrift(ctx context.Context, o *driftOptions) error {
 	return nil
 }
 
+// unserved is the store's episodes as learn counts them for drift: a
+// session that served the flow holds the proxy's lookups, after which the
+// agent did not make the calls they answered, so its counts would say the
+// agent stopped reaching them (a false alarm). Each lookup of the proxy's
+// whose hit the served log supports, by what it earned (package earned:
+// its estimate at least ½), counts as the agent's own call, where the
+// proxy made it; the others as calls the agent did not make. served sums
+// what the lookups earned, as hoist audit reports it.
+type unserved struct {
+	db     *store.DB
+	mu     sync.Mutex
+	served drift.Served
+}
+
+var _ episode.Source = (*unserved)(nil)
+
+func (u *unserved) Episodes(ctx context.Context, f episode.Filter, fn func(*episode.Episode) error) error {
+	return u.db.EpisodesWithFlows(ctx, f, func(ep *episode.Episode, fl *store.Flow) error {
+		if !earned.Served(ep) {
+			return fn(ep)
+		}
+		var ds []flow.Decision
+		if fl != nil {
+			for _, d := range fl.Decisions {
+				ds = append(ds, d.FlowDecision)
+			}
+		}
+		e := earned.Of(ep, ds)
+		u.mu.Lock()
+		u.served.Sessions++
+		u.served.Lookups += len(e.Lookups)
+		u.served.Hits.Add(drift.Bounds(e.Hits))
+		u.served.Saved.Add(drift.Bounds(e.Saved))
+		u.served.Counted += countedHits(e)
+		u.mu.Unlock()
+		return fn(asUnserved(ep, e))
+	})
+}
+
+// countedHits counts the lookups asUnserved makes the agent's calls.
+func countedHits(e *earned.Earned) int {
+	n := 0
+	for _, lk := range e.Lookups {
+		if lk.Hit.Est >= 0.5 {
+			n++
+		}
+	}
+	return n
+}
+
+// asUnserved returns a copy of ep in which each of the proxy's lookups
+// with a hit estimate of at least ½ is a call of the agent's.
+func asUnserved(ep *episode.Episode, e *earned.Earned) *episode.Episode {
+	hit := map[int]bool{}
+	for _, lk := range e.Lookups {
+		if lk.Hit.Est >= 0.5 {
+			hit[lk.Call] = true
+		}
+	}
+	out := *ep
+	out.Events = slices.Clone(ep.Events)
+	for i := range out.Events {
+		ev := &out.Events[i]
+		if ev.Call != nil && ev.Call.By == episode.Proxy && hit[ev.Call.Index] {
+			c := *ev.Call
+			c.By = episode.Agent
+			ev.Call = &c
+		}
+	}
+	return &out
+}
+
 // writeDrift writes the report as text tables.
 func writeDrift(w io.Writer, name string, r *drift.Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "flow %s (%d episodes) against %d episodes of the sessions\n", name, r.FlowEpisodes, r.Episodes)
-	fmt.Fprintf(&b, "rate tests: %d, two-proportion z, Bonferroni at alpha %g (each p < %.3g); intervals: Wilson at %g%%\n\n",
+	fmt.Fprintf(&b, "rate tests: %d, two-proportion z, Bonferroni at alpha %g (each p < %.3g); intervals: Wilson at %g%%\n",
 		r.Tests, r.Alpha, r.Threshold, 100*(1-r.Alpha))
+	if sv := r.Served; sv != nil {
+		fmt.Fprintf(&b, "served: %s the flow; the proxy's %d lookups earned hits %s and LLM turns saved %s (estimate (lower–upper bound), as hoist audit judges them); the %d whose estimate is at least ½ count as the agent's own calls\n",
+			plural(sv.Sessions, "session", "sessions")+" served", sv.Lookups, driftBounds(sv.Hits), driftBounds(sv.Saved), sv.Counted)
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	if len(r.Added)+len(r.Removed)+len(r.Contracts) > 0 {
 		fmt.Fprintln(tw, "TOOLS\tCHANGE")
@@ -203,6 +288,10 @@ func writeDrift(w io.Writer, name string, r *drift.Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func driftBounds(b drift.Bounds) string {
+	return fmt.Sprintf("%.1f (%.1f–%.1f)", b.Est, b.Lo, b.Hi)
 }
 
 func prop(p drift.Proportion) string {

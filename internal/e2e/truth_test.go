@@ -203,6 +203,9 @@ func TestGroundTruth(t *testing.T) {
 				t.Errorf("%s %s: evaluate's served hits %+v and turns %+v, audit's %+v and %+v", s.how, s.name, sv.Hits, sv.Saved, hits, saved)
 			}
 		}
+		if a.Served == 1 {
+			servedReports(t, s.how, s.name, s.dir, flowFile, a.Total.Lookups, hits, saved)
+		}
 		sumTurns += float64(tr.LLMTurnsSkipped)
 		sumHits += float64(tr.CallsSkipped)
 		estTurns += saved.Est

@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hoist-mcp/hoist/internal/testbin"
+)
+
+// near says two sums of the same figures agree (they may be added in
+// another order).
+func near(a, b bounds) bool {
+	return math.Abs(a.Lo-b.Lo) < 1e-6 && math.Abs(a.Est-b.Est) < 1e-6 && math.Abs(a.Hi-b.Hi) < 1e-6
+}
+
+// servedReports holds promote, drift and evaluate's rules to what audit
+// says one served session's lookups earned (issue 24, item 1: every
+// report asks package earned). hits and saved are audit's, of lookups.
+func servedReports(t *testing.T, how, name, dir, flowFile string, lookups int, hits, saved bounds) {
+	t.Helper()
+	// promote scores the served runs by what their lookups earned: its
+	// sites add up to audit's figures.
+	var p struct {
+		ServedRuns int `json:"served_runs"`
+		Sites      []struct {
+			Served int    `json:"served_lookups"`
+			Hits   bounds `json:"hits_bounds"`
+			Saved  bounds `json:"saved_turns_bounds"`
+		} `json:"sites"`
+	}
+	out := hoist(t, "promote", "--flow", flowFile, "--sessions", dir, "--json", "-q", "--out", filepath.Join(t.TempDir(), "promoted.json"))
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("%s %s: promote --json: %v\n%s", how, name, err, out)
+	}
+	var ph, ps bounds
+	served := 0
+	for _, s := range p.Sites {
+		served += s.Served
+		ph = bounds{ph.Lo + s.Hits.Lo, ph.Est + s.Hits.Est, ph.Hi + s.Hits.Hi}
+		ps = bounds{ps.Lo + s.Saved.Lo, ps.Est + s.Saved.Est, ps.Hi + s.Saved.Hi}
+	}
+	if p.ServedRuns == 0 || served != lookups || !near(ph, hits) || !near(ps, saved) {
+		t.Errorf("%s %s: promote scores %d served runs, %d served lookups, hits %+v, turns saved %+v; audit %d lookups, hits %+v, turns %+v\n%s",
+			how, name, p.ServedRuns, served, ph, ps, lookups, hits, saved, out)
+	}
+
+	// drift counts the lookups that earned a hit as the agent's calls, and
+	// says what they earned as audit does.
+	var d struct {
+		Served *struct {
+			Sessions int    `json:"sessions"`
+			Lookups  int    `json:"lookups"`
+			Hits     bounds `json:"hits"`
+			Saved    bounds `json:"saved_turns"`
+		} `json:"served"`
+	}
+	cmd := exec.Command(testbin.Build(t, "hoist"), "drift", "--flow", flowFile, "--sessions", dir, "--json", "-q")
+	cmd.Env = testbin.Env()
+	b, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("%s %s: drift: %v", how, name, err)
+	}
+	if err := json.Unmarshal(b, &d); err != nil || d.Served == nil {
+		t.Errorf("%s %s: drift --json says nothing of the served session: %v\n%s", how, name, err, b)
+	} else if sv := d.Served; sv.Sessions != 1 || sv.Lookups != lookups || !near(sv.Hits, hits) || !near(sv.Saved, saved) {
+		t.Errorf("%s %s: drift's served %+v; audit %d lookups, hits %+v, turns %+v", how, name, *sv, lookups, hits, saved)
+	}
+
+	// evaluate's rules score the served lookups by the same estimate: the
+	// rule that served (without exploration) is worth, in this session,
+	// the turns saved less the detour cost of each lookup that was no hit.
+	var ev struct {
+		DetourCost float64 `json:"detour_cost"`
+		Results    []struct {
+			Rule   string `json:"rule"`
+			Served *struct {
+				Decisions int    `json:"decisions"`
+				IPS       bounds `json:"ips"`
+			} `json:"served"`
+		} `json:"results"`
+	}
+	out = hoist(t, "evaluate", "--sessions", dir, "--json", "-q", "--reps", "100")
+	if err := json.Unmarshal([]byte(out), &ev); err != nil {
+		t.Fatalf("%s %s: evaluate --json: %v", how, name, err)
+	}
+	c := ev.DetourCost
+	want := bounds{saved.Lo - (float64(lookups)-hits.Lo)*c, saved.Est - (float64(lookups)-hits.Est)*c, saved.Hi - (float64(lookups)-hits.Hi)*c}
+	var rules []string
+	match := false
+	for _, r := range ev.Results {
+		if r.Served == nil || r.Served.Decisions != lookups || !(r.Served.IPS.Lo <= r.Served.IPS.Est+1e-9 && r.Served.IPS.Est <= r.Served.IPS.Hi+1e-9) {
+			t.Errorf("%s %s: evaluate's rule %s says %+v of the served lookups, want %d decisions with bounds in order", how, name, r.Rule, r.Served, lookups)
+			continue
+		}
+		rules = append(rules, r.Rule)
+		match = match || near(r.Served.IPS, want)
+	}
+	if how == "served" && !match {
+		t.Errorf("%s %s: no rule of evaluate's (%s) is worth what audit says the serving rule earned, %+v\n%s", how, name, strings.Join(rules, ", "), want, out)
+	}
+}
