@@ -398,4 +398,37 @@ func consolePages(t *testing.T, sessions []session, flowFile string) {
 	}
 	t.Logf("console: %d served sessions, turns saved %.2f on the sessions page, %.2f on the session pages (truth %.0f), hits %.2f (truth %.0f)",
 		len(ids), listed, audited, sumTurns, estHits, sumHits)
+
+	// The Savings page sums the same sessions: its totals hold the summed
+	// truth within their bounds, their estimates within 15% of it, and
+	// are what hoist audit says of the same sessions.
+	name := strings.TrimSuffix(filepath.Base(flowFile), ".json")
+	savings := get("/savings?name=" + url.QueryEscape(name))
+	sh := regexp.MustCompile(`\(<span class="hits">([^<]*)</span> hits`).FindStringSubmatch(savings)
+	st := regexp.MustCompile(`<b class="saved-turns">([^<]*) turns</b>`).FindStringSubmatch(savings)
+	if sh == nil || st == nil {
+		t.Fatalf("the Savings page shows no hits or turns saved:\n%s", savings)
+	}
+	parse := func(text string) bounds {
+		var b bounds
+		if n, _ := fmt.Sscanf(text, "%g (%g–%g)", &b.Est, &b.Lo, &b.Hi); n == 1 {
+			b.Lo, b.Hi = b.Est, b.Est
+		}
+		return b
+	}
+	hb, sb := parse(sh[1]), parse(st[1])
+	if !hb.holds(sumHits) || !sb.holds(sumTurns) || math.Abs(sb.Est-sumTurns) > 0.15*sumTurns || math.Abs(hb.Est-sumHits) > 0.15*sumHits {
+		t.Errorf("the Savings page says %q hits and %q turns saved; the truth is %.0f calls answered, %.0f turns skipped", sh[1], st[1], sumHits, sumTurns)
+	}
+	var a auditJSON
+	if err := json.Unmarshal([]byte(hoist(t, "audit", "--flow", flowFile, "--sessions", root, "--store", filepath.Join(t.TempDir(), "savings.db"), "--json", "-q")), &a); err != nil {
+		t.Fatal(err)
+	}
+	if want := countText(a.Total.SavedBounds, "%.1f"); st[1] != want {
+		t.Errorf("the Savings page says %q turns saved, hoist audit %q", st[1], want)
+	}
+	if want := countText(a.Total.HitBounds, "%.0f"); sh[1] != want {
+		t.Errorf("the Savings page says %q hits, hoist audit %q", sh[1], want)
+	}
+	t.Logf("Savings page: hits %s, turns saved %s (truth %.0f and %.0f)", sh[1], st[1], sumHits, sumTurns)
 }
