@@ -207,23 +207,53 @@ func countedHits(e *earned.Earned) int {
 }
 
 // asUnserved returns a copy of ep in which each of the proxy's lookups
-// with a hit estimate of at least ½ is a call of the agent's.
+// with a hit estimate of at least ½ is a call of the agent's. The proxy
+// makes a level's lookups one after the other (each call, then its
+// answer); the agent makes them as one turn of calls, none of which
+// follows another's answer. So each such call is moved before the answers
+// of the calls of its level just before it (never past another call: the
+// calls keep their order and indexes), and takes the turn of its level's
+// first call.
 func asUnserved(ep *episode.Episode, e *earned.Earned) *episode.Episode {
-	hit := map[int]bool{}
+	type level struct{ after, depth int }
+	hit := map[int]level{}
 	for _, lk := range e.Lookups {
 		if lk.Hit.Est >= 0.5 {
-			hit[lk.Call] = true
+			hit[lk.Call] = level{lk.After, lk.Depth}
 		}
 	}
 	out := *ep
-	out.Events = slices.Clone(ep.Events)
-	for i := range out.Events {
-		ev := &out.Events[i]
-		if ev.Call != nil && ev.Call.By == episode.Proxy && hit[ev.Call.Index] {
-			c := *ev.Call
-			c.By = episode.Agent
-			ev.Call = &c
+	out.Events = make([]episode.Event, 0, len(ep.Events))
+	turn := map[level]int{}
+	for _, ev := range ep.Events {
+		lv, ok := level{}, false
+		if ev.Call != nil && ev.Call.By == episode.Proxy {
+			lv, ok = hit[ev.Call.Index]
 		}
+		if !ok {
+			out.Events = append(out.Events, ev)
+			continue
+		}
+		c := *ev.Call
+		c.By = episode.Agent
+		if t, seen := turn[lv]; seen {
+			c.Turn = t
+		} else {
+			turn[lv] = c.Turn
+		}
+		ev.Call = &c
+		at := len(out.Events)
+		for at > 0 {
+			r := out.Events[at-1].Result
+			if r == nil {
+				break
+			}
+			if l, ok := hit[r.CallIndex]; !ok || l != lv {
+				break
+			}
+			at--
+		}
+		out.Events = slices.Insert(out.Events, at, ev)
 	}
 	return &out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,59 @@ func servedReports(t *testing.T, how, name, dir, flowFile string, lookups int, h
 	}
 	if how == "served" && !match {
 		t.Errorf("%s %s: no rule of evaluate's (%s) is worth what audit says the serving rule earned, %+v\n%s", how, name, strings.Join(rules, ", "), want, out)
+	}
+}
+
+// servedDrift: the sessions that served the flow, taken together, are no
+// drift of it. Counted as recorded, the agent never made the calls the
+// proxy's lookups answered, so every lookup's reach fell to nothing.
+func servedDrift(t *testing.T, sessions []session, flowFile string) {
+	t.Helper()
+	root := t.TempDir()
+	n := 0
+	for _, s := range sessions {
+		if s.how != "served" {
+			continue
+		}
+		logs, _ := filepath.Glob(filepath.Join(s.dir, "*.jsonl"))
+		for _, p := range logs {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, filepath.Base(p)), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n++
+	}
+	var d struct {
+		Rates []struct {
+			Site, Lookup, Measure string
+			Drift                 bool
+			Flow                  struct{ K, N int }
+			Now                   struct{ K, N int } `json:"sessions"`
+		} `json:"rates"`
+		Served *struct {
+			Sessions int `json:"sessions"`
+		} `json:"served"`
+	}
+	cmd := exec.Command(testbin.Build(t, "hoist"), "drift", "--flow", flowFile, "--sessions", root, "--json", "-q")
+	cmd.Env = testbin.Env()
+	b, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("drift: %v", err)
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("drift --json: %v\n%s", err, b)
+	}
+	if d.Served == nil || d.Served.Sessions != n {
+		t.Errorf("drift counts %+v served sessions, want %d", d.Served, n)
+	}
+	for _, r := range d.Rates {
+		if r.Drift {
+			t.Errorf("drift over %d served sessions: %s after %s, %s %d/%d in the flow, %d/%d in the sessions: drifted", n, r.Lookup, r.Site, r.Measure, r.Flow.K, r.Flow.N, r.Now.K, r.Now.N)
+		}
 	}
 }

@@ -212,6 +212,7 @@ func TestGroundTruth(t *testing.T) {
 		estHits += hits.Est
 	}
 	consolePages(t, sessions, flowFile)
+	servedDrift(t, sessions, flowFile)
 	t.Logf("summed over %d sessions: truth %.0f turns skipped, %.0f calls answered; audit's estimate %.2f turns, %.2f hits",
 		len(sessions), sumTurns, sumHits, estTurns, estHits)
 	if sumTurns == 0 || math.Abs(estTurns-sumTurns) > 0.15*sumTurns {
