@@ -280,8 +280,12 @@ func printEvaluateSummary(w io.Writer, rep *evaluate.Report, verbose bool) {
 	if rep.Logged.Mismatch > 0 {
 		fmt.Fprintf(w, "warning: %d logged propensities differ from their rule's (wrong logging?)\n", rep.Logged.Mismatch)
 	}
-	fmt.Fprintf(w, "reward: hit +1/k (k of the agent's calls in its turn), detour -%g, stop 0; value per session; clip λ=%s; %g%% BCa bootstrap over sessions, %d replicates, seed %d\n",
-		float64(rep.DetourCost), fmtNum(rep.Clip), 100*float64(rep.Level), rep.Reps, rep.Seed)
+	servedReward := ""
+	if rep.Logged.Served != nil {
+		servedReward = " (a served lookup: its share of the turns saved, less the detour cost times the chance it was no hit)"
+	}
+	fmt.Fprintf(w, "reward: hit +1/k (k of the agent's calls in its turn), detour -%g, stop 0%s; value per session; clip λ=%s; %g%% BCa bootstrap over sessions, %d replicates, seed %d\n",
+		float64(rep.DetourCost), servedReward, fmtNum(rep.Clip), 100*float64(rep.Level), rep.Reps, rep.Seed)
 	writeRuleWarnings(w, rep.Results, verbose)
 	fmt.Fprintln(w)
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hoist-mcp/hoist/internal/testbin"
@@ -158,5 +159,92 @@ func servedDrift(t *testing.T, sessions []session, flowFile string) {
 		if r.Drift {
 			t.Errorf("drift over %d served sessions: %s after %s, %s %d/%d in the flow, %d/%d in the sessions: drifted", n, r.Lookup, r.Site, r.Measure, r.Flow.K, r.Flow.N, r.Now.K, r.Now.N)
 		}
+	}
+}
+
+// TestGroundTruthTau2 holds the reports to recorded τ²-bench agents
+// replayed through a served flow (issue 24, item 2): hoist-procedure
+// replay plays each agent's turns back through hoist-mcp --flow in front
+// of τ²-bench's retail world, skipping the calls the proxy's lookups
+// answered, and its report is the truth. The flow (testdata/flows) was
+// learned with folds by task, and each session is served its own task's
+// fold, as hoist replay serves it.
+func TestGroundTruthTau2(t *testing.T) {
+	logs := filepath.Join(testbin.Root(), "testdata", "tau2", "logs", "retail", "gpt-4.1")
+	flowFile := filepath.Join(testbin.Root(), "testdata", "flows", "tau2-retail.flow.json")
+	metas, _ := filepath.Glob(filepath.Join(logs, "*.meta.json"))
+	if len(metas) == 0 {
+		t.Fatal("no τ²-bench sessions in testdata")
+	}
+	type replayed struct {
+		name, dir string
+		truth     struct {
+			TurnsSkipped int `json:"turns_skipped"`
+			CallsSkipped int `json:"calls_skipped"`
+		}
+	}
+	runs := make([]replayed, len(metas))
+	var wg sync.WaitGroup
+	for i, meta := range metas {
+		b, err := os.ReadFile(meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Task string `json:"task_id"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil || m.Task == "" {
+			t.Fatalf("%s: %v, no task id", meta, err)
+		}
+		log := strings.TrimSuffix(meta, ".meta.json") + ".jsonl"
+		r := &runs[i]
+		r.name, r.dir = filepath.Base(log), t.TempDir()
+		ctx := filepath.Join(t.TempDir(), "context.jsonl")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(testbin.Build(t, "hoist-procedure"), "replay", "--json", "--time-scale", "0.1", "--context", ctx, log,
+				"--", testbin.Build(t, "hoist-mcp"), "--record", r.dir, "--domain", "retail", "--task-id", m.Task, "--context", ctx, "--flow", flowFile,
+				"--", testbin.Build(t, "hoist-mcp-demo"), "--world", "tau2-retail")
+			cmd.Env = testbin.Env()
+			out, err := cmd.Output()
+			if err != nil {
+				t.Errorf("hoist-procedure replay %s: %v", r.name, err)
+				return
+			}
+			if err := json.Unmarshal(out, &r.truth); err != nil {
+				t.Errorf("hoist-procedure replay's report: %v\n%s", err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	var sumTurns, sumHits, estTurns, estHits float64
+	for _, r := range runs {
+		var a auditJSON
+		out := hoist(t, "audit", "--flow", flowFile, "--sessions", r.dir, "--json", "-q")
+		if err := json.Unmarshal([]byte(out), &a); err != nil || a.Episodes != 1 {
+			t.Fatalf("%s: audit --json: %v, %d sessions\n%s", r.name, err, a.Episodes, out)
+		}
+		hits, saved := a.Total.HitBounds, a.Total.SavedBounds
+		tr := r.truth
+		t.Logf("%s: truth %d turns skipped, %d calls answered; audit turns %.2f (%.2f–%.2f), hits %.2f (%.2f–%.2f) of %d lookups",
+			r.name, tr.TurnsSkipped, tr.CallsSkipped, saved.Est, saved.Lo, saved.Hi, hits.Est, hits.Lo, hits.Hi, a.Total.Lookups)
+		if !saved.holds(float64(tr.TurnsSkipped)) || !hits.holds(float64(tr.CallsSkipped)) {
+			t.Errorf("%s: the truth (%d turns skipped, %d calls answered) is outside audit's bounds (turns %.2f–%.2f, hits %.2f–%.2f)",
+				r.name, tr.TurnsSkipped, tr.CallsSkipped, saved.Lo, saved.Hi, hits.Lo, hits.Hi)
+		}
+		if a.Served == 1 {
+			servedReports(t, "τ²", r.name, r.dir, flowFile, a.Total.Lookups, hits, saved)
+		}
+		sumTurns += float64(tr.TurnsSkipped)
+		sumHits += float64(tr.CallsSkipped)
+		estTurns += saved.Est
+		estHits += hits.Est
+	}
+	if sumTurns == 0 || math.Abs(estTurns-sumTurns) > 0.15*sumTurns || math.Abs(estHits-sumHits) > 0.15*sumHits {
+		t.Errorf("audit estimates %.2f turns saved and %.2f hits in all, the replays' truth is %.0f and %.0f: more than 15%% apart", estTurns, estHits, sumTurns, sumHits)
 	}
 }
