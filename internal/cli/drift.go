@@ -59,7 +59,9 @@ that matched at least once), and reports
   - rates that moved: at each site the flow and the sessions share, each
     lookup's reach (how often the agent made it before its next write) and
     each binding's match rate, compared with a pooled two-proportion z test.
-    With m tests, a rate has drifted when its p-value is below --alpha / m
+    A binding of the flow counts where it matched in the sessions, even
+    when its reference met only one value there (learn would write that
+    as a constant). With m tests, a rate has drifted when its p-value is below --alpha / m
     (the Bonferroni correction: the chance of any false alarm among the m
     tests stays below --alpha). Each rate is shown with its Wilson interval
     at level 1 − alpha;
@@ -67,6 +69,13 @@ that matched at least once), and reports
     --min-support times (default: the flow's min_support).
 
 The flow's sites the sessions never reached are listed, and are not drift.
+
+Sessions that served the flow (hoist-mcp --flow) hold the proxy's lookups,
+after which the agent did not make the calls they answered. Each lookup
+whose hit estimate is at least ½ (what it earned, as hoist audit judges
+it; docs/audit.md, "Served sessions") counts as the agent's own call, a
+level's calls made together as one turn; the report says what the
+lookups earned (served, in the JSON).
 
 ` + storeHelp + `
 
@@ -125,9 +134,18 @@ func runDrift(ctx context.Context, o *driftOptions) error {
 	// Every binding that matched at least once, however many: a binding of
 	// the flow missing from the sessions' counts means it never matched,
 	// not that others outranked it.
+	// Twice: keeping every reference, so that a reference that met one
+	// value in these sessions is still counted as the reference, and as
+	// the flow was learned, with such a reference written as its value, so
+	// that a constant of the flow is found too (drift.Options.Also).
 	src := &unserved{db: db}
-	now, err := learn.FromSource(ctx, src, episode.Filter{Domain: old.Domain},
-		learn.Options{Domain: old.Domain, Folds: 1, MinSupport: 1, MaxBindings: driftMaxBindings})
+	lopt := learn.Options{Domain: old.Domain, Folds: 1, MinSupport: 1, MaxBindings: driftMaxBindings, KeepReferences: true}
+	now, err := learn.FromSource(ctx, src, episode.Filter{Domain: old.Domain}, lopt)
+	if err != nil {
+		return err
+	}
+	lopt.KeepReferences = false
+	also, err := learn.FromSource(ctx, &unserved{db: db}, episode.Filter{Domain: old.Domain}, lopt)
 	if err != nil {
 		return err
 	}
@@ -137,7 +155,7 @@ func runDrift(ctx context.Context, o *driftOptions) error {
 	if now.Learned.Episodes == 0 {
 		return errors.New("no episodes in the sessions" + domainHint(old.Domain))
 	}
-	r := drift.Compare(old, now, drift.Options{Alpha: o.Alpha, MinSupport: o.MinSupport})
+	r := drift.Compare(old, now, drift.Options{Alpha: o.Alpha, MinSupport: o.MinSupport, Also: also})
 	if src.served.Sessions > 0 {
 		r.Served = &src.served
 	}

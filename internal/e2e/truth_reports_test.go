@@ -60,6 +60,10 @@ func servedReports(t *testing.T, how, name, dir, flowFile string, lookups int, h
 			Hits     bounds `json:"hits"`
 			Saved    bounds `json:"saved_turns"`
 		} `json:"served"`
+		Rates []struct {
+			Lookup, Measure, Binding string
+			Drift                    bool
+		} `json:"rates"`
 	}
 	cmd := exec.Command(testbin.Build(t, "hoist"), "drift", "--flow", flowFile, "--sessions", dir, "--json", "-q")
 	cmd.Env = testbin.Env()
@@ -72,6 +76,15 @@ func servedReports(t *testing.T, how, name, dir, flowFile string, lookups int, h
 		t.Errorf("%s %s: drift --json says nothing of the served session: %v\n%s", how, name, err, b)
 	} else if sv := d.Served; sv.Sessions != 1 || sv.Lookups != lookups || !near(sv.Hits, hits) || !near(sv.Saved, saved) {
 		t.Errorf("%s %s: drift's served %+v; audit %d lookups, hits %+v, turns %+v", how, name, *sv, lookups, hits, saved)
+	}
+	// One session served as the flow serves is no drift: a reference of
+	// the flow that met one value in it still matched. (An explored
+	// session's lookups may come in another order than the agent's calls,
+	// which a binding's match reads.)
+	for _, r := range d.Rates {
+		if r.Drift && how != "explored" {
+			t.Errorf("%s %s: drift finds %s %s %s drifted in one session", how, name, r.Lookup, r.Measure, r.Binding)
+		}
 	}
 
 	// evaluate's rules score the served lookups by the same estimate: the
