@@ -61,9 +61,9 @@ that matched at least once), and reports
     each binding's match rate, compared with a pooled two-proportion z test.
     A binding of the flow counts where it matched in the sessions, even
     when its reference met only one value there (learn would write that
-    as a constant). With m tests, a rate has drifted when its p-value is below --alpha / m
-    (the Bonferroni correction: the chance of any false alarm among the m
-    tests stays below --alpha). Each rate is shown with its Wilson interval
+    as a constant). With m tests, a rate has drifted when its p-value is
+    below --alpha / m (the Bonferroni correction: the chance of any false
+    alarm among the m tests stays below --alpha). Each rate is shown with its Wilson interval
     at level 1 − alpha;
   - frequent new sites: sites of the sessions the flow lacks, seen at least
     --min-support times (default: the flow's min_support).
