@@ -65,24 +65,20 @@ func servedReports(t *testing.T, how, name, dir, flowFile string, lookups int, h
 			Drift                    bool
 		} `json:"rates"`
 	}
-	cmd := exec.Command(testbin.Build(t, "hoist"), "drift", "--flow", flowFile, "--sessions", dir, "--json", "-q")
-	cmd.Env = testbin.Env()
-	b, err := cmd.Output()
-	var ee *exec.ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-		t.Fatalf("%s %s: drift: %v", how, name, err)
-	}
+	b := driftJSON(t, flowFile, dir)
 	if err := json.Unmarshal(b, &d); err != nil || d.Served == nil {
 		t.Errorf("%s %s: drift --json says nothing of the served session: %v\n%s", how, name, err, b)
 	} else if sv := d.Served; sv.Sessions != 1 || sv.Lookups != lookups || !near(sv.Hits, hits) || !near(sv.Saved, saved) {
 		t.Errorf("%s %s: drift's served %+v; audit %d lookups, hits %+v, turns %+v", how, name, *sv, lookups, hits, saved)
 	}
-	// One session served as the flow serves is no drift: a reference of
-	// the flow that met one value in it still matched. (An explored
-	// session's lookups may come in another order than the agent's calls,
-	// which a binding's match reads.)
+	// One shop customer served as the flow serves is no drift: a
+	// reference of the flow that met one value in it still matched. (An
+	// explored session's lookups may come in another order than the
+	// agent's calls, which a binding's match reads; a τ²-bench agent's
+	// task may use a value the flow holds as a rare constant, which one
+	// session makes 1 of 1.)
 	for _, r := range d.Rates {
-		if r.Drift && how != "explored" {
+		if r.Drift && how == "served" {
 			t.Errorf("%s %s: drift finds %s %s %s drifted in one session", how, name, r.Lookup, r.Measure, r.Binding)
 		}
 	}
@@ -121,6 +117,19 @@ func servedReports(t *testing.T, how, name, dir, flowFile string, lookups int, h
 	}
 }
 
+// driftJSON runs hoist drift --json, which exits 1 when it finds drift.
+func driftJSON(t *testing.T, flowFile, dir string) []byte {
+	t.Helper()
+	cmd := exec.Command(testbin.Build(t, "hoist"), "drift", "--flow", flowFile, "--sessions", dir, "--json", "-q")
+	cmd.Env = testbin.Env()
+	b, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("drift --sessions %s: %v", dir, err)
+	}
+	return b
+}
+
 // servedDrift: the sessions that served the flow, taken together, are no
 // drift of it. Counted as recorded, the agent never made the calls the
 // proxy's lookups answered, so every lookup's reach fell to nothing.
@@ -132,16 +141,7 @@ func servedDrift(t *testing.T, sessions []session, flowFile string) {
 		if s.how != "served" {
 			continue
 		}
-		logs, _ := filepath.Glob(filepath.Join(s.dir, "*.jsonl"))
-		for _, p := range logs {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(root, filepath.Base(p)), b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
+		copyLogs(t, s.dir, root)
 		n++
 	}
 	var d struct {
@@ -155,13 +155,7 @@ func servedDrift(t *testing.T, sessions []session, flowFile string) {
 			Sessions int `json:"sessions"`
 		} `json:"served"`
 	}
-	cmd := exec.Command(testbin.Build(t, "hoist"), "drift", "--flow", flowFile, "--sessions", root, "--json", "-q")
-	cmd.Env = testbin.Env()
-	b, err := cmd.Output()
-	var ee *exec.ExitError
-	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-		t.Fatalf("drift: %v", err)
-	}
+	b := driftJSON(t, flowFile, root)
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("drift --json: %v\n%s", err, b)
 	}

@@ -242,6 +242,36 @@ func totalText(text string) (hits, saved string) {
 	return "", ""
 }
 
+// parseBounds reads a count as the pages write it: "3", or "3.0 (1.0–3.0)".
+func parseBounds(text string) bounds {
+	var b bounds
+	if n, _ := fmt.Sscanf(text, "%g (%g–%g)", &b.Est, &b.Lo, &b.Hi); n == 1 {
+		b.Lo, b.Hi = b.Est, b.Est
+	}
+	return b
+}
+
+// copyLogs copies the session and flow logs of dir into root, and returns
+// the ids of the sessions.
+func copyLogs(t *testing.T, dir, root string) []string {
+	t.Helper()
+	var ids []string
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	for _, p := range logs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, filepath.Base(p)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(p, ".flow.jsonl") {
+			ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+		}
+	}
+	return ids
+}
+
 // countText is how audit's text writes a count with its bounds.
 func countText(b bounds, whole string) string {
 	if b.Hi-b.Lo < 1e-9 {
@@ -301,18 +331,8 @@ func consolePages(t *testing.T, sessions []session, flowFile string) {
 		if s.how == "shadow" {
 			continue
 		}
-		logs, _ := filepath.Glob(filepath.Join(s.dir, "*.jsonl"))
-		for _, p := range logs {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(root, filepath.Base(p)), b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasSuffix(p, ".flow.jsonl") {
-				truthOf[strings.TrimSuffix(filepath.Base(p), ".jsonl")] = s.truth
-			}
+		for _, id := range copyLogs(t, s.dir, root) {
+			truthOf[id] = s.truth
 		}
 	}
 	cmd := exec.Command(testbin.Build(t, "hoist"), "console", "--addr", "127.0.0.1:0", "--sessions", root, "--flow", flowFile)
@@ -370,14 +390,7 @@ func consolePages(t *testing.T, sessions []session, flowFile string) {
 			t.Errorf("session %s: its page shows no lookups earned", m[1])
 			continue
 		}
-		parse := func(text string) bounds {
-			var b bounds
-			if n, _ := fmt.Sscanf(text, "%g (%g–%g)", &b.Est, &b.Lo, &b.Hi); n == 1 {
-				b.Lo, b.Hi = b.Est, b.Est
-			}
-			return b
-		}
-		sb, hb := parse(saved[1]), parse(hits[1])
+		sb, hb := parseBounds(saved[1]), parseBounds(hits[1])
 		if !sb.holds(float64(tr.LLMTurnsSkipped)) || !hb.holds(float64(tr.CallsSkipped)) {
 			t.Errorf("session %s: the truth (%d turns skipped, %d calls answered) is outside the console's bounds (turns %q, hits %q)",
 				m[1], tr.LLMTurnsSkipped, tr.CallsSkipped, saved[1], hits[1])
@@ -410,14 +423,7 @@ func consolePages(t *testing.T, sessions []session, flowFile string) {
 	if sh == nil || st == nil {
 		t.Fatalf("the Savings page shows no hits or turns saved:\n%s", savings)
 	}
-	parse := func(text string) bounds {
-		var b bounds
-		if n, _ := fmt.Sscanf(text, "%g (%g–%g)", &b.Est, &b.Lo, &b.Hi); n == 1 {
-			b.Lo, b.Hi = b.Est, b.Est
-		}
-		return b
-	}
-	hb, sb := parse(sh[1]), parse(st[1])
+	hb, sb := parseBounds(sh[1]), parseBounds(st[1])
 	if !hb.holds(sumHits) || !sb.holds(sumTurns) || math.Abs(sb.Est-sumTurns) > 0.15*sumTurns || math.Abs(hb.Est-sumHits) > 0.15*sumHits {
 		t.Errorf("the Savings page says %q hits and %q turns saved; the truth is %.0f calls answered, %.0f turns skipped", sh[1], st[1], sumHits, sumTurns)
 	}
