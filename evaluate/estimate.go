@@ -211,10 +211,12 @@ var ErrNoDecisions = errors.New("no flow decisions: record sessions with hoist-m
 // π_e; Wₜ = Π_{s<t} π_e(aₛ|xₛ)/pₛ is the weight of the first t decisions
 // (W₀ = 1), the session's weight w = W_T and its reward R = Σₜ rₜ. The
 // reward of decision t is settled after decision σ(t) ≥ t: t itself in
-// shadow, where nothing the flow decides reaches the agent; when served,
-// the last decision made before the matching call's turn closed (a hit) or
-// before the next write or the end (a detour), since the agent's calls in
-// between may depend on what later decisions looked up. Over n sessions:
+// shadow, where nothing the flow decides reaches the agent; for a lookup
+// the served episode holds, the session's last decision (what it earned
+// rests on all the agent did later); else, when served, the last decision
+// made before the matching call's turn closed (a hit) or before the next
+// write or the end (a detour), since the agent's calls in between may
+// depend on what later decisions looked up. Over n sessions:
 //
 //	IPS   = (1/n) Σ_sessions Σₜ W_{σ(t)+1} rₜ
 //	SNIPS = Σ_sessions w·R / Σ_sessions w

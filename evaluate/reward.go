@@ -29,11 +29,13 @@ import (
 // detour in saved turns.
 //
 // The matching call is looked for among the agent's calls, so in shadow
-// mode (--flow-shadow: the agent never sees the lookups) and with an agent
-// that makes its calls whatever it was given, a hit is a lookup that would
-// have saved the call; an agent that trusts the looked-up results and
-// skips the call makes that lookup a detour. The estimates are of this
-// reward, served or shadowed alike; docs/evaluate.md says which to log.
+// mode (--flow-shadow: the agent never sees the lookups) a hit is a lookup
+// that would have saved the call. Served, the proxy's lookup is in the
+// episode and an agent that used its answer skipped the call, so the
+// lookup earns what package earned says it earned (audit's figure):
+// saved − (1 − hit)·DetourCost, with hit and saved earned's estimates for
+// it (its share of the turns its level saved), between their bounds.
+// docs/evaluate.md says which to log.
 type Reward struct {
 	DetourCost float64
 }
