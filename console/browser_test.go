@@ -360,7 +360,7 @@ func TestConsoleInBrowser(t *testing.T) {
 			eval(count(`table.sites tr.site-row`), &sites),
 			text(`.saved-turns`, &total),
 		)
-		want := auditSaved(t, logs, flowFile)
+		want := auditSavedBounds(t, logs, flowFile)
 		if sites != 2 || total != want+" turns" {
 			t.Errorf("savings: %d sites, %q saved; want 2 sites and hoist audit's %s turns", sites, total, want)
 		}
@@ -569,12 +569,37 @@ func shown(t *testing.T, logs, id string) shownSession {
 // auditSaved is hoist audit's total of turns saved, as the page writes it.
 func auditSaved(t *testing.T, logs, flowFile string) string {
 	t.Helper()
+	est, _ := auditSavedBoth(t, logs, flowFile)
+	return est
+}
+
+// auditSavedBounds is the same with its bounds, as the Savings page writes
+// it: with served sessions the figure is an estimate between bounds.
+func auditSavedBounds(t *testing.T, logs, flowFile string) string {
+	t.Helper()
+	_, text := auditSavedBoth(t, logs, flowFile)
+	return text
+}
+
+func auditSavedBoth(t *testing.T, logs, flowFile string) (est, text string) {
+	t.Helper()
 	out := hoist(t, "audit", "--sessions", logs, "--flow", flowFile, "--json", "-q")
-	i := strings.Index(out, `"saved_turns":`)
-	if i < 0 {
-		t.Fatalf("hoist audit --json: no saved_turns in\n%s", out)
+	var a struct {
+		Total struct {
+			Saved *struct {
+				Lo  float64 `json:"lo"`
+				Est float64 `json:"estimate"`
+				Hi  float64 `json:"hi"`
+			} `json:"saved_turns_bounds"`
+		} `json:"total"`
 	}
-	var v float64
-	fmt.Sscan(strings.Trim(strings.Fields(out[i+len(`"saved_turns":`):])[0], ","), &v)
-	return fmt.Sprintf("%.1f", v)
+	if err := json.Unmarshal([]byte(out), &a); err != nil || a.Total.Saved == nil {
+		t.Fatalf("hoist audit --json: %v, no saved_turns_bounds in\n%s", err, out)
+	}
+	b := a.Total.Saved
+	est = fmt.Sprintf("%.1f", b.Est)
+	if b.Hi-b.Lo > 1e-9 {
+		return est, fmt.Sprintf("%.1f (%.1f–%.1f)", b.Est, b.Lo, b.Hi)
+	}
+	return est, est
 }

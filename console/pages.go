@@ -552,6 +552,9 @@ type savingsView struct {
 	Chart  template.HTML
 	// Days charts the sessions, hits and turns saved per day.
 	Days template.HTML
+	// Hits and Saved are the report's totals, each with its bounds when
+	// served sessions make it an estimate (package earned).
+	Hits, Saved string
 }
 
 // tally is the sessions of a day or of a host, with their hits and LLM
@@ -618,7 +621,11 @@ func (s *Server) savingsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusInternalServerError, err)
 		return
 	}
-	v := savingsView{page: s.page("Savings of "+nf.Name, "savings:"+nf.Name, "list"), Name: nf.Name, Report: rep, Chart: savingsChart(rep), Days: daysChart(days)}
+	v := savingsView{page: s.page("Savings of "+nf.Name, "savings:"+nf.Name, "list"), Name: nf.Name, Report: rep, Chart: savingsChart(rep), Days: daysChart(days),
+		Hits: counted(rep.Total.HitBounds, true), Saved: counted(rep.Total.SavedBounds, false)}
+	if b := rep.Total.SavedBounds; b.Hi-b.Lo < 1e-9 {
+		v.Saved = strconv.FormatFloat(b.Est, 'f', 1, 64) // as the audit's text writes it
+	}
 	s.render(w, "savings.html", v)
 }
 

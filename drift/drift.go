@@ -39,6 +39,14 @@ type Options struct {
 	// MinSupport is the least count a new site needs to be reported; 0
 	// means the flow's min_support (at least 1).
 	MinSupport int
+	// Also is the sessions' flow learned the other way round: now keeps a
+	// reference that met one value in the sessions (learn's
+	// KeepReferences), Also writes it as that value, as the flow served
+	// was learned. A binding of the flow is looked for in now, then in
+	// Also: a few sessions in which a reference met one value still
+	// matched it, and a constant of the flow is still found. Nil: now
+	// alone.
+	Also *flow.Flow
 }
 
 // Report is what changed. Drift is true when any finding is.
@@ -63,6 +71,36 @@ type Report struct {
 	// Unseen are the flow's sites that did not occur in the sessions (not
 	// drift: they may be rare).
 	Unseen []string `json:"unseen_sites"`
+	// Served is set when some sessions served the flow: what the proxy's
+	// lookups earned in them, which the sessions' counts take as the
+	// agent's calls (hoist drift counts a lookup whose hit estimate is at
+	// least ½ as the agent's own call).
+	Served *Served `json:"served,omitempty"`
+}
+
+// Served is what the proxy's lookups earned in the sessions that served
+// the flow (package earned, as hoist audit reports it).
+type Served struct {
+	Sessions int    `json:"sessions"`
+	Lookups  int    `json:"lookups"`
+	Hits     Bounds `json:"hits"`
+	Saved    Bounds `json:"saved_turns"`
+	// Counted is how many of the lookups were counted as the agent's calls.
+	Counted int `json:"counted_as_calls"`
+}
+
+// Bounds are an estimate with its lower and upper bound.
+type Bounds struct {
+	Lo  float64 `json:"lo"`
+	Est float64 `json:"estimate"`
+	Hi  float64 `json:"hi"`
+}
+
+// Add adds o to b.
+func (b *Bounds) Add(o Bounds) {
+	b.Lo += o.Lo
+	b.Est += o.Est
+	b.Hi += o.Hi
 }
 
 // ContractChange is a tool listed with another input contract or kind than
@@ -150,7 +188,7 @@ func Compare(old, now *flow.Flow, opt Options) *Report {
 			r.Unseen = append(r.Unseen, SiteName(ps))
 			continue
 		}
-		compareSite(r, ps, ns)
+		compareSite(r, ps, ns, also(opt.Also, SiteName(ps)))
 	}
 	sort.Slice(r.NewSites, func(i, j int) bool {
 		if r.NewSites[i].Count != r.NewSites[j].Count {
@@ -271,11 +309,17 @@ func argString(a flow.Arg) string {
 // compareSite adds the rate tests of one site seen on both sides: each
 // lookup's reach, and each binding's match rate where the lookup was reached
 // on both sides.
-func compareSite(r *Report, ps, ns *flow.Site) {
+func compareSite(r *Report, ps, ns, as *flow.Site) {
 	site := SiteName(ps)
 	nowLookups := map[string]*flow.Lookup{}
 	for i := range ns.Lookups {
 		nowLookups[ns.Lookups[i].Tool] = &ns.Lookups[i]
+	}
+	alsoLookups := map[string]*flow.Lookup{}
+	if as != nil {
+		for i := range as.Lookups {
+			alsoLookups[as.Lookups[i].Tool] = &as.Lookups[i]
+		}
 	}
 	oldLookups := map[string]*flow.Lookup{}
 	var tools []string
@@ -305,6 +349,11 @@ func compareSite(r *Report, ps, ns *flow.Site) {
 			continue
 		}
 		nowBound := map[string]*flow.Bound{}
+		if al := alsoLookups[tool]; al != nil {
+			for i := range al.Bindings {
+				nowBound[boundKey(&al.Bindings[i])] = &al.Bindings[i]
+			}
+		}
 		for i := range nl.Bindings {
 			nowBound[boundKey(&nl.Bindings[i])] = &nl.Bindings[i]
 		}
@@ -330,6 +379,19 @@ func compareSite(r *Report, ps, ns *flow.Site) {
 				Flow: Proportion{K: k1, N: n1}, Now: Proportion{K: k2, N: n2}})
 		}
 	}
+}
+
+// also returns the site of that name in f, or nil.
+func also(f *flow.Flow, name string) *flow.Site {
+	if f == nil {
+		return nil
+	}
+	for i := range f.Sites {
+		if SiteName(&f.Sites[i]) == name {
+			return &f.Sites[i]
+		}
+	}
+	return nil
 }
 
 // boundKey is a binding's arguments as text, "arg=expr, …", sorted.

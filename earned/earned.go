@@ -101,6 +101,9 @@ type Lookup struct {
 	// Logged (a decision of the flow log matched it); else ½.
 	P      float64
 	Logged bool
+	// Decision is the index, among the decisions Of was given, of the
+	// decision that took it; -1 when none matched.
+	Decision int
 	// Hit is the lookup's hits (0 or 1 at each bound, the estimate
 	// between); Saved its share of the LLM turns its level saved.
 	Hit   Bounds
@@ -162,6 +165,7 @@ func Of(ep *episode.Episode, decisions []flow.Decision) *Earned {
 	// The decisions' probabilities, by the label of the call they took.
 	logged := map[string][]float64{}
 	from := map[string][]string{}
+	which := map[string][]int{}
 	for i := range decisions {
 		d := &decisions[i]
 		o := d.TakenOffer()
@@ -171,6 +175,7 @@ func Of(ep *episode.Episode, decisions []flow.Decision) *Earned {
 		lb := flow.CallLabel(o.Tool, o.Args)
 		logged[lb] = append(logged[lb], min(1, max(0, o.Score(d.Rule.Decider))))
 		from[lb] = append(from[lb], o.From)
+		which[lb] = append(which[lb], i)
 	}
 
 	// Where each value first appeared: the timeline of what was said,
@@ -220,7 +225,7 @@ func Of(ep *episode.Episode, decisions []flow.Decision) *Earned {
 				continue
 			}
 			c := ev.Call
-			lk := Lookup{Call: c.Index, Tool: c.Tool, Server: c.Server, After: after, Depth: 1, P: 0.5}
+			lk := Lookup{Call: c.Index, Tool: c.Tool, Server: c.Server, After: after, Depth: 1, P: 0.5, Decision: -1}
 			src := after
 			for _, v := range episode.ArgValues(c.Args) {
 				o := owner(v, pos)
@@ -233,8 +238,8 @@ func Of(ep *episode.Episode, decisions []flow.Decision) *Earned {
 			}
 			lb := flow.CallLabel(bareName(c.Tool, c.Server), c.Args)
 			if ps := logged[lb]; len(ps) > 0 {
-				lk.P, lk.Logged, lk.From = ps[0], true, from[lb][0]
-				logged[lb], from[lb] = ps[1:], from[lb][1:]
+				lk.P, lk.Logged, lk.From, lk.Decision = ps[0], true, from[lb][0], which[lb][0]
+				logged[lb], from[lb], which[lb] = ps[1:], from[lb][1:], which[lb][1:]
 			}
 			index[c.Index] = len(out.Lookups)
 			out.Lookups = append(out.Lookups, lk)

@@ -114,14 +114,33 @@ type Result struct {
 	Epsilon   Num        `json:"epsilon"`
 	Estimates []Estimate `json:"estimates"`
 	Diagnostics
+	// Served is set when some of the rule's rewards are served lookups'
+	// estimates (package earned): how many, and IPS with each at its
+	// lower and at its upper bound.
+	Served *ServedValue `json:"served,omitempty"`
 	// Warnings say why a number should not be trusted (docs/ope.md §7).
 	Warnings []string `json:"warnings"`
 }
 
+// ServedValue says which of a rule's figures rest on served lookups'
+// estimates: Decisions counts the lookups of served sessions scored by
+// earned's estimate, and IPS is the rule's IPS estimate with the estimate
+// and with each of those rewards at its lower and upper bound (what the
+// served log shows: docs/audit.md, "Served sessions").
+type ServedValue struct {
+	Decisions int    `json:"decisions"`
+	IPS       Bounds `json:"ips"`
+}
+
+// Bounds are an estimate with its lower and upper bound (earned.Bounds).
+type Bounds = earned.Bounds
+
 // Logged describes the logged data and what the logging rule earned.
 type Logged struct {
 	Rules []LoggedRule `json:"rules"`
-	// Lookups taken, Hits among them.
+	// Lookups taken, Hits among them: a lookup of a served session counts
+	// the estimate of what it earned (package earned), and the sum is
+	// rounded.
 	Lookups int `json:"lookups"`
 	Hits    int `json:"hits"`
 	// Value is the mean reward of a session as logged (exploration
@@ -139,9 +158,8 @@ type Logged struct {
 	Mismatch int `json:"propensity_mismatch"`
 	// Served is what the proxy's own lookups earned in the sessions that
 	// served the flow (package earned, as hoist audit and the console
-	// judge them); nil when none did. Hits and Value above score a served
-	// lookup by whether the agent made the call again, which an agent
-	// that trusted it did not.
+	// judge them); nil when none did. Hits and Value above, and the rules'
+	// estimates, score a served lookup by the same estimate.
 	Served *ServedLookups `json:"served,omitempty"`
 }
 
@@ -193,10 +211,12 @@ var ErrNoDecisions = errors.New("no flow decisions: record sessions with hoist-m
 // π_e; Wₜ = Π_{s<t} π_e(aₛ|xₛ)/pₛ is the weight of the first t decisions
 // (W₀ = 1), the session's weight w = W_T and its reward R = Σₜ rₜ. The
 // reward of decision t is settled after decision σ(t) ≥ t: t itself in
-// shadow, where nothing the flow decides reaches the agent; when served,
-// the last decision made before the matching call's turn closed (a hit) or
-// before the next write or the end (a detour), since the agent's calls in
-// between may depend on what later decisions looked up. Over n sessions:
+// shadow, where nothing the flow decides reaches the agent; for a lookup
+// the served episode holds, the session's last decision (what it earned
+// rests on all the agent did later); else, when served, the last decision
+// made before the matching call's turn closed (a hit) or before the next
+// write or the end (a detour), since the agent's calls in between may
+// depend on what later decisions looked up. Over n sessions:
 //
 //	IPS   = (1/n) Σ_sessions Σₜ W_{σ(t)+1} rₜ
 //	SNIPS = Σ_sessions w·R / Σ_sessions w
@@ -247,6 +267,10 @@ type sessionWeights struct {
 	// plain and clipped.
 	ips, ipsClip float64
 	dr, drClip   float64
+	// ipsLo and ipsHi are its IPS term with each served lookup's reward
+	// at its lower and upper bound; served counts its served decisions.
+	ipsLo, ipsHi float64
+	served       int
 	clipped      bool
 	minP         float64
 	noSupport    int
@@ -307,6 +331,11 @@ func (wr *weigher) weigh(u *unit) sessionWeights {
 			}
 			q := st.q[st.taken]
 			out.ips += ws * st.r
+			out.ipsLo += ws * st.rLo
+			out.ipsHi += ws * st.rHi
+			if st.served {
+				out.served++
+			}
 			out.ipsClip += math.Min(ws, lambda) * st.r
 			out.dr += ws*st.r - wt*q + wp*v[g]
 			out.drClip += math.Min(ws, lambda)*st.r - math.Min(wt, lambda)*q + math.Min(wp, lambda)*v[g]
@@ -437,6 +466,16 @@ func estimate(pr *prepared, opt Options) *Report {
 			}
 			res.Estimates = append(res.Estimates, e)
 		}
+		var sv ServedValue
+		for _, sw := range all[ti] {
+			sv.Decisions += sw.served
+			sv.IPS.Add(Bounds{Lo: sw.ipsLo, Est: sw.ips, Hi: sw.ipsHi})
+		}
+		if sv.Decisions > 0 && nu > 0 {
+			n := float64(nu)
+			sv.IPS = Bounds{Lo: sv.IPS.Lo / n, Est: sv.IPS.Est / n, Hi: sv.IPS.Hi / n}
+			res.Served = &sv
+		}
 		res.Diagnostics = diagnose(all[ti], lambda, pr)
 		res.Warnings = warnings(res.Diagnostics)
 		rep.Results = append(rep.Results, res)
@@ -514,7 +553,7 @@ func warnings(d Diagnostics) []string {
 const MeanWeightLow = 0.5
 
 func logged(pr *prepared) Logged {
-	l := Logged{Lookups: pr.lookups, Hits: pr.hits, Shadow: pr.shadow, Mismatch: pr.mismatch, MinPropensity: Num(math.NaN()), Served: pr.served}
+	l := Logged{Lookups: pr.lookups, Hits: earned.Round(pr.hits), Shadow: pr.shadow, Mismatch: pr.mismatch, MinPropensity: Num(math.NaN()), Served: pr.served}
 	minP := math.Inf(1)
 	for _, u := range pr.units {
 		for _, r := range u.runs {

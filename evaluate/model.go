@@ -39,11 +39,9 @@ func fitModel(pr *prepared, rw Reward) {
 					byTool[u.fold][t] = c
 				}
 				c.taken++
-				if st.hit {
-					c.hits++
-					credit[u.fold] += st.credit
-					nhit[u.fold]++
-				}
+				c.hits += st.h
+				credit[u.fold] += st.credit
+				nhit[u.fold] += st.h
 			}
 		}
 	}

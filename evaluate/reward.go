@@ -29,11 +29,13 @@ import (
 // detour in saved turns.
 //
 // The matching call is looked for among the agent's calls, so in shadow
-// mode (--flow-shadow: the agent never sees the lookups) and with an agent
-// that makes its calls whatever it was given, a hit is a lookup that would
-// have saved the call; an agent that trusts the looked-up results and
-// skips the call makes that lookup a detour. The estimates are of this
-// reward, served or shadowed alike; docs/evaluate.md says which to log.
+// mode (--flow-shadow: the agent never sees the lookups) a hit is a lookup
+// that would have saved the call. Served, the proxy's lookup is in the
+// episode and an agent that used its answer skipped the call, so the
+// lookup earns what package earned says it earned (audit's figure):
+// saved − (1 − hit)·DetourCost, with hit and saved earned's estimates for
+// it (its share of the turns its level saved), between their bounds.
+// docs/evaluate.md says which to log.
 type Reward struct {
 	DetourCost float64
 }
@@ -46,10 +48,20 @@ type step struct {
 	p      float64   // logged propensity of the taken action
 	pb     []float64 // the logged rule's probability of each action
 	r      float64   // reward of the taken action
-	// hit and credit say whether the taken lookup was a hit and what it
-	// earned; only the taken action's outcome is used (bandit feedback).
-	hit    bool
+	// rLo and rHi bound r: equal to it, but for a served lookup, whose
+	// reward is earned's estimate between its bounds.
+	rLo, rHi float64
+	// h and credit say how much of a hit the taken lookup was (0 or 1,
+	// or for a served lookup earned's estimate between) and the turns its
+	// hit saved (1/k, or earned's share of its level's turns); only the
+	// taken action's outcome is used (bandit feedback). served says the
+	// reward is earned's.
+	h      float64
 	credit float64
+	served bool
+	// hitB and savedB are h and credit with their bounds (earned's for a
+	// served lookup; else both bounds equal them).
+	hitB, savedB earned.Bounds
 	// settle is the index, among the session's decisions in the order they
 	// were made, of the last decision made before this one's reward was
 	// settled: its own index when nothing decided later can change it.
@@ -94,7 +106,7 @@ type prepared struct {
 	// logged rule's recomputed one by more than 1e-9 (docs/ope.md §6, 5).
 	mismatch int
 	lookups  int // lookups taken
-	hits     int
+	hits     float64
 	shadow   int // decisions made in shadow
 	rules    map[flow.Rule]int
 	// served is what the proxy's own lookups earned in served sessions.
@@ -248,8 +260,9 @@ func foldOf(id string) int {
 
 // tally is what scoring sessions counts beside the units.
 type tally struct {
-	runs, decisions, unusable, mismatch, lookups, hits, shadow int
-	rules                                                      map[flow.Rule]int
+	runs, decisions, unusable, mismatch, lookups, shadow int
+	hits                                                 float64
+	rules                                                map[flow.Rule]int
 }
 
 // prepare scores every logged decision with rw and makes each session a
@@ -319,6 +332,28 @@ func score(s Session, rw Reward, tl *tally) (unit, bool) {
 		return unit{}, false
 	}
 	x := newEpisodeIndex(s.Episode)
+	// In a served session the proxy's lookups are in the episode: what
+	// each earned is earned's, not whether the agent made the call again
+	// (an agent that used the answer did not). By the decision that took
+	// it, numbered across the runs in log order.
+	var byDecision map[int]*earned.Lookup
+	if earned.Served(s.Episode) {
+		var ds []flow.Decision
+		for _, lr := range s.Runs {
+			ds = append(ds, lr.Decisions...)
+		}
+		e := earned.Of(s.Episode, ds)
+		byDecision = map[int]*earned.Lookup{}
+		for i := range e.Lookups {
+			if d := e.Lookups[i].Decision; d >= 0 {
+				byDecision[d] = &e.Lookups[i]
+			}
+		}
+	}
+	offset := make([]int, len(s.Runs)) // each run's first decision, in log order
+	for ri := 1; ri < len(s.Runs); ri++ {
+		offset[ri] = offset[ri-1] + len(s.Runs[ri-1].Decisions)
+	}
 	sites := siteCalls(s.Episode, x.calls)
 	next := map[int]int{} // server index → position in its site calls
 	placed := make([]*episode.Call, len(s.Runs))
@@ -394,7 +429,11 @@ func score(s Session, rw Reward, tl *tally) (unit, bool) {
 		}
 		return last
 	}
-	lookups, hits := 0, 0
+	total := 0
+	for _, r := range runs {
+		total += len(r.steps)
+	}
+	lookups, hits := 0, 0.0
 	for k := range runs {
 		r := &runs[k]
 		site := placed[order[k]]
@@ -404,15 +443,37 @@ func score(s Session, rw Reward, tl *tally) (unit, bool) {
 				continue
 			}
 			lookups++
-			var at int
-			st.hit, st.credit, at = x.hit(site, &st.offers[st.taken])
-			if st.hit {
-				hits++
-				st.r = st.credit
-			} else {
+			hit, credit, at := x.hit(site, &st.offers[st.taken])
+			shadow := s.Runs[order[k]].Decisions[i].Shadow
+			switch lk := byDecision[offset[order[k]]+i]; {
+			case lk != nil && !shadow:
+				// A hit saves its share of the turns its level saved; a
+				// detour costs t: r = saved − (1 − hit)·t, at the
+				// estimate and at each bound.
+				t := rw.DetourCost
+				st.h, st.credit, st.served = lk.Hit.Est, lk.Saved.Est, true
+				st.r = lk.Saved.Est - (1-lk.Hit.Est)*t
+				st.rLo = lk.Saved.Lo - (1-lk.Hit.Lo)*t
+				st.rHi = lk.Saved.Hi - (1-lk.Hit.Hi)*t
+				st.hitB, st.savedB = lk.Hit, lk.Saved
+			case hit:
+				st.h, st.credit, st.r = 1, credit, credit
+			default:
 				st.r = -rw.DetourCost
 			}
-			if !s.Runs[order[k]].Decisions[i].Shadow {
+			if !st.served {
+				st.rLo, st.rHi = st.r, st.r
+				st.hitB, st.savedB = earned.Bounds{Lo: st.h, Est: st.h, Hi: st.h}, earned.Bounds{Lo: st.credit, Est: st.credit, Hi: st.credit}
+			}
+			hits += st.h
+			switch {
+			case st.served:
+				// What a served lookup earned rests on everything the
+				// agent did later (a value of its answer in any later
+				// call, the agent's next turn, the other lookups of its
+				// level): settled at the end of the session.
+				st.settle = total - 1
+			case !shadow:
 				st.settle = max(st.settle, before(at))
 			}
 		}

@@ -89,7 +89,7 @@ func TestReward(t *testing.T) {
 		}
 	}
 	if pr.lookups != 4 || pr.hits != 2 {
-		t.Errorf("%d lookups, %d hits; want 4 and 2", pr.lookups, pr.hits)
+		t.Errorf("%d lookups, %g hits; want 4 and 2", pr.lookups, pr.hits)
 	}
 
 	// A run that cannot be placed after a call of its session leaves the

@@ -50,6 +50,14 @@ type RunValue struct {
 	// NoSupport counts decisions where the rule gives weight to an action
 	// the logging rule could not take.
 	NoSupport int
+	// Served counts the run's lookups whose reward is what they earned in
+	// a served session (package earned). Earned and SavedTurns sum, over
+	// every lookup the run took (explored ones too, unweighted), its hits
+	// and the turns they saved, each with its bounds: for a served lookup
+	// earned's, as hoist audit reports them; for another, its hit (0 or
+	// 1) and credit 1/k, bounds equal.
+	Served             int
+	Earned, SavedTurns Bounds
 }
 
 // Runs returns what each run of the session earned under t, in the order
@@ -76,6 +84,11 @@ func (s Scored) Runs(t Target) []RunValue {
 			if st.taken == len(st.offers) {
 				continue
 			}
+			if st.served {
+				rv.Served++
+			}
+			rv.Earned.Add(st.hitB)
+			rv.SavedTurns.Add(st.savedB)
 			if W == 0 {
 				rv.Explored++
 				continue
@@ -83,10 +96,10 @@ func (s Scored) Runs(t Target) []RunValue {
 			rv.Lookups++
 			rv.WLookups += W
 			rv.Value += W * st.r
-			if st.hit {
+			rv.WHits += W * st.h
+			rv.WCredit += W * st.credit
+			if st.h >= 0.5 {
 				rv.Hits++
-				rv.WHits += W
-				rv.WCredit += W * st.credit
 			}
 		}
 		out = append(out, rv)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hoist-mcp/hoist/binding"
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 )
@@ -259,6 +260,27 @@ func (w *shop) play(t *task, rule flow.Rule, shadow bool, u []float64) played {
 		turn++
 	}
 	out.session.Episode = ep
+	if !shadow && len(lookups) > 0 {
+		// Served, the proxy's lookups are in the episode and each earned
+		// what package earned says (docs/audit.md, "Served sessions"): a
+		// hit saves its share of its level's turns, and a lookup costs
+		// w.cost times the chance it was no hit.
+		// An unproven lookup's estimate is the probability its offer was
+		// given under the decider that logged it; the shop's logging rules
+		// are reach's, so its truth for a habit rule scores the offers by
+		// reach too: one reward for every rule, as evaluate's is.
+		var ds []flow.Decision
+		for _, r := range out.session.Runs {
+			for _, d := range r.Decisions {
+				d.Rule.Decider = flow.Reach
+				ds = append(ds, d)
+			}
+		}
+		for _, lk := range earned.Of(ep, ds).Lookups {
+			out.reward += lk.Saved.Est - (1-lk.Hit.Est)*w.cost
+		}
+		return out
+	}
 	// The world's own reward: a lookup is a hit when the agent made the
 	// same call itself after the site and before its next write, and earns
 	// 1/k for a turn of k agent calls; a detour costs w.cost.

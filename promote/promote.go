@@ -1,6 +1,9 @@
 // Package promote is hoist promote (issue 6, point 2; issue 18, point 3):
 // it scores the decisions of shadow runs (hoist-mcp --flow-shadow's flow
-// logs) against what the agent then did, and marks each site of the flow
+// logs) against what the agent then did, and of served runs by what their
+// lookups earned (package earned, through evaluate's reward: the estimate
+// hoist audit shows, a hit saving its share of its level's turns and a
+// lookup costing t times the chance it was no hit; issue 24), and marks each site of the flow
 // promoted, or not with its reason, so that a promoted flow acts only at
 // sites whose lookups paid (manual, --flow-shadow and "A promoted flow hands
 // back after a call whose site was not promoted, with the reason the site
@@ -52,7 +55,7 @@ type Options struct {
 	// DetourCost (flow.DefaultThreshold when 0): hoist-mcp's
 	// --flow-threshold has the same meaning.
 	Threshold float64
-	// MinRuns is the least number of shadow runs a site needs (DefaultMinRuns
+	// MinRuns is the least number of runs a site needs (DefaultMinRuns
 	// when 0).
 	MinRuns int
 	// Level is the confidence of the lower bound (DefaultLevel when 0): a
@@ -73,11 +76,11 @@ const (
 // Num is a number that writes NaN and ±Inf as JSON null.
 type Num = evaluate.Num
 
-// Site is what the shadow runs said of one site of the flow.
+// Site is what the shadow and served runs said of one site of the flow.
 type Site struct {
 	Tool   string `json:"tool"`
 	Failed bool   `json:"failed"`
-	// Runs are the shadow runs at the site, Sessions the sessions they were
+	// Runs are the runs at the site, Sessions the sessions they were
 	// in (the bound's observations).
 	Runs     int `json:"runs"`
 	Sessions int `json:"sessions"`
@@ -87,6 +90,16 @@ type Site struct {
 	Lookups  int `json:"lookups"`
 	Hits     int `json:"hits"`
 	Explored int `json:"explored"`
+	// ServedRuns are the runs among Runs that served the flow (not in
+	// shadow). Served counts their lookups, whose hits are what they
+	// earned (package earned: an estimate between bounds, as hoist audit
+	// judges them). HitsBounds and SavedBounds sum the hits and turns
+	// saved of every lookup of the runs, explored ones too (a shadow
+	// lookup's bounds are its count).
+	ServedRuns  int             `json:"served_runs"`
+	Served      int             `json:"served_lookups"`
+	HitsBounds  evaluate.Bounds `json:"hits_bounds"`
+	SavedBounds evaluate.Bounds `json:"saved_turns_bounds"`
 	// HitRate is the weighted share of the rule's lookups that were hits,
 	// BreakEven the hit rate at which a lookup here pays: t/(c̄ + t).
 	HitRate   Num `json:"hit_rate"`
@@ -106,10 +119,11 @@ type Site struct {
 // Report is what promote did.
 type Report struct {
 	Episodes int `json:"episodes"`
-	// ShadowRuns counts the shadow runs scored; Unmatched the runs of the
+	// ShadowRuns and ServedRuns count the runs scored; Unmatched the runs of the
 	// sessions left out because one of their runs could not be placed
 	// after a call of the session.
 	ShadowRuns int `json:"shadow_runs"`
+	ServedRuns int `json:"served_runs"`
 	Unmatched  int `json:"unmatched_runs"`
 	// Threshold is the detour cost; Level and Anytime say which bound.
 	Threshold float64 `json:"threshold"`
@@ -124,25 +138,33 @@ type key struct {
 	failed bool
 }
 
-// tally is what the shadow runs at one site added up to.
+// tally is what the runs at one site added up to.
 type tally struct {
 	runs, lookups, hits, explored int
+	servedRuns, served            int
 	wLookups, wHits, wCredit      float64
+	earned, saved                 evaluate.Bounds
 	xs                            []float64 // each session's mean run value
 }
 
-// add counts one shadow run at the site.
+// add counts one run at the site.
 func (t *tally) add(r *evaluate.RunValue) {
 	t.runs++
+	if !r.Shadow {
+		t.servedRuns++
+	}
+	t.served += r.Served
 	t.lookups += r.Lookups
 	t.hits += r.Hits
 	t.explored += r.Explored
 	t.wLookups += r.WLookups
 	t.wHits += r.WHits
 	t.wCredit += r.WCredit
+	t.earned.Add(r.Earned)
+	t.saved.Add(r.SavedTurns)
 }
 
-// Promote scores the shadow runs of the sessions src holds, in the order
+// Promote scores the shadow and served runs of the sessions src holds, in the order
 // it gives them (the order the confidence sequence reads them in), and
 // returns a copy of f with every site marked, and the report.
 func Promote(ctx context.Context, src evaluate.Source, f *flow.Flow, opt Options) (*flow.Flow, *Report, error) {
@@ -183,10 +205,11 @@ func Promote(ctx context.Context, src evaluate.Source, f *flow.Flow, opt Options
 		here := map[key]*sum{}
 		var order []key
 		for _, r := range sc.Runs(evaluate.Served) {
-			if !r.Shadow {
-				continue
+			if r.Shadow {
+				rep.ShadowRuns++
+			} else {
+				rep.ServedRuns++
 			}
-			rep.ShadowRuns++
 			perCall, eps = max(perCall, r.MaxLookups), math.Max(eps, r.Rule.Epsilon)
 			k := key{r.Tool, r.Failed}
 			t := tallies[k]
@@ -292,6 +315,7 @@ func Bound(xs []float64, floor float64, level float64, anytime bool) float64 {
 // judge decides one site.
 func judge(s *flow.Site, t *tally, changed map[string]string, floor float64, opt Options) Site {
 	out := Site{Tool: s.Tool, Failed: s.Failed, Runs: t.runs, Sessions: len(t.xs), Lookups: t.lookups, Hits: t.hits, Explored: t.explored,
+		ServedRuns: t.servedRuns, Served: t.served, HitsBounds: t.earned, SavedBounds: t.saved,
 		HitRate: Num(math.NaN()), BreakEven: Num(math.NaN()), Value: Num(math.NaN()), Bound: Num(math.NaN()), Floor: Num(math.NaN())}
 	if opt.Anytime {
 		out.Floor = Num(floor)
@@ -326,11 +350,11 @@ func judge(s *flow.Site, t *tally, changed map[string]string, floor float64, opt
 	case len(why) > 0:
 		out.Reason = "contract changed: " + strings.Join(why, "; ")
 	case t.runs < opt.MinRuns:
-		out.Reason = fmt.Sprintf("too few runs: %d shadow runs, --min-runs %d", t.runs, opt.MinRuns)
+		out.Reason = fmt.Sprintf("too few runs: %d runs, --min-runs %d", t.runs, opt.MinRuns)
 	case t.lookups == 0 && t.explored == 0:
-		out.Reason = fmt.Sprintf("would not pay: it looked nothing up in %d shadow runs", t.runs)
+		out.Reason = fmt.Sprintf("would not pay: it looked nothing up in %d runs", t.runs)
 	case t.lookups == 0:
-		out.Reason = fmt.Sprintf("would not pay: the rule looks nothing up here; the %d lookups of its %d shadow runs were explored", t.explored, t.runs)
+		out.Reason = fmt.Sprintf("would not pay: the rule looks nothing up here; the %d lookups of its %d runs were explored", t.explored, t.runs)
 	case math.IsNaN(float64(out.Bound)) && opt.Anytime:
 		out.Reason = fmt.Sprintf("no anytime bound: a session's value is below the floor %.3f that this flow's site and the logged budget and ε allow", floor)
 	case math.IsNaN(float64(out.Bound)):

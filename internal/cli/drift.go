@@ -6,16 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hoist-mcp/hoist/drift"
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/learn"
+	"github.com/hoist-mcp/hoist/store"
 )
 
 // Exit codes of hoist drift, for CI.
@@ -55,14 +59,23 @@ that matched at least once), and reports
   - rates that moved: at each site the flow and the sessions share, each
     lookup's reach (how often the agent made it before its next write) and
     each binding's match rate, compared with a pooled two-proportion z test.
-    With m tests, a rate has drifted when its p-value is below --alpha / m
-    (the Bonferroni correction: the chance of any false alarm among the m
-    tests stays below --alpha). Each rate is shown with its Wilson interval
+    A binding of the flow counts where it matched in the sessions, even
+    when its reference met only one value there (learn would write that
+    as a constant). With m tests, a rate has drifted when its p-value is
+    below --alpha / m (the Bonferroni correction: the chance of any false
+    alarm among the m tests stays below --alpha). Each rate is shown with its Wilson interval
     at level 1 − alpha;
   - frequent new sites: sites of the sessions the flow lacks, seen at least
     --min-support times (default: the flow's min_support).
 
 The flow's sites the sessions never reached are listed, and are not drift.
+
+Sessions that served the flow (hoist-mcp --flow) hold the proxy's lookups,
+after which the agent did not make the calls they answered. Each lookup
+whose hit estimate is at least ½ (what it earned, as hoist audit judges
+it; docs/audit.md, "Served sessions") counts as the agent's own call, a
+level's calls made together as one turn; the report says what the
+lookups earned (served, in the JSON).
 
 ` + storeHelp + `
 
@@ -121,8 +134,18 @@ func runDrift(ctx context.Context, o *driftOptions) error {
 	// Every binding that matched at least once, however many: a binding of
 	// the flow missing from the sessions' counts means it never matched,
 	// not that others outranked it.
-	now, err := learn.FromSource(ctx, db, episode.Filter{Domain: old.Domain},
-		learn.Options{Domain: old.Domain, Folds: 1, MinSupport: 1, MaxBindings: driftMaxBindings})
+	// Twice: keeping every reference, so that a reference that met one
+	// value in these sessions is still counted as the reference, and as
+	// the flow was learned, with such a reference written as its value, so
+	// that a constant of the flow is found too (drift.Options.Also).
+	src := &unserved{db: db}
+	lopt := learn.Options{Domain: old.Domain, Folds: 1, MinSupport: 1, MaxBindings: driftMaxBindings, KeepReferences: true}
+	now, err := learn.FromSource(ctx, src, episode.Filter{Domain: old.Domain}, lopt)
+	if err != nil {
+		return err
+	}
+	lopt.KeepReferences = false
+	also, err := learn.FromSource(ctx, &unserved{db: db}, episode.Filter{Domain: old.Domain}, lopt)
 	if err != nil {
 		return err
 	}
@@ -132,7 +155,10 @@ func runDrift(ctx context.Context, o *driftOptions) error {
 	if now.Learned.Episodes == 0 {
 		return errors.New("no episodes in the sessions" + domainHint(old.Domain))
 	}
-	r := drift.Compare(old, now, drift.Options{Alpha: o.Alpha, MinSupport: o.MinSupport})
+	r := drift.Compare(old, now, drift.Options{Alpha: o.Alpha, MinSupport: o.MinSupport, Also: also})
+	if src.served.Sessions > 0 {
+		r.Served = &src.served
+	}
 	if o.JSON {
 		enc := json.NewEncoder(o.IO.Out)
 		enc.SetIndent("", "  ")
@@ -148,12 +174,119 @@ func runDrift(ctx context.Context, o *driftOptions) error {
 	return nil
 }
 
+// unserved is the store's episodes as learn counts them for drift: a
+// session that served the flow holds the proxy's lookups, after which the
+// agent did not make the calls they answered, so its counts would say the
+// agent stopped reaching them (a false alarm). Each lookup of the proxy's
+// whose hit the served log supports, by what it earned (package earned:
+// its estimate at least ½), counts as the agent's own call, where the
+// proxy made it; the others as calls the agent did not make. served sums
+// what the lookups earned, as hoist audit reports it.
+type unserved struct {
+	db     *store.DB
+	mu     sync.Mutex
+	served drift.Served
+}
+
+var _ episode.Source = (*unserved)(nil)
+
+func (u *unserved) Episodes(ctx context.Context, f episode.Filter, fn func(*episode.Episode) error) error {
+	return u.db.EpisodesWithFlows(ctx, f, func(ep *episode.Episode, fl *store.Flow) error {
+		if !earned.Served(ep) {
+			return fn(ep)
+		}
+		var ds []flow.Decision
+		if fl != nil {
+			for _, d := range fl.Decisions {
+				ds = append(ds, d.FlowDecision)
+			}
+		}
+		e := earned.Of(ep, ds)
+		u.mu.Lock()
+		u.served.Sessions++
+		u.served.Lookups += len(e.Lookups)
+		u.served.Hits.Add(drift.Bounds(e.Hits))
+		u.served.Saved.Add(drift.Bounds(e.Saved))
+		u.served.Counted += countedHits(e)
+		u.mu.Unlock()
+		return fn(asUnserved(ep, e))
+	})
+}
+
+// countedHits counts the lookups asUnserved makes the agent's calls.
+func countedHits(e *earned.Earned) int {
+	n := 0
+	for _, lk := range e.Lookups {
+		if lk.Hit.Est >= 0.5 {
+			n++
+		}
+	}
+	return n
+}
+
+// asUnserved returns a copy of ep in which each of the proxy's lookups
+// with a hit estimate of at least ½ is a call of the agent's. The proxy
+// makes a level's lookups one after the other (each call, then its
+// answer); the agent makes them as one turn of calls, none of which
+// follows another's answer. So each such call is moved before the answers
+// of the calls of its level just before it (never past another call: the
+// calls keep their order and indexes), and takes the turn of its level's
+// first call.
+func asUnserved(ep *episode.Episode, e *earned.Earned) *episode.Episode {
+	type level struct{ after, depth int }
+	hit := map[int]level{}
+	for _, lk := range e.Lookups {
+		if lk.Hit.Est >= 0.5 {
+			hit[lk.Call] = level{lk.After, lk.Depth}
+		}
+	}
+	out := *ep
+	out.Events = make([]episode.Event, 0, len(ep.Events))
+	turn := map[level]int{}
+	for _, ev := range ep.Events {
+		lv, ok := level{}, false
+		if ev.Call != nil && ev.Call.By == episode.Proxy {
+			lv, ok = hit[ev.Call.Index]
+		}
+		if !ok {
+			out.Events = append(out.Events, ev)
+			continue
+		}
+		c := *ev.Call
+		c.By = episode.Agent
+		if t, seen := turn[lv]; seen {
+			c.Turn = t
+		} else {
+			turn[lv] = c.Turn
+		}
+		ev.Call = &c
+		at := len(out.Events)
+		for at > 0 {
+			r := out.Events[at-1].Result
+			if r == nil {
+				break
+			}
+			if l, ok := hit[r.CallIndex]; !ok || l != lv {
+				break
+			}
+			at--
+		}
+		out.Events = slices.Insert(out.Events, at, ev)
+	}
+	return &out
+}
+
 // writeDrift writes the report as text tables.
 func writeDrift(w io.Writer, name string, r *drift.Report) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "flow %s (%d episodes) against %d episodes of the sessions\n", name, r.FlowEpisodes, r.Episodes)
-	fmt.Fprintf(&b, "rate tests: %d, two-proportion z, Bonferroni at alpha %g (each p < %.3g); intervals: Wilson at %g%%\n\n",
+	fmt.Fprintf(&b, "rate tests: %d, two-proportion z, Bonferroni at alpha %g (each p < %.3g); intervals: Wilson at %g%%\n",
 		r.Tests, r.Alpha, r.Threshold, 100*(1-r.Alpha))
+	if sv := r.Served; sv != nil {
+		fmt.Fprintf(&b, "served: %s the flow; the proxy's %d lookups earned hits %s and LLM turns saved %s (estimate (lower–upper bound), as hoist audit judges them); the %d whose estimate is at least ½ count as the agent's own calls\n",
+			plural(sv.Sessions, "session", "sessions")+" served", sv.Lookups, driftBounds(sv.Hits), driftBounds(sv.Saved), sv.Counted)
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	if len(r.Added)+len(r.Removed)+len(r.Contracts) > 0 {
 		fmt.Fprintln(tw, "TOOLS\tCHANGE")
@@ -203,6 +336,10 @@ func writeDrift(w io.Writer, name string, r *drift.Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func driftBounds(b drift.Bounds) string {
+	return fmt.Sprintf("%.1f (%.1f–%.1f)", b.Est, b.Lo, b.Hi)
 }
 
 func prop(p drift.Proportion) string {

@@ -70,12 +70,13 @@ and may call otherwise. So each decision is weighted by the probability
 ratios of every decision of its session made before its reward was known
 (in shadow, up to itself), and the bootstrap resamples sessions.
 
-Served or shadow. Both are estimated without bias for this reward. In
-shadow the agent never sees a lookup, so a hit is a lookup that would have
-saved the call. Served, an agent that uses a looked-up result and skips
-its own call turns that lookup into a detour, so the reward undercounts
-what serving saves: record with --flow-shadow to measure what a rule
-would save, and served to measure what it does with this agent.
+Served or shadow. In shadow the agent never sees a lookup, so a hit is a
+lookup that would have saved the call. Served, an agent that uses a
+looked-up result skips its own call, so a served lookup earns what hoist
+audit says it earned (docs/audit.md, "Served sessions"): its share of the
+turns saved, minus --detour-cost times the chance it was no hit, at the
+estimate; the summary gives each rule's IPS value with those rewards at
+their lower and upper bounds too (--json: results[].served).
 
 Estimates, for each rule: IPS (the mean over sessions of each decision's
 reward times its weight), SNIPS (the sessions' weighted rewards divided by
@@ -273,16 +274,32 @@ func printEvaluateSummary(w io.Writer, rep *evaluate.Report, verbose bool) {
 		fmt.Fprintf(w, "served: in %s the proxy made %d lookups of its own: hits %s, LLM turns saved %s (estimate (lower–upper bound), as hoist audit judges them)\n",
 			sessions, sv.Lookups, boundsText(sv.Hits), boundsText(sv.Saved))
 	}
-	if active := rep.Decisions - rep.Logged.Shadow; active > 0 {
-		fmt.Fprintf(w, "note: %d decisions were served, not shadowed: the rules' estimates score a lookup by whether the agent then made the call itself, which an agent that used the looked-up result did not, so they undercount what serving saves (record with --flow-shadow to compare rules)\n", active)
+	if sv := servedRules(rep.Results); sv != "" {
+		fmt.Fprintf(w, "served estimates: the rules' values score each lookup of a served session by what it earned (its estimate, as hoist audit judges it), so they lie between their values with every such lookup at its lower and at its upper bound; IPS: %s\n", sv)
 	}
 	if rep.Logged.Mismatch > 0 {
 		fmt.Fprintf(w, "warning: %d logged propensities differ from their rule's (wrong logging?)\n", rep.Logged.Mismatch)
 	}
-	fmt.Fprintf(w, "reward: hit +1/k (k of the agent's calls in its turn), detour -%g, stop 0; value per session; clip λ=%s; %g%% BCa bootstrap over sessions, %d replicates, seed %d\n",
-		float64(rep.DetourCost), fmtNum(rep.Clip), 100*float64(rep.Level), rep.Reps, rep.Seed)
+	servedReward := ""
+	if rep.Logged.Served != nil {
+		servedReward = " (a served lookup: its share of the turns saved, less the detour cost times the chance it was no hit)"
+	}
+	fmt.Fprintf(w, "reward: hit +1/k (k of the agent's calls in its turn), detour -%g, stop 0%s; value per session; clip λ=%s; %g%% BCa bootstrap over sessions, %d replicates, seed %d\n",
+		float64(rep.DetourCost), servedReward, fmtNum(rep.Clip), 100*float64(rep.Level), rep.Reps, rep.Seed)
 	writeRuleWarnings(w, rep.Results, verbose)
 	fmt.Fprintln(w)
+}
+
+// servedRules lists the rules whose values rest on served lookups'
+// estimates, each with its IPS value and bounds.
+func servedRules(results []evaluate.Result) string {
+	var parts []string
+	for _, r := range results {
+		if sv := r.Served; sv != nil {
+			parts = append(parts, fmt.Sprintf("%s %.3g (%.3g–%.3g)", r.Rule, sv.IPS.Est, sv.IPS.Lo, sv.IPS.Hi))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // boundsText writes an estimate with its bounds: "3.0 (1.0–3.0)".

@@ -39,11 +39,16 @@ func newCmdPromote(f *Factory, runF func(context.Context, *promoteOptions) error
 	opts := &promoteOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "promote --flow FILE --sessions DIR --out FILE [flags]",
-		Short: "Keep only the lookups that paid in shadow runs",
+		Short: "Keep only the lookups that paid in shadow or served runs",
 		Long: `hoist promote reads the flow logs hoist-mcp --flow FILE --flow-shadow wrote
 beside the session logs (ingested into the store with them), scores each
 shadow run's decisions against what the agent then did, and writes a copy of
-the flow that acts only at the sites whose lookups paid.
+the flow that acts only at the sites whose lookups paid. Runs of sessions
+that served the flow (hoist-mcp --flow, not --flow-shadow) are scored too,
+each lookup by what it earned, as hoist audit judges it (docs/audit.md,
+"Served sessions"): its share of the LLM turns saved, minus --threshold
+times the chance it was no hit, at the estimate; the report gives each
+site's hits and turns saved with their bounds.
 
 A site pays by hoist evaluate's reward: a lookup the agent then made itself,
 after the site and before its next write, saves 1/k of an LLM turn (k the
@@ -58,7 +63,7 @@ nothing, and the rule's own are weighted by their propensities.
 
 A session's runs at a site are one observation (they are not
 independent): the mean value of its runs, in saved turns. A site is
-promoted when it had at least --min-runs shadow runs and the lower
+promoted when it had at least --min-runs runs and the lower
 confidence bound of its value, at --level, is above zero. Every other site
 is marked "promoted": false with its reason: too few runs; would not pay;
 or contract changed (a tool it looks up is now a write, or its server lists
@@ -129,7 +134,7 @@ logged decisions are scored as they are.
 	fl.StringVarP(&opts.Out, "out", "o", "", "write the promoted flow to `FILE` (- for standard output, then the report goes to stderr)")
 	fl.StringVar(&opts.Domain, "domain", "", "score only the sessions of this `DOMAIN`")
 	fl.Float64Var(&opts.Threshold, "threshold", flow.DefaultThreshold, "the ratio of a detour's cost to a saved turn")
-	fl.IntVar(&opts.MinRuns, "min-runs", promote.DefaultMinRuns, "the least `N` shadow runs a site needs to be promoted")
+	fl.IntVar(&opts.MinRuns, "min-runs", promote.DefaultMinRuns, "the least `N` runs a site needs to be promoted")
 	fl.Float64Var(&opts.Level, "level", promote.DefaultLevel, "the lower bound's confidence `LEVEL`: a site that does not pay is promoted with probability at most 1 − LEVEL")
 	fl.BoolVar(&opts.Anytime, "anytime", false, "bound with a confidence sequence, valid however often promote is run as sessions arrive")
 	fl.StringVar(&opts.OracleCache, "oracle-cache", "", "re-decide the shadow runs from the System-One answers cached in `DIR` (hoist-mcp's --oracle-cache; nothing is sent)")
@@ -162,8 +167,8 @@ func runPromote(ctx context.Context, o *promoteOptions) error {
 	if err != nil {
 		return err
 	}
-	if rep.ShadowRuns == 0 {
-		return fmt.Errorf("no shadow runs to score%s: record sessions with hoist-mcp --flow %s --flow-shadow first", domainHint(o.Domain), o.Flow)
+	if rep.ShadowRuns+rep.ServedRuns == 0 {
+		return fmt.Errorf("no shadow or served runs to score%s: record sessions with hoist-mcp --flow %s --flow-shadow first", domainHint(o.Domain), o.Flow)
 	}
 	data, err := out.Marshal()
 	if err != nil {
@@ -194,7 +199,7 @@ func runPromote(ctx context.Context, o *promoteOptions) error {
 				n++
 			}
 		}
-		fmt.Fprintf(o.IO.Err, "hoist: promoted %d of %d sites from %d shadow runs in %d sessions; wrote %s\n", n, len(rep.Sites), rep.ShadowRuns, rep.Episodes, o.Out)
+		fmt.Fprintf(o.IO.Err, "hoist: promoted %d of %d sites from %s in %d sessions; wrote %s\n", n, len(rep.Sites), promoteRuns(rep), rep.Episodes, o.Out)
 	}
 	if o.OracleCache != "" && !o.Quiet {
 		fmt.Fprintf(o.IO.Err, "hoist: %d offers re-decided from the answers cached in %s\n", reanswered, o.OracleCache)
@@ -221,15 +226,30 @@ func openReplayCache(dir string, warn func(string)) (*client.Cache, error) {
 	return cache, nil
 }
 
+// promoteRuns says how many runs were scored, shadow and served.
+func promoteRuns(r *promote.Report) string {
+	switch {
+	case r.ServedRuns == 0:
+		return fmt.Sprintf("%d shadow runs", r.ShadowRuns)
+	case r.ShadowRuns == 0:
+		return fmt.Sprintf("%d served runs", r.ServedRuns)
+	}
+	return fmt.Sprintf("%d shadow and %d served runs", r.ShadowRuns, r.ServedRuns)
+}
+
 func writePromoteText(w io.Writer, r *promote.Report) {
 	bound := "lower bound"
 	if r.Anytime {
 		bound = "anytime lower bound"
 	}
-	fmt.Fprintf(w, "Promotion from %d shadow runs in %d sessions (detour cost %.2f, --min-runs %d, %g%% %s)\n\n",
-		r.ShadowRuns, r.Episodes, r.Threshold, r.MinRuns, 100*r.Level, bound)
+	fmt.Fprintf(w, "Promotion from %s in %d sessions (detour cost %.2f, --min-runs %d, %g%% %s)\n",
+		promoteRuns(r), r.Episodes, r.Threshold, r.MinRuns, 100*r.Level, bound)
+	if r.ServedRuns > 0 {
+		fmt.Fprintln(w, "A served lookup's hit is what it earned: hits and turns saved are estimates (lower–upper bound), as hoist audit judges them.")
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "site\truns\tlookups\thits\thit rate\tbreak-even\tvalue (bound)\tpromoted")
+	fmt.Fprintln(tw, "site\truns\tlookups\thits\tturns saved\thit rate\tbreak-even\tvalue (bound)\tpromoted")
 	num := func(n promote.Num, format string) string {
 		if f := float64(n); !math.IsNaN(f) && !math.IsInf(f, 0) {
 			return fmt.Sprintf(format, f)
@@ -253,7 +273,11 @@ func writePromoteText(w io.Writer, r *promote.Report) {
 		if !s.Promoted {
 			verdict = "no: " + s.Reason
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", name, s.Runs, lookups, s.Hits, num(s.HitRate, "%.2f"), num(s.BreakEven, "%.2f"), value, verdict)
+		hits, saved := fmt.Sprint(s.Hits), fmt.Sprintf("%.1f", s.SavedBounds.Est)
+		if s.Served > 0 {
+			hits, saved = boundsText(s.HitsBounds), boundsText(s.SavedBounds)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, s.Runs, lookups, hits, saved, num(s.HitRate, "%.2f"), num(s.BreakEven, "%.2f"), value, verdict)
 	}
 	tw.Flush()
 }

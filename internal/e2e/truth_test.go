@@ -203,12 +203,16 @@ func TestGroundTruth(t *testing.T) {
 				t.Errorf("%s %s: evaluate's served hits %+v and turns %+v, audit's %+v and %+v", s.how, s.name, sv.Hits, sv.Saved, hits, saved)
 			}
 		}
+		if a.Served == 1 {
+			servedReports(t, s.how, s.name, s.dir, flowFile, a.Total.Lookups, hits, saved)
+		}
 		sumTurns += float64(tr.LLMTurnsSkipped)
 		sumHits += float64(tr.CallsSkipped)
 		estTurns += saved.Est
 		estHits += hits.Est
 	}
 	consolePages(t, sessions, flowFile)
+	servedDrift(t, sessions, flowFile)
 	t.Logf("summed over %d sessions: truth %.0f turns skipped, %.0f calls answered; audit's estimate %.2f turns, %.2f hits",
 		len(sessions), sumTurns, sumHits, estTurns, estHits)
 	if sumTurns == 0 || math.Abs(estTurns-sumTurns) > 0.15*sumTurns {
@@ -236,6 +240,36 @@ func totalText(text string) (hits, saved string) {
 		}
 	}
 	return "", ""
+}
+
+// parseBounds reads a count as the pages write it: "3", or "3.0 (1.0–3.0)".
+func parseBounds(text string) bounds {
+	var b bounds
+	if n, _ := fmt.Sscanf(text, "%g (%g–%g)", &b.Est, &b.Lo, &b.Hi); n == 1 {
+		b.Lo, b.Hi = b.Est, b.Est
+	}
+	return b
+}
+
+// copyLogs copies the session and flow logs of dir into root, and returns
+// the ids of the sessions.
+func copyLogs(t *testing.T, dir, root string) []string {
+	t.Helper()
+	var ids []string
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	for _, p := range logs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, filepath.Base(p)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(p, ".flow.jsonl") {
+			ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+		}
+	}
+	return ids
 }
 
 // countText is how audit's text writes a count with its bounds.
@@ -297,18 +331,8 @@ func consolePages(t *testing.T, sessions []session, flowFile string) {
 		if s.how == "shadow" {
 			continue
 		}
-		logs, _ := filepath.Glob(filepath.Join(s.dir, "*.jsonl"))
-		for _, p := range logs {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(root, filepath.Base(p)), b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasSuffix(p, ".flow.jsonl") {
-				truthOf[strings.TrimSuffix(filepath.Base(p), ".jsonl")] = s.truth
-			}
+		for _, id := range copyLogs(t, s.dir, root) {
+			truthOf[id] = s.truth
 		}
 	}
 	cmd := exec.Command(testbin.Build(t, "hoist"), "console", "--addr", "127.0.0.1:0", "--sessions", root, "--flow", flowFile)
@@ -366,14 +390,7 @@ func consolePages(t *testing.T, sessions []session, flowFile string) {
 			t.Errorf("session %s: its page shows no lookups earned", m[1])
 			continue
 		}
-		parse := func(text string) bounds {
-			var b bounds
-			if n, _ := fmt.Sscanf(text, "%g (%g–%g)", &b.Est, &b.Lo, &b.Hi); n == 1 {
-				b.Lo, b.Hi = b.Est, b.Est
-			}
-			return b
-		}
-		sb, hb := parse(saved[1]), parse(hits[1])
+		sb, hb := parseBounds(saved[1]), parseBounds(hits[1])
 		if !sb.holds(float64(tr.LLMTurnsSkipped)) || !hb.holds(float64(tr.CallsSkipped)) {
 			t.Errorf("session %s: the truth (%d turns skipped, %d calls answered) is outside the console's bounds (turns %q, hits %q)",
 				m[1], tr.LLMTurnsSkipped, tr.CallsSkipped, saved[1], hits[1])
@@ -395,4 +412,30 @@ func consolePages(t *testing.T, sessions []session, flowFile string) {
 	}
 	t.Logf("console: %d served sessions, turns saved %.2f on the sessions page, %.2f on the session pages (truth %.0f), hits %.2f (truth %.0f)",
 		len(ids), listed, audited, sumTurns, estHits, sumHits)
+
+	// The Savings page sums the same sessions: its totals hold the summed
+	// truth within their bounds, their estimates within 15% of it, and
+	// are what hoist audit says of the same sessions.
+	name := strings.TrimSuffix(filepath.Base(flowFile), ".json")
+	savings := get("/savings?name=" + url.QueryEscape(name))
+	sh := regexp.MustCompile(`\(<span class="hits">([^<]*)</span> hits`).FindStringSubmatch(savings)
+	st := regexp.MustCompile(`<b class="saved-turns">([^<]*) turns</b>`).FindStringSubmatch(savings)
+	if sh == nil || st == nil {
+		t.Fatalf("the Savings page shows no hits or turns saved:\n%s", savings)
+	}
+	hb, sb := parseBounds(sh[1]), parseBounds(st[1])
+	if !hb.holds(sumHits) || !sb.holds(sumTurns) || math.Abs(sb.Est-sumTurns) > 0.15*sumTurns || math.Abs(hb.Est-sumHits) > 0.15*sumHits {
+		t.Errorf("the Savings page says %q hits and %q turns saved; the truth is %.0f calls answered, %.0f turns skipped", sh[1], st[1], sumHits, sumTurns)
+	}
+	var a auditJSON
+	if err := json.Unmarshal([]byte(hoist(t, "audit", "--flow", flowFile, "--sessions", root, "--store", filepath.Join(t.TempDir(), "savings.db"), "--json", "-q")), &a); err != nil {
+		t.Fatal(err)
+	}
+	if want := countText(a.Total.SavedBounds, "%.1f"); st[1] != want {
+		t.Errorf("the Savings page says %q turns saved, hoist audit %q", st[1], want)
+	}
+	if want := countText(a.Total.HitBounds, "%.0f"); sh[1] != want {
+		t.Errorf("the Savings page says %q hits, hoist audit %q", sh[1], want)
+	}
+	t.Logf("Savings page: hits %s, turns saved %s (truth %.0f and %.0f)", sh[1], st[1], sumHits, sumTurns)
 }
