@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hoist-mcp/hoist/earned"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/stats"
 )
@@ -89,19 +90,9 @@ type Served struct {
 	Counted int `json:"counted_as_calls"`
 }
 
-// Bounds are an estimate with its lower and upper bound.
-type Bounds struct {
-	Lo  float64 `json:"lo"`
-	Est float64 `json:"estimate"`
-	Hi  float64 `json:"hi"`
-}
-
-// Add adds o to b.
-func (b *Bounds) Add(o Bounds) {
-	b.Lo += o.Lo
-	b.Est += o.Est
-	b.Hi += o.Hi
-}
+// Bounds are an estimate with its lower and upper bound: what a served
+// lookup earned, as package earned defines it for every report.
+type Bounds = earned.Bounds
 
 // ContractChange is a tool listed with another input contract or kind than
 // the flow pinned.

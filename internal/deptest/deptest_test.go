@@ -53,7 +53,7 @@ var rules = Rules{
 		"audit":    {"earned", "episode", "flow", "stats", "oracle", "binding"},
 		"promote":  {"episode", "evaluate", "flow", "stats", "oracle", "binding"}, // evaluate: the reward, one definition of what a lookup earns
 		"evaluate": {"earned", "episode", "flow", "stats", "oracle", "binding", "jsontext"},
-		"drift":    {"episode", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
+		"drift":    {"episode", "earned", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 		"guards":   {"mcpmsg", "jsontext", "oracle"},
 		"oracle":   {"jsontext"},         // the model's questions (pure): prompts, parsing, cache keys; the callers turn their messages into its types
 		"judge":    {"guards", "oracle"}, // the confirmation judge: the guards' confirmations put to the oracle
