@@ -830,7 +830,15 @@ func (l *listener) newSession(r *http.Request, key string) (*lsession, int, erro
 		}
 		s.active = a
 	}
+	if o.Console != nil {
+		// A console attachment of the session's own: its frames are held
+		// apart from every other session's.
+		s.console = newConsoleClient(*o.Console, s.name, o.serverName(), s.rec, func(f string, args ...any) { l.d.say("session "+s.id[:8]+": "+f, args...) })
+		s.console.toHost = func(line []byte) { s.deliver(jsonrpc.TrimLine(line)) }
+		s.console.toSrv = func(line []byte) { s.toServer(line) }
+	}
 	if err := s.startBackend(); err != nil {
+		s.closeConsole()
 		s.endFlow()
 		if a := s.active; a != nil && a.flowLog != nil {
 			os.Remove(a.flowLog.Path()) // no log is left of a session that never started

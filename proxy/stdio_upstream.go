@@ -43,6 +43,15 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 		if s.opts.Trace {
 			s.d.say("trace server -> host %d B %s", len(buf), describe(jsonrpc.Classify(line)))
 		}
+		if c := s.console; c != nil && from == mcplog.FromServer {
+			out, taken := c.beforeHost(buf)
+			if taken {
+				return
+			}
+			if out != nil {
+				buf = out // the console's frame in the server's place
+			}
+		}
 		// A flow takes the answer to its own lookups, and holds the
 		// agent's while it runs.
 		if a != nil && from == mcplog.FromServer && a.fromServer(buf) {
@@ -55,6 +64,13 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 		a.toHost = write
 		a.toServer = func(line []byte) { u.send(jsonrpc.TrimLine(line)) }
 		a.start()
+	}
+	if o := s.opts.Console; o != nil {
+		c := newConsoleClient(*o, s.consoleSession(), s.opts.serverName(), s.rec, s.d.say)
+		c.toHost = write
+		c.toSrv = func(line []byte) { u.send(jsonrpc.TrimLine(line)) }
+		s.console = c
+		c.start()
 	}
 
 	lines := make(chan []byte)
@@ -77,6 +93,12 @@ loop:
 				recordContext(s.context, s.rec, body)
 				s.rec.Record(mcplog.FromClient, body)
 			}
+			if c := s.console; c != nil {
+				c.waitAttach()
+				if c.beforeServer(line) {
+					continue // the console answered it, sent something in its place, or dropped it
+				}
+			}
 			if a != nil && a.hostLine(body) {
 				continue // the proxy answered it: a refused write, or hoist_commit
 			}
@@ -93,6 +115,7 @@ loop:
 	if a != nil {
 		a.hostDone()
 	}
+	s.closeConsole() // a frame held now has no host left to wait for
 	u.close()
 	if a != nil {
 		a.serverDone()
