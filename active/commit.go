@@ -79,7 +79,7 @@ func (m *Machine) commitNext() {
 			if p := jsontext.OddName(call.Args); p != "" {
 				// The proxy sends these arguments as they were written:
 				// the server must read them as the guards do (issue 23).
-				step.Status, step.Text = mcpmsg.CommitRefused, oddRefusal("calls["+strconv.Itoa(r.at)+"].arguments."+p)
+				step.Status, step.Text = mcpmsg.CommitRefused, OddRefusal("calls["+strconv.Itoa(r.at)+"].arguments."+p)
 				r.at++
 				continue
 			}

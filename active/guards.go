@@ -81,7 +81,7 @@ type Screened struct {
 // what the server will read (issue 23).
 func (m *Machine) Screen(v mcpmsg.View) Screened {
 	if v.Odd != "" {
-		why := oddRefusal(v.Odd)
+		why := OddRefusal(v.Odd)
 		switch v.Kind {
 		case jsonrpc.Request:
 			return Screened{Answer: mcpmsg.AppendError(nil, v.ID, oddCode(v.Odd), why), Why: why}
@@ -127,7 +127,7 @@ func (m *Machine) Screen(v mcpmsg.View) Screened {
 // checked one by one, commitNext).
 func (m *Machine) heldOdd(v mcpmsg.View) string {
 	if p := v.ArgsOdd(); p != "" && m.gd != nil && m.gd.writes[v.Call.Name] {
-		return oddRefusal(p)
+		return OddRefusal(p)
 	}
 	if v.Forgiven != "" {
 		return "refused: this call is not valid JSON (" + v.Forgiven + "), which some servers read anyway and others refuse, so hoist-mcp does not send it"
@@ -142,9 +142,9 @@ func (m *Machine) heldNotification(v mcpmsg.View) bool {
 	return v.Kind == jsonrpc.Notification && v.Method == mcpmsg.MethodToolsCall && m.Holds(v.Call.Name)
 }
 
-// oddRefusal is the error for a message whose member at path two common
-// decoders read differently.
-func oddRefusal(path string) string {
+// OddRefusal is the error for a message whose member at path two common
+// decoders read differently: it names the member, for the host's author.
+func OddRefusal(path string) string {
 	name := path
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		name = name[i+1:]

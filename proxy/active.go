@@ -3,11 +3,13 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	machine "github.com/hoist-mcp/hoist/active"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,11 +111,19 @@ type active struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// inflight are the host's requests forwarded and not yet answered, by
+	// raw id: when the server's output ends, each gets an error (issue
+	// 23, point 5). Noted by the host's reader, taken off by the server's
+	// and by the owner's answers.
+	inflightMu sync.Mutex
+	inflight   map[string]bool
+
 	// Owned by loop.
-	timer   <-chan time.Time // the wait for the pending lookup, nil when none
-	stop    func()           // cancels timer
-	timerID string           // whose wait timer is
-	steps   map[uint64]context.CancelFunc
+	hostGone bool             // the host closed its side: it waits for no answer
+	timer    <-chan time.Time // the wait for the pending lookup, nil when none
+	stop     func()           // cancels timer
+	timerID  string           // whose wait timer is
+	steps    map[uint64]context.CancelFunc
 }
 
 // envelope is one event for the owner, and where its verdict goes when a
@@ -144,6 +154,7 @@ func newActive(o FlowOptions, server string, say func(string, ...any)) *active {
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 		steps:    map[uint64]context.CancelFunc{},
+		inflight: map[string]bool{},
 	}
 }
 
@@ -218,12 +229,65 @@ func (a *active) fromHost(line []byte) {
 func (a *active) hostIDs(v mcpmsg.View) {
 	if v.Kind == jsonrpc.Request {
 		a.ids.Host(v.ID, a.done)
+		a.track(v.ID, true)
 	}
 	for _, p := range v.Parts {
 		if p.Kind == jsonrpc.Request {
 			a.ids.Host(p.ID, a.done)
+			a.track(p.ID, true)
 		}
 	}
+}
+
+// track notes a host request in flight (on), or its answer.
+func (a *active) track(id []byte, on bool) {
+	a.inflightMu.Lock()
+	defer a.inflightMu.Unlock()
+	if on {
+		a.inflight[string(id)] = true
+	} else {
+		delete(a.inflight, string(id))
+	}
+}
+
+// answered takes the host's requests a line to the host (terminator
+// included) answers off the requests in flight.
+func (a *active) answered(line []byte) {
+	body := jsonrpc.TrimLine(line)
+	m := jsonrpc.Classify(body)
+	switch m.Kind {
+	case jsonrpc.Response:
+		a.track(m.ID, false)
+	case jsonrpc.Batch:
+		for _, p := range mcpmsg.ReadView(body).Parts {
+			if p.Kind == jsonrpc.Response {
+				a.track(p.ID, false)
+			}
+		}
+	}
+}
+
+// unanswered answers each host request still in flight once the server's
+// output has ended while the host was still there, with a JSON-RPC error
+// logged as the proxy's: no answer can come any more, and the host must
+// not wait for one. A host that closed first waits for nothing, and gets
+// only what the server still wrote.
+func (a *active) unanswered() {
+	a.inflightMu.Lock()
+	ids := make([]string, 0, len(a.inflight))
+	for id := range a.inflight {
+		ids = append(ids, id)
+	}
+	clear(a.inflight)
+	a.inflightMu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		a.answer(mcpmsg.AppendError(nil, json.RawMessage(id), machine.ErrSessionEnded, "the MCP server closed before it answered this request"))
+	}
+	a.say("%d request(s) of the host were in flight when the MCP server closed; each was answered with an error", len(ids))
 }
 
 // send hands the owner an event without waiting for it.
@@ -240,10 +304,16 @@ func (a *active) send(e envelope) {
 // runs. Lines that are not responses pass at once.
 func (a *active) fromServer(line []byte) bool {
 	m := jsonrpc.Classify(jsonrpc.TrimLine(line))
+	if m.Kind == jsonrpc.Batch {
+		a.answered(line)
+	}
 	if m.Kind != jsonrpc.Response || !m.HasID() {
 		return false
 	}
 	own := a.ids.Answered(m.ID)
+	if !own {
+		a.track(m.ID, false)
+	}
 	if !own && a.needsNoVerdict(m) {
 		a.send(envelope{ev: machine.Response{Msg: m, Line: line}}) // the guards learn from it, in order
 		return false
@@ -374,6 +444,14 @@ func (a *active) handle(e envelope) {
 	if e.taken != nil {
 		e.taken <- taken
 	}
+	switch e.ev.(type) {
+	case machine.HostClosed:
+		a.hostGone = true
+	case machine.ServerClosed:
+		if !a.hostGone {
+			a.unanswered() // after what the Machine handed back
+		}
+	}
 }
 
 // apply carries out the Machine's actions, in order, without waiting on
@@ -383,8 +461,11 @@ func (a *active) apply(acts []machine.Action) {
 	for _, act := range acts {
 		switch x := act.(type) {
 		case machine.ToHost:
-			if x.Own && a.rec != nil {
-				a.rec.Record(mcplog.FromProxy, bytes.Clone(jsonrpc.TrimLine(x.Line)))
+			if x.Own {
+				if a.rec != nil {
+					a.rec.Record(mcplog.FromProxy, bytes.Clone(jsonrpc.TrimLine(x.Line)))
+				}
+				a.answered(x.Line)
 			}
 			a.toHost(x.Line)
 		case machine.ToServer:

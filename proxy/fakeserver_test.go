@@ -120,6 +120,25 @@ func fakeServer(mode string) int {
 			sleepForever()
 		}
 		return 0
+	case "read-then-exit":
+		// Reads $HOIST_FAKE_READ lines, answers the first, and exits: the
+		// others stay unanswered.
+		n, _ := strconv.Atoi(os.Getenv("HOIST_FAKE_READ"))
+		br := bufio.NewReader(os.Stdin)
+		var first struct {
+			ID json.RawMessage `json:"id"`
+		}
+		for i := range n {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				return 97
+			}
+			if i == 0 {
+				json.Unmarshal(line, &first)
+			}
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", first.ID)
+		return 0
 	case "asks":
 		// For each tools/call: a notification, then a request of its own
 		// to the host (sampling/createMessage, id "srv-<n>"); once the

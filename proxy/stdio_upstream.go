@@ -76,7 +76,13 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 	lines := make(chan []byte)
 	readDone := make(chan error, 1)
 	go func() {
-		readDone <- readLines(st.In, s.opts.MaxFrameBytes, lines, hostTooLong(s.d.say, s.opts.MaxFrameBytes))
+		tooLong := hostTooLong(s.d.say, s.opts.MaxFrameBytes)
+		if s.opts.activeMode() || s.opts.Console != nil {
+			// Active mode answers for what it cannot inspect (issue 23):
+			// the host gets an error for the line's id, as over stdio.
+			tooLong = func(start []byte) { s.refuseTooLong(writer(write), start) }
+		}
+		readDone <- readLines(st.In, s.opts.MaxFrameBytes, lines, tooLong)
 	}()
 loop:
 	for {
@@ -167,6 +173,14 @@ func readLines(r io.Reader, max int, out chan<- []byte, tooLong func(start []byt
 // tooLongPeek is how much of a dropped line readLines shows: enough for the
 // members before a large result (responseID).
 const tooLongPeek = 4 << 10
+
+// writer adapts a function that writes whole lines to io.Writer.
+type writer func([]byte)
+
+func (w writer) Write(p []byte) (int, error) {
+	w(p)
+	return len(p), nil
+}
 
 // hostTooLong is readLines' word on a host line past --max-frame-bytes.
 func hostTooLong(say func(string, ...any), max int) func([]byte) {
