@@ -441,3 +441,35 @@ func TestCommitServerClosed(t *testing.T) {
 		t.Fatalf("the commit at the server's end: %s", h.Line)
 	}
 }
+
+// heldBatch hands a batch over as hostLine does: screened part by part,
+// and held whole when a part is a checked write.
+func (d *driver) heldBatch(line string) (held bool, taken bool, acts []Action) {
+	d.t.Helper()
+	b, held := d.m.ScreenBatch(mcpmsg.ReadView([]byte(line)))
+	if !held {
+		return false, false, nil
+	}
+	taken, acts = d.handle(b)
+	return true, taken, acts
+}
+
+// TestBatchHoldsWhole: a batch with a write an enforced rule refuses is
+// answered whole and nothing of it is sent; a batch whose writes the rules
+// allow goes on unchanged by the transport; a batch of reads is not held.
+func TestBatchHoldsWhole(t *testing.T) {
+	d := newDriver(t, Config{Server: "retail", Guards: &GuardsConfig{Domain: guards.Retail}})
+	refused := `[` + call("10", "cancel_pending_order", `{"order_id":"#W1a","reason":"found it cheaper"}`) + `,` + call("11", "get_order_details", `{"order_id":"#W1a"}`) + `]`
+	held, taken, acts := d.heldBatch(refused)
+	h := one[ToHost](t, acts)
+	if !held || !taken || len(only[ToServer](acts)) != 0 || !strings.Contains(string(h.Line), `"id":10`) || !strings.Contains(string(h.Line), `"id":11`) || !strings.Contains(string(h.Line), batchNotSent) {
+		t.Fatalf("a batch with a refused write: held %v taken %v %s", held, taken, describe(acts))
+	}
+	allowed := `[` + call("12", "cancel_pending_order", cancelArgs) + `,` + call("13", "get_order_details", `{"order_id":"#W1a"}`) + `]`
+	if held, taken, acts := d.heldBatch(allowed); !held || taken || len(only[ToHost](acts)) != 0 {
+		t.Fatalf("an allowed batch: held %v taken %v %s", held, taken, describe(acts))
+	}
+	if held, _, _ := d.heldBatch(`[` + call("14", "get_order_details", `{"order_id":"#W1a"}`) + `]`); held {
+		t.Fatal("a batch of reads was held")
+	}
+}
