@@ -488,16 +488,27 @@ func (c *consoleClient) beforeHost(line []byte) (out []byte, taken bool) {
 	if m.Kind != jsonrpc.Response || !m.HasID() {
 		return nil, false
 	}
+	return c.holdAnswer(c.bp.Load(), m, body, c.watched, c.toSrv)
+}
+
+// holdAnswer holds the answer m (body) to a watched request when its
+// watch says so: after a breakpoint held the request, or, with the error
+// breakpoint, when it is an error. in is the watch list it is on
+// (c.watched for the host's requests, c.asked for the server's), and
+// resend sends the request again to whoever answers it. out is the
+// console's frame in the answer's place (nil for the answer itself), and
+// taken says nothing goes on.
+func (c *consoleClient) holdAnswer(bp *consoleBreakpoints, m jsonrpc.Message, body []byte, in map[string]watched, resend func([]byte)) (out []byte, taken bool) {
 	c.mu.Lock()
-	w, ok := c.watched[string(m.ID)]
-	delete(c.watched, string(m.ID))
+	w, ok := in[string(m.ID)]
+	delete(in, string(m.ID))
 	c.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
 	why := "breakpoint"
 	if !w.bp {
-		if !c.bp.Load().errors || !(m.IsError || mcpmsg.ResultOf(m).IsError) {
+		if !bp.errors || !(m.IsError || mcpmsg.ResultOf(m).IsError) {
 			return nil, false
 		}
 		why = "error"
@@ -506,10 +517,10 @@ func (c *consoleClient) beforeHost(line []byte) (out []byte, taken bool) {
 	switch {
 	case v.Resend:
 		c.mu.Lock()
-		c.watched[string(m.ID)] = w
+		in[string(m.ID)] = w
 		c.mu.Unlock()
 		c.record(jsonrpc.TrimLine(w.line))
-		c.toSrv(w.line)
+		resend(w.line)
 		return nil, true
 	case v.Drop:
 		return nil, true
@@ -560,37 +571,12 @@ func (c *consoleClient) serverAsks(bp *consoleBreakpoints, m jsonrpc.Message, bo
 // or, with the error breakpoint, when it is an error. Retry asks the host
 // again.
 func (c *consoleClient) hostAnswer(bp *consoleBreakpoints, m jsonrpc.Message, body []byte) (taken bool) {
-	c.mu.Lock()
-	w, ok := c.asked[string(m.ID)]
-	delete(c.asked, string(m.ID))
-	c.mu.Unlock()
-	if !ok {
-		return false
-	}
-	why := "breakpoint"
-	if !w.bp {
-		if !bp.errors || !(m.IsError || mcpmsg.ResultOf(m).IsError) {
-			return false
-		}
-		why = "error"
-	}
-	v := c.hold(hold.After, m, body, w.method, why)
-	switch {
-	case v.Resend:
-		c.mu.Lock()
-		c.asked[string(m.ID)] = w
-		c.mu.Unlock()
-		c.record(jsonrpc.TrimLine(w.line))
-		c.toHost(w.line)
-		return true
-	case v.Drop:
-		return true
-	case v.Forward && v.Line != nil:
-		c.record(v.Line)
-		c.toSrv(append(v.Line, '\n'))
+	out, taken := c.holdAnswer(bp, m, body, c.asked, c.toHost)
+	if out != nil {
+		c.toSrv(out) // the console's frame in the host's place
 		return true
 	}
-	return false
+	return taken
 }
 
 // record logs a line the proxy sent in a frame's place as a proxy entry.
