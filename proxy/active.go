@@ -6,18 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	machine "github.com/hoist-mcp/hoist/active"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
-	"github.com/hoist-mcp/hoist/oracle"
 )
 
 // FlowOptions serve a flow after the agent's calls (hoist-mcp --flow and the
@@ -49,27 +49,19 @@ type FlowOptions struct {
 
 // DefaultLookupTimeout is how long a run waits for the answer to one of its
 // lookups before it hands back to the agent.
-const DefaultLookupTimeout = 30 * time.Second
+const DefaultLookupTimeout = machine.DefaultLookupTimeout
 
-// active serves a flow in one session (manual, "Active mode": the proxy
-// reads what crosses it on one thread and acts on it). It learns the
-// agent's calls from the host's lines, holds the server's answer to a call
-// while the flow runs at its site, makes the lookups the flow takes as
-// requests of its own (ids hoist-<n>), and hands the answer back with their
-// results appended. One run at a time: an answer that arrives meanwhile is
-// forwarded as it is.
-//
-// One goroutine, loop, owns the flow session and every field under "owned
-// by loop": the transports only send it events, and every slow step (the
-// model's questions, the judge's, the reads of the --context file) runs
-// elsewhere under a cancellable context and comes back as an event, so
-// that only the line a step decides about waits for it (issue 23). fromHost enqueues what the
-// host asked and returns; fromServer hands the owner a server response and
-// waits for its verdict (take the line over, or forward it), so that lines
-// the flow does not act on keep their order. The proxy's own requests wait
-// in a pending map keyed by id, as go-sdk's jsonrpc2 keeps its calls: an
-// answer that comes after its lookup timed out finds no entry and is
-// dropped, never taken for the next lookup's.
+// active is the adapter between a session's transports and its state
+// machine (package active; manual, "Active mode"): it turns the lines that
+// cross the proxy into the Machine's events, and carries out the actions
+// the Machine returns. One goroutine, loop, owns the Machine: the
+// transports only send it events, and every slow step (the model's
+// questions, the judge's, the reads of the --context file) runs elsewhere
+// under a cancellable context and comes back as an event, so that only
+// the line a step decides about waits for it (issue 23). fromHost enqueues
+// what the host asked and returns; fromServer hands the owner a server
+// response and waits for its verdict (take the line over, or forward it),
+// so that lines the Machine does not act on keep their order.
 type active struct {
 	// Set before start; read-only after.
 	opts    FlowOptions
@@ -95,7 +87,20 @@ type active struct {
 	// id is in flight for both at once (issue 23, point 3).
 	ids *jsonrpc.IDs
 
-	events  chan any      // hostEvent, serverEvent, endEvent, stepEvent, ...
+	// m is the session's state machine, made by setUpActive or start;
+	// owned by loop, but for its Screen methods, which read only its
+	// configuration.
+	m *machine.Machine
+	// guards, commit: --guards and --commit are on (setUpActive).
+	guards *GuardsOptions
+	commit bool
+	gd     *guardsLogs // nil without --guards
+	// rewrites are the ids of the host's initialize, server/discover and
+	// tools/list requests with --commit, whose answers the owner rewrites:
+	// stored by the host's reader, taken by the server's (needsNoVerdict).
+	rewrites sync.Map
+
+	events  chan envelope
 	quit    chan struct{} // closed by close: the loop hands back and returns
 	done    chan struct{} // closed when the loop has returned
 	sends   sync.WaitGroup
@@ -106,94 +111,26 @@ type active struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// inflight are the host's requests forwarded and not yet answered, by
+	// raw id: when the server's output ends, each gets an error (issue
+	// 23, point 5). Noted by the host's reader, taken off by the server's
+	// and by the owner's answers.
+	inflightMu sync.Mutex
+	inflight   map[string]bool
+
 	// Owned by loop.
-	fs       *flow.Session // nil until the server's name is known
-	off      bool          // the flow serves nothing in this session
-	gone     bool          // the server's output has ended
-	hostGone bool          // the host has closed: no run starts, no lookup is made
-	// judging are the agent's writes the confirmation judge holds, by raw
-	// id: each waits for its own verdict, and nothing else waits for it.
-	judging map[string]*holdEvent
-	version string // the stateless era's version the host's requests name, "" in the session era
-	calls   map[string]int
-	// keys are the agent's calls (mcpmsg.CallKey) by index, and waiting
-	// those answered input_required, by key: the host's retry of one
-	// (stateless era) is that call again.
-	keys    map[int]string
-	waiting map[string]int
-	lists   map[string]bool
-	inits   map[string]bool
-	run     *running
-	pending map[string]lookupCall // the proxy's requests awaiting an answer, by raw id
-	timer   <-chan time.Time      // the wait for the pending lookup, nil when none
-	stop    func()                // cancels timer
-	timerID string                // whose wait timer is
-	n       uint64
-	seed    *uint64 // the exploration draws' seed, nil when not exploring
-
-	// --guards and --commit, owned by loop too (guards.go, commit.go);
-	// nil when off.
-	gd     *guardsState
-	commit *commitState
-	// rewrites are the ids of the host's initialize, server/discover and
-	// tools/list requests with --commit, whose answers the owner rewrites:
-	// stored by the host's reader, taken by the server's (needsNoVerdict).
-	rewrites sync.Map
+	hostGone bool             // the host closed its side: it waits for no answer
+	timer    <-chan time.Time // the wait for the pending lookup, nil when none
+	stop     func()           // cancels timer
+	timerID  string           // whose wait timer is
+	steps    map[uint64]context.CancelFunc
 }
 
-// hostEvent is a request the host sent, seen before it is forwarded.
-type hostEvent struct {
-	method  string
-	id      string
-	call    mcpmsg.Call
-	version string // its _meta's version, in the stateless era
-	retry   bool   // a call sent again with the input the server asked for
-}
-
-// serverEvent is a response the server sent, waiting for the owner's
-// verdict before anything else of its stream is forwarded.
-type serverEvent struct {
-	m     jsonrpc.Message
-	own   bool      // the answer to a request of the proxy's
-	line  []byte    // the whole line, terminator included
-	taken chan bool // the verdict: true when the owner took the line over; nil when none is awaited
-}
-
-// endEvent says the server's output has ended.
-type endEvent struct{}
-
-// hostDoneEvent says the host has closed its side of the session.
-type hostDoneEvent struct{}
-
-// running is the run in flight: the agent's answer it holds and the
-// lookups made so far. r is nil until the conversation has been read for
-// the run's first decision.
-type running struct {
-	idx   int // the agent's call whose answer is held
-	r     *flow.Run
-	held  []byte
-	found []mcpmsg.Lookup
-	// q are the questions being asked for the next decision, nil when
-	// none; stop ends their wait.
-	q    *flow.Questions
-	stop context.CancelFunc
-}
-
-// stepEvent brings the owner what a run's slow step found off its
-// goroutine: the conversation's new lines (said, for the session log;
-// heard, for the flow session) and the answers to the run's questions.
-type stepEvent struct {
-	run     *running
-	said    [][]byte
-	heard   [][]byte
-	q       *flow.Questions
-	answers []oracle.Answer
-}
-
-// lookupCall is one of the proxy's requests, awaiting its answer.
-type lookupCall struct {
-	tool string
-	args json.RawMessage
+// envelope is one event for the owner, and where its verdict goes when a
+// transport awaits one.
+type envelope struct {
+	ev    machine.Event
+	taken chan bool
 }
 
 // eventBuffer is how many events may wait for the owner before a transport
@@ -208,21 +145,16 @@ func newActive(o FlowOptions, server string, say func(string, ...any)) *active {
 	return &active{
 		ctx:      ctx,
 		cancel:   cancel,
-		judging:  map[string]*holdEvent{},
 		opts:     o,
 		server:   server,
 		say:      say,
 		newTimer: realTimer,
 		ids:      jsonrpc.NewIDs(),
-		events:   make(chan any, eventBuffer),
+		events:   make(chan envelope, eventBuffer),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
-		calls:    map[string]int{},
-		keys:     map[int]string{},
-		waiting:  map[string]int{},
-		lists:    map[string]bool{},
-		inits:    map[string]bool{},
-		pending:  map[string]lookupCall{},
+		steps:    map[uint64]context.CancelFunc{},
+		inflight: map[string]bool{},
 	}
 }
 
@@ -231,8 +163,50 @@ func realTimer(d time.Duration) (<-chan time.Time, func()) {
 	return t.C, func() { t.Stop() }
 }
 
+// build makes the session's Machine from what the adapter was given.
+func (a *active) build() error {
+	c := machine.Config{
+		Server:  a.server,
+		Session: a.session,
+		Commit:  a.commit,
+		Context: a.context != nil,
+		IDs:     a.ids,
+		FlowLog: a.flowLog != nil,
+	}
+	if f := a.opts.Flow; f != nil {
+		seed := a.opts.Seed
+		if !a.opts.SeedSet {
+			seed = rand.Uint64()
+		}
+		c.Flow = &machine.FlowConfig{Flow: f, Rule: a.opts.Rule, Caps: a.opts.Caps, Tools: a.opts.Tools, Shadow: a.opts.Shadow,
+			Seed: seed, TaskID: a.opts.TaskID, LookupTimeout: a.opts.LookupTimeout,
+			Oracle: a.opts.Oracle.Oracle, OracleTimeout: a.opts.Oracle.Timeout, Context: a.ctx}
+	}
+	if g := a.guards; g != nil {
+		c.Guards = &machine.GuardsConfig{Domain: g.Domain, Modes: g.Modes}
+		if g.Judge != nil {
+			c.Guards.Judge = &machine.JudgeConfig{Enforce: g.Judge.Enforce}
+		}
+		c.GuardsLog = a.gd != nil && a.gd.log != nil
+		c.ConfirmLog = a.gd != nil && a.gd.jd != nil && a.gd.jd.log != nil
+	}
+	m, err := machine.New(c)
+	if err != nil {
+		return err
+	}
+	a.m = m
+	return nil
+}
+
 // start starts the owner. toHost and toServer must be set.
 func (a *active) start() {
+	if a.m == nil {
+		if err := a.build(); err != nil {
+			a.say("%v", err)
+			a.guards = nil
+			a.build()
+		}
+	}
 	a.started = true
 	go a.loop()
 }
@@ -243,8 +217,8 @@ func (a *active) start() {
 func (a *active) fromHost(line []byte) {
 	v := mcpmsg.ReadView(line)
 	a.hostIDs(v)
-	if ev, ok := hostEventOf(v); ok {
-		a.send(ev)
+	if ev, ok := machine.RequestOf(v); ok {
+		a.send(envelope{ev: ev})
 	}
 }
 
@@ -255,77 +229,115 @@ func (a *active) fromHost(line []byte) {
 func (a *active) hostIDs(v mcpmsg.View) {
 	if v.Kind == jsonrpc.Request {
 		a.ids.Host(v.ID, a.done)
+		a.track(v.ID, true)
 	}
 	for _, p := range v.Parts {
 		if p.Kind == jsonrpc.Request {
 			a.ids.Host(p.ID, a.done)
+			a.track(p.ID, true)
 		}
 	}
 }
 
-// hostEventOf returns the event of a host message the owner learns from,
-// and whether it is one. v is the line read once, as the server will read
-// it (mcpmsg.View): every handler decides on the same reading.
-func hostEventOf(v mcpmsg.View) (hostEvent, bool) {
-	if v.Kind != jsonrpc.Request {
-		return hostEvent{}, false
+// track notes a host request in flight (on), or its answer.
+func (a *active) track(id []byte, on bool) {
+	a.inflightMu.Lock()
+	defer a.inflightMu.Unlock()
+	if on {
+		a.inflight[string(id)] = true
+	} else {
+		delete(a.inflight, string(id))
 	}
-	ev := hostEvent{method: v.Method, id: string(v.ID)}
-	switch v.Method {
-	case mcpmsg.MethodInitialize, mcpmsg.MethodDiscover, mcpmsg.MethodToolsList:
-	case mcpmsg.MethodToolsCall:
-		ev.call = v.Call
-		ev.call.Args = bytes.Clone(ev.call.Args) // line is the pump's
-		ev.retry = v.Retry
-	default:
-		return hostEvent{}, false
+}
+
+// answered takes the host's requests a line to the host (terminator
+// included) answers off the requests in flight.
+func (a *active) answered(line []byte) {
+	body := jsonrpc.TrimLine(line)
+	m := jsonrpc.Classify(body)
+	switch m.Kind {
+	case jsonrpc.Response:
+		a.track(m.ID, false)
+	case jsonrpc.Batch:
+		for _, p := range mcpmsg.ReadView(body).Parts {
+			if p.Kind == jsonrpc.Response {
+				a.track(p.ID, false)
+			}
+		}
 	}
-	ev.version = v.Meta.ProtocolVersion
-	return ev, true
+}
+
+// unanswered answers each host request still in flight once the server's
+// output has ended while the host was still there, with a JSON-RPC error
+// logged as the proxy's: no answer can come any more, and the host must
+// not wait for one. A host that closed first waits for nothing, and gets
+// only what the server still wrote.
+func (a *active) unanswered() {
+	a.inflightMu.Lock()
+	ids := make([]string, 0, len(a.inflight))
+	for id := range a.inflight {
+		ids = append(ids, id)
+	}
+	clear(a.inflight)
+	a.inflightMu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		a.answer(mcpmsg.AppendError(nil, json.RawMessage(id), machine.ErrSessionEnded, "the MCP server closed before it answered this request"))
+	}
+	a.say("%d request(s) of the host were in flight when the MCP server closed; each was answered with an error", len(ids))
 }
 
 // send hands the owner an event without waiting for it.
-func (a *active) send(ev any) {
+func (a *active) send(e envelope) {
 	select {
-	case a.events <- ev:
+	case a.events <- e:
 	case <-a.done:
 	}
 }
 
 // fromServer looks at a whole server line (terminator included) before it
-// is forwarded, and reports whether the flow took it over: the answer to a
-// lookup of its own, or the agent's answer held while the flow runs. Lines
-// that are not responses are not the flow's and pass at once.
+// is forwarded, and reports whether the owner took it over: the answer to
+// a request of the proxy's own, or the agent's answer held while the flow
+// runs. Lines that are not responses pass at once.
 func (a *active) fromServer(line []byte) bool {
 	m := jsonrpc.Classify(jsonrpc.TrimLine(line))
+	if m.Kind == jsonrpc.Batch {
+		a.answered(line)
+	}
 	if m.Kind != jsonrpc.Response || !m.HasID() {
 		return false
 	}
 	own := a.ids.Answered(m.ID)
+	if !own {
+		a.track(m.ID, false)
+	}
 	if !own && a.needsNoVerdict(m) {
-		a.send(serverEvent{m: m, line: line}) // the guards learn from it, in order
+		a.send(envelope{ev: machine.Response{Msg: m, Line: line}}) // the guards learn from it, in order
 		return false
 	}
-	ev := serverEvent{m: m, line: line, own: own, taken: make(chan bool, 1)}
-	return a.ask(ev, ev.taken, own) // when the flow is over, its own answers still never reach the host
+	e := envelope{ev: machine.Response{Msg: m, Line: line, Own: own}, taken: make(chan bool, 1)}
+	return a.ask(e, own) // when the owner is over, the proxy's own answers still never reach the host
 }
 
-// ask hands the owner ev, whose verdict comes on taken, and waits for it;
+// ask hands the owner e, whose verdict comes on e.taken, and waits for it;
 // over is the verdict when the owner has stopped without giving one.
-func (a *active) ask(ev any, taken chan bool, over bool) bool {
+func (a *active) ask(e envelope, over bool) bool {
 	select {
-	case a.events <- ev:
+	case a.events <- e:
 	case <-a.done:
 		return over
 	}
 	select {
-	case t := <-taken:
+	case t := <-e.taken:
 		return t
 	case <-a.done:
 		// The owner replies before it returns to its events, so a verdict
 		// is there if the event was handled; else it never will be.
 		select {
-		case t := <-taken:
+		case t := <-e.taken:
 			return t
 		default:
 			return over
@@ -335,43 +347,38 @@ func (a *active) ask(ev any, taken chan bool, over bool) bool {
 
 // serverDone tells the owner that the server's output has ended: a run in
 // flight hands back what it found.
-func (a *active) serverDone() {
-	select {
-	case a.events <- endEvent{}:
-	case <-a.done:
-	}
-}
+func (a *active) serverDone() { a.send(envelope{ev: machine.ServerClosed{}}) }
 
 // hostDone tells the owner that the host has closed its side: a run in
 // flight hands back what it found, its questions are cancelled, no lookup
 // is made any more, and a write the judge holds is answered with an error,
 // unsent (issue 23, point 5).
-func (a *active) hostDone() { a.send(hostDoneEvent{}) }
+func (a *active) hostDone() { a.send(envelope{ev: machine.HostClosed{}}) }
 
 // offload runs a slow step off the owner's goroutine, under ctx, and hands
 // its result back to the owner as an event. A result that comes after the
 // owner has returned is dropped.
-func (a *active) offload(ctx context.Context, step func(context.Context) any) {
+func (a *active) offload(ctx context.Context, step func(context.Context) machine.Event) {
 	a.sends.Add(1)
 	go func() {
 		defer a.sends.Done()
-		a.send(step(ctx))
+		a.send(envelope{ev: step(ctx)})
 	}()
 }
 
-// forward sends one of the host's lines (without terminator) to the server
-// for the owner, which must not wait for the write.
+// forward sends a whole line to the server for the owner, which must not
+// wait for the write.
 func (a *active) forward(line []byte) {
 	a.sends.Add(1)
 	go func() {
 		defer a.sends.Done()
-		a.toServer(append(line, '\n'))
+		a.toServer(line)
 	}()
 }
 
-// close hands back whatever the flow holds, stops the owner, waits for the
-// requests it was sending, and closes the flow log. It is idempotent; the
-// flow log's error is returned once.
+// close hands back whatever the Machine holds, stops the owner, waits for
+// the requests it was sending, and closes the side logs. It is idempotent;
+// the logs' errors are returned once.
 func (a *active) close() error {
 	var err error
 	a.closing.Do(func() {
@@ -390,25 +397,26 @@ func (a *active) close() error {
 	return err
 }
 
-// loop is the owner: it handles events one at a time until close.
+// loop is the owner: it hands the Machine events one at a time until
+// close.
 func (a *active) loop() {
 	defer close(a.done)
-	if a.server != "" {
-		a.startSession("")
-	}
+	a.apply(a.m.Start())
 	for {
 		select {
-		case ev := <-a.events:
-			a.handle(ev)
+		case e := <-a.events:
+			a.handle(e)
 		case <-a.timer: // nil, and never ready, when no lookup waits
-			a.say("flow: the MCP server did not answer %s within %v; handing back to the agent", a.timerID, a.opts.LookupTimeout)
-			delete(a.pending, a.timerID)
+			id := a.timerID
 			a.timer, a.stop, a.timerID = nil, nil, ""
-			a.finish()
+			a.handle(envelope{ev: machine.Timeout{ID: id}})
 		case <-a.quit:
 			a.drain()
-			a.finish()
-			a.unjudge("the session ended")
+			a.handle(envelope{ev: machine.Closing{}})
+			for id, stop := range a.steps {
+				stop()
+				delete(a.steps, id)
+			}
 			return
 		}
 	}
@@ -419,396 +427,131 @@ func (a *active) loop() {
 func (a *active) drain() {
 	for {
 		select {
-		case ev := <-a.events:
-			a.handle(ev)
+		case e := <-a.events:
+			a.handle(e)
 		default:
 			return
 		}
 	}
 }
 
-// handle handles one event.
-func (a *active) handle(ev any) {
-	switch ev := ev.(type) {
-	case hostEvent:
-		a.onHost(ev)
-	case serverEvent:
-		taken := a.onServer(ev)
-		if ev.taken != nil {
-			ev.taken <- taken
-		}
-		a.shown(ev, taken)
-	case holdEvent:
-		a.onHold(ev)
-	case batchEvent:
-		a.onBatch(ev)
-	case judgedEvent:
-		a.onJudged(ev)
-	case stepEvent:
-		a.onStep(ev)
-	case hostDoneEvent:
+// handle hands the Machine one event, carries out its actions, and then
+// gives the transport that awaits it the verdict: a line the owner hands
+// the host goes before the line the transport forwards.
+func (a *active) handle(e envelope) {
+	taken, acts := a.m.Handle(e.ev)
+	a.apply(acts)
+	if e.taken != nil {
+		e.taken <- taken
+	}
+	switch e.ev.(type) {
+	case machine.HostClosed:
 		a.hostGone = true
-		if !a.opts.Shadow {
-			a.finish() // a shadow run makes no lookup: it ends by itself
+	case machine.ServerClosed:
+		if !a.hostGone {
+			a.unanswered() // after what the Machine handed back
 		}
-		a.unjudge("the host closed the session")
-	case endEvent:
-		a.gone = true
-		a.finish()
-		a.endCommits()
 	}
 }
 
-// startSession makes the flow session once the server's name is known.
-func (a *active) startSession(serverName string) {
-	if a.opts.Flow == nil {
-		a.off = true // --guards or --commit without --flow
-		return
-	}
-	name := a.server
-	if name == "" {
-		name = serverName
-	}
-	o := flow.Options{
-		Rule:   a.opts.Rule,
-		Caps:   a.opts.Caps,
-		Server: name,
-		Tools:  a.opts.Tools,
-		TaskID: a.opts.TaskID,
-		Shadow: a.opts.Shadow,
-	}
-	a.opts.Oracle.options(&o)
-	if o.TaskID == "" {
-		o.TaskID = a.session
-	}
-	if o.Rule.Epsilon > 0 {
-		seed := a.opts.Seed
-		if !a.opts.SeedSet {
-			seed = rand.Uint64()
+// apply carries out the Machine's actions, in order, without waiting on
+// the server: its writes and the slow steps run on goroutines of their
+// own.
+func (a *active) apply(acts []machine.Action) {
+	for _, act := range acts {
+		switch x := act.(type) {
+		case machine.ToHost:
+			if x.Own {
+				if a.rec != nil {
+					a.rec.Record(mcplog.FromProxy, bytes.Clone(jsonrpc.TrimLine(x.Line)))
+				}
+				a.answered(x.Line)
+			}
+			a.toHost(x.Line)
+		case machine.ToServer:
+			if x.Own && a.rec != nil {
+				a.rec.Record(mcplog.FromProxy, bytes.Clone(jsonrpc.TrimLine(x.Line)))
+			}
+			a.forward(x.Line)
+		case machine.Record:
+			if a.rec != nil {
+				a.rec.Record(mcplog.FromContext, x.Line)
+			}
+		case machine.Log:
+			a.appendLog(x)
+		case machine.Say:
+			a.say("%s", x.Msg)
+		case machine.Step:
+			a.step(x)
+		case machine.CancelStep:
+			if stop := a.steps[x.ID]; stop != nil {
+				stop()
+				delete(a.steps, x.ID)
+			}
+		case machine.Judge:
+			a.startJudge(x.J)
+		case machine.Timer:
+			if a.stop != nil {
+				a.stop()
+			}
+			a.timer, a.stop = a.newTimer(x.D)
+			a.timerID = x.ID
+		case machine.StopTimer:
+			if a.stop != nil {
+				a.stop()
+			}
+			a.timer, a.stop, a.timerID = nil, nil, ""
 		}
-		a.seed = &seed
-		o.Rand = rand.New(rand.NewPCG(seed, 0x686f697374))
-	}
-	o.Context = a.ctx
-	fs, err := flow.NewSession(a.opts.Flow, o)
-	if err != nil {
-		a.off = true
-		a.say("flow: %v", err)
-		// The flow log says so too: a host may hide the proxy's stderr.
-		a.logJSON(mcplog.FlowOff{Type: mcplog.TypeOff, Server: name, FlowServers: a.opts.Flow.Servers, Reason: err.Error()})
-		return
-	}
-	fs.AskLater() // the owner asks them off its goroutine (step)
-	a.fs = fs
-}
-
-func (a *active) onHost(ev hostEvent) {
-	if mcpmsg.IsModern(ev.version) {
-		a.version = ev.version // the proxy's own lookups must name it too
-	}
-	a.guardsCall(ev)
-	switch ev.method {
-	case mcpmsg.MethodInitialize, mcpmsg.MethodDiscover:
-		a.inits[ev.id] = true
-	case mcpmsg.MethodToolsList:
-		a.lists[ev.id] = true
-	case mcpmsg.MethodToolsCall:
-		if a.fs == nil {
-			return
-		}
-		key := mcpmsg.CallKey(ev.call.Name, ev.call.Args)
-		if idx, ok := a.waiting[key]; ok && ev.retry {
-			// The same call, sent again with the input the server asked
-			// for: one call, whose answer is this request's.
-			delete(a.waiting, key)
-			a.calls[ev.id] = idx
-			return
-		}
-		idx := a.fs.Call(ev.call.Name, ev.call.Args)
-		a.calls[ev.id] = idx
-		a.keys[idx] = key
 	}
 }
 
-// onServer decides what becomes of a server response.
-func (a *active) onServer(ev serverEvent) (taken bool) {
-	m := ev.m
-	id := string(m.ID)
-	if ev.own {
-		// The proxy's own, by its pending ids (never by the id's shape):
-		// a commit's call or a lookup; never the host's.
-		if !a.onCommitAnswer(id, m) {
-			a.onAnswer(id, m)
-		}
-		return true
-	}
+// appendLog appends a line to one of the side logs.
+func (a *active) appendLog(l machine.Log) {
+	var w *mcplog.Writer
 	switch {
-	case a.inits[id]:
-		delete(a.inits, id)
-		if a.fs == nil && !a.off && m.Result != nil {
-			a.startSession(mcpmsg.ReadInitialized(m.Result).ServerName)
-		}
-		return a.commitInstructions(ev)
-	case a.lists[id]:
-		delete(a.lists, id)
-		if a.fs != nil && m.Result != nil {
-			a.fs.Listed(listedTools(m.Result))
-		}
-		return a.commitListed(ev)
+	case l.To == machine.FlowLog:
+		w = a.flowLog
+	case l.To == machine.GuardsLog && a.gd != nil:
+		w = a.gd.log
+	case l.To == machine.ConfirmLog && a.gd != nil && a.gd.jd != nil:
+		w = a.gd.jd.log
 	}
-	if a.fs == nil && !a.off && m.Result != nil {
-		// A stateless-era host need not ask the server who it is; each of
-		// its results may say.
-		if _, name := mcpmsg.ResultServerInfo(m.Result); name != "" {
-			a.startSession(name)
-		}
+	if w != nil {
+		w.Append(l.Line)
 	}
-	idx, ok := a.calls[id]
-	if !ok {
-		return false
-	}
-	delete(a.calls, id)
-	if m.Result != nil && mcpmsg.InputRequired(m.Result) {
-		// Not the call's answer: the server asks the host for input, and
-		// the host sends the call again with it.
-		a.waiting[a.keys[idx]] = idx
-		return false
-	}
-	delete(a.keys, idx)
-	res := mcpmsg.ResultOf(m)
-	a.fs.Result(idx, res.Text(), res.IsError)
-	if a.run != nil || a.hostGone && !a.opts.Shadow {
-		return false // one run at a time, and none once the host has gone but in shadow, which looks nothing up
-	}
-	// The run's first decision waits for the conversation, read off the
-	// owner's goroutine; the agent's answer waits with it, and nothing
-	// else does.
-	a.run = &running{idx: idx, held: bytes.Clone(ev.line)}
-	a.step(a.run, nil)
-	return true
 }
 
-// step starts a run's slow step: the conversation's new lines read, and
-// the questions q asked (nil for none). Its result comes back as a
-// stepEvent.
-func (a *active) step(run *running, q *flow.Questions) {
+// step runs a run's slow step off the owner: the conversation's new lines
+// read (said for the session log, heard for the flow session) and the
+// questions asked, under a context that CancelStep, the host's leaving or
+// the session's close ends.
+func (a *active) step(s machine.Step) {
 	ctx, stop := context.WithCancel(a.ctx)
-	run.q, run.stop = q, stop
-	said, heard := a.context, a.said
-	if said != nil && heard == nil && a.fs != nil {
-		heard = &contextTail{path: said.path}
-		a.said = heard
+	a.steps[s.ID] = stop
+	var said, heard *contextTail
+	if s.Said {
+		said = a.context
 	}
-	a.offload(ctx, func(ctx context.Context) any {
-		ev := stepEvent{run: run, q: q}
+	if s.Heard && a.context != nil {
+		if a.said == nil {
+			a.said = &contextTail{path: a.context.path}
+		}
+		heard = a.said
+	}
+	q := s.Questions
+	a.offload(ctx, func(ctx context.Context) machine.Event {
+		ev := machine.Stepped{Step: s.ID, Q: q}
 		if said != nil {
-			ev.said = said.read()
+			ev.Said = said.read()
 		}
 		if heard != nil {
-			ev.heard = heard.read()
+			ev.Heard = heard.read()
 		}
 		if q != nil {
-			ev.answers = q.Ask(ctx)
+			ev.Answers = q.Ask(ctx)
 		}
 		return ev
 	})
-}
-
-// onStep goes on with a run once its slow step is done: the conversation
-// is logged and heard, the answers taken, and the next decision made.
-func (a *active) onStep(ev stepEvent) {
-	run := ev.run
-	if run != a.run {
-		return // the run was handed back meanwhile
-	}
-	run.stop()
-	run.q, run.stop = nil, nil
-	for _, l := range ev.said {
-		if a.rec != nil {
-			a.rec.Record(mcplog.FromContext, l)
-		}
-	}
-	for _, l := range ev.heard {
-		if role, text, ok := mcpmsg.ReadChat(l); ok {
-			a.fs.Message(role, text)
-		}
-	}
-	if ev.q != nil {
-		a.fs.Answered(ev.q, ev.answers)
-		run.r.Reanswered()
-	}
-	first := run.r == nil
-	if first {
-		run.r = a.fs.Run(run.idx)
-	}
-	if q := a.fs.Due(); q != nil {
-		a.step(run, q) // the decision waits for its questions
-		return
-	}
-	a.decide(run, first)
-}
-
-// decide makes a run's next decision: a lookup, made as a request of the
-// proxy's own, or the end of the run.
-func (a *active) decide(run *running, first bool) {
-	d := run.r.Next()
-	a.logDecision(d)
-	if first && (a.opts.Shadow || a.gone) {
-		// Shadow makes no lookup, so its whole run is decided here; a
-		// server that has gone answers none.
-		for d.Taken >= 0 {
-			d = run.r.Next()
-			a.logDecision(d)
-		}
-	}
-	if d.Taken < 0 || a.gone || a.hostGone {
-		a.finish()
-		return
-	}
-	a.lookup(d)
-}
-
-// lookup makes the lookup decision d took, as a request of the proxy's
-// own, and starts its wait.
-func (a *active) lookup(d flow.Decision) {
-	o := d.Offers[d.Taken]
-	tool := a.fs.CallName(o.Tool)
-	a.n++
-	id := mcpmsg.ProxyID(a.n)
-	for !a.ids.Own(id) { // a host request of this id is in flight
-		a.n++
-		id = mcpmsg.ProxyID(a.n)
-	}
-	a.pending[string(id)] = lookupCall{tool: tool, args: o.Args}
-	var meta []byte
-	if mcpmsg.IsModern(a.version) {
-		meta = mcpmsg.ModernMeta(a.version) // a stateless-era server refuses a request that does not name its version
-	}
-	req := mcpmsg.AppendToolCallMeta(nil, id, tool, o.Args, meta)
-	if a.rec != nil {
-		a.rec.Record(mcplog.FromProxy, bytes.Clone(req))
-	}
-	a.timer, a.stop = a.newTimer(a.opts.LookupTimeout)
-	a.timerID = string(id)
-	// The write may wait (for the host's line in progress to the server,
-	// or for a slow server), and the owner must not: it has the server's
-	// responses to decide on meanwhile.
-	a.forward(req)
-}
-
-// onAnswer takes the answer to the proxy's request id: the run goes on
-// with it. An answer nobody waits for (its wait timed out, or the run
-// ended) is dropped.
-func (a *active) onAnswer(id string, m jsonrpc.Message) {
-	lc, ok := a.pending[id]
-	if !ok {
-		return
-	}
-	delete(a.pending, id)
-	if a.timerID == id {
-		a.stopTimer()
-	}
-	if a.run == nil || a.run.r == nil {
-		return
-	}
-	res := mcpmsg.ResultOf(m)
-	if m.Result != nil && mcpmsg.InputRequired(m.Result) {
-		// The server wants input the proxy cannot give: nothing found.
-		a.run.r.Answer("", true)
-	} else {
-		a.run.r.Answer(res.Text(), res.IsError)
-		a.keep(lc, res.Text())
-	}
-	if a.gone || a.hostGone {
-		a.finish()
-		return
-	}
-	// The next decision waits for the conversation and for the questions
-	// the answer's site names.
-	a.step(a.run, a.fs.Due())
-}
-
-// finish ends the run in flight, if any: its slow step is cancelled, its
-// record logged and the held answer handed back, with what the lookups
-// found appended.
-func (a *active) finish() {
-	if a.run == nil {
-		return
-	}
-	run := a.run
-	a.run = nil
-	if run.stop != nil {
-		run.stop()
-	}
-	for id := range a.pending {
-		delete(a.pending, id) // an answer still to come is dropped
-	}
-	a.stopTimer()
-	if run.r == nil && a.opts.Shadow {
-		// Ended before the conversation was read: a shadow run is decided
-		// still, with what the session heard so far, so that its flow log
-		// is whole.
-		run.r = a.fs.Run(run.idx)
-		for d := run.r.Next(); ; d = run.r.Next() {
-			a.logDecision(d)
-			if d.Taken < 0 {
-				break
-			}
-		}
-	}
-	if run.r != nil {
-		if run.q != nil {
-			a.fs.Answered(run.q, nil) // never answered: asked again when offered again
-		}
-		a.fs.Answered(a.fs.Due(), nil)
-		a.logJSON(run.r.End())
-	}
-	out := run.held
-	if len(run.found) > 0 {
-		if with, ok := mcpmsg.AppendText(jsonrpc.TrimLine(run.held), mcpmsg.FormatLookups(run.found)); ok {
-			if a.rec != nil {
-				a.rec.Record(mcplog.FromProxy, bytes.Clone(with))
-			}
-			out = append(with, '\n')
-		}
-	}
-	a.shownHeld(out)
-	a.toHost(out)
-}
-
-// stopTimer cancels the wait for a lookup's answer.
-func (a *active) stopTimer() {
-	if a.stop != nil {
-		a.stop()
-	}
-	a.timer, a.stop, a.timerID = nil, nil, ""
-}
-
-// keep appends a lookup's answer to what the run hands back, unless the
-// run left it out for passing --flow-max-bytes (the flow log says so).
-func (a *active) keep(lc lookupCall, text string) {
-	if a.run.r.Kept() {
-		a.run.found = append(a.run.found, mcpmsg.Lookup{Tool: lc.tool, Args: lc.args, Text: text})
-	}
-}
-
-// logDecision logs a decision, with the seed of the session's draws when
-// it explores.
-func (a *active) logDecision(d flow.Decision) {
-	d.Seed = a.seed
-	a.logJSON(d)
-}
-
-func (a *active) logJSON(v any) {
-	if a.flowLog == nil {
-		return
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		a.say("flow log: %v", err)
-		return
-	}
-	a.flowLog.Append(b)
 }
 
 // openFlowLog opens a session's flow log: --flow-log FILE ({session}
@@ -837,16 +580,6 @@ func openSideLog(flag string, rec *mcplog.Writer, session, suffix, what string) 
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return w, nil
-}
-
-// listedTools reads a tools/list result.
-func listedTools(result []byte) []episode.Tool {
-	listed, _ := mcpmsg.ReadTools(result)
-	out := make([]episode.Tool, 0, len(listed))
-	for _, t := range listed {
-		out = append(out, episode.Tool{Name: t.Name, Kind: episode.KindOf(t.Annotations), InputSchema: t.InputSchema, Annotations: t.Annotations})
-	}
-	return out
 }
 
 // lineGate serializes whole lines to the server: the host's lines, which

@@ -3,7 +3,6 @@ package proxy
 import (
 	"time"
 
-	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/oracle"
 )
 
@@ -15,7 +14,8 @@ import (
 // joins the arbiter's combination, and the flow log's offer names the
 // question's cache key and its answer.
 //
-// The questions are asked off the owner's goroutine (active.step), under a
+// The questions are asked off the owner's goroutine (active.step, for the
+// Machine's Step), under a
 // context that the host's leaving or the session's close cancels: only the
 // agent's answer the decision is about waits for them, and every other
 // line goes on. A decision's questions are asked at once and waited for at
@@ -29,13 +29,4 @@ type FlowOracle struct {
 	// Timeout bounds the wait for one decision's questions; 0 is
 	// oracle.DefaultTimeout.
 	Timeout time.Duration
-}
-
-// options gives a flow session the oracle.
-func (fo FlowOracle) options(o *flow.Options) {
-	if fo.Oracle == nil {
-		return
-	}
-	o.Oracle = fo.Oracle
-	o.OracleTimeout = fo.Timeout
 }

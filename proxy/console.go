@@ -30,6 +30,10 @@ type ConsoleOptions struct {
 	// Retry is the wait between attempts to attach; 0 means
 	// DefaultConsoleRetry.
 	Retry time.Duration
+	// WaitForAttach holds the host's first line until a console has
+	// attached and sent its breakpoints (--wait-for-attach), so that even
+	// initialize can be held.
+	WaitForAttach bool
 }
 
 // DefaultConsoleRetry is how long the proxy waits before it tries again to
@@ -105,7 +109,18 @@ type consoleClient struct {
 	w       io.Writer // the attach request's body; nil while detached
 	next    int
 	held    map[int]chan consoleMsg
-	watched map[string]watched // by raw id
+	watched map[string]watched // the host's requests, by raw id
+	// asked are the server's requests to the host (sampling, elicitation)
+	// a breakpoint held or the error breakpoint watches, by raw id: the
+	// host's answer to one may be held in turn.
+	asked map[string]watched
+
+	// ready is closed once a console has attached and sent its
+	// breakpoints; waited makes the host's first line wait for it once
+	// (--wait-for-attach).
+	ready     chan struct{}
+	readyOnce sync.Once
+	waited    sync.Once
 
 	wmu  sync.Mutex // one line at a time to the console
 	quit chan struct{}
@@ -118,7 +133,8 @@ func newConsoleClient(o ConsoleOptions, session, server string, rec *mcplog.Writ
 		o.Retry = DefaultConsoleRetry
 	}
 	c := &consoleClient{opts: o, say: say, session: session, server: server, rec: rec,
-		held: map[int]chan consoleMsg{}, watched: map[string]watched{}, quit: make(chan struct{}), done: make(chan struct{}),
+		held: map[int]chan consoleMsg{}, watched: map[string]watched{}, asked: map[string]watched{}, ready: make(chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{}),
 		off: &consoleBreakpoints{},
 		// A transport of its own, without the environment's HTTP proxy,
 		// which would not carry a full-duplex request.
@@ -134,8 +150,32 @@ func (c *consoleClient) start() {
 	go c.attachLoop(ctx)
 }
 
+// waitAttach makes the host's first line wait, with --wait-for-attach,
+// until a console has attached and sent its breakpoints, or the session
+// ends; later lines never wait here.
+func (c *consoleClient) waitAttach() {
+	if !c.opts.WaitForAttach {
+		return
+	}
+	c.waited.Do(func() {
+		select {
+		case <-c.ready:
+			return
+		default:
+		}
+		c.say("console: waiting for a console to attach at %s before forwarding the host's first line (--wait-for-attach)", c.opts.Addr)
+		select {
+		case <-c.ready:
+		case <-c.quit:
+		}
+	})
+}
+
 // close stops attaching and continues every held frame.
 func (c *consoleClient) close() {
+	if c.stop == nil {
+		return // never started
+	}
 	select {
 	case <-c.quit:
 		return
@@ -215,6 +255,7 @@ func (c *consoleClient) attachOnce(ctx context.Context) error {
 		case "breakpoints":
 			c.bp.Store(breakpointsOf(m))
 			c.say("console: holding methods %v, tools %v; loop hold %v (allowing %v); errors %v", m.Methods, m.Tools, m.Loop, m.Allow, m.Errors)
+			c.readyOnce.Do(func() { close(c.ready) })
 		case "verdict":
 			c.mu.Lock()
 			ch := c.held[m.N]
@@ -249,6 +290,7 @@ func (c *consoleClient) detach() {
 		delete(c.held, n)
 	}
 	clear(c.watched)
+	clear(c.asked)
 	c.bp.Store(c.off)
 }
 
@@ -329,6 +371,7 @@ func (c *consoleClient) hold(p hold.Point, m jsonrpc.Message, line []byte, metho
 // unchanged reaches next.
 func (c *consoleClient) hostIntercept(next func([]byte) bool) func([]byte) bool {
 	return func(line []byte) bool {
+		c.waitAttach()
 		if c.beforeServer(line) {
 			return true
 		}
@@ -369,6 +412,9 @@ func (c *consoleClient) beforeServer(line []byte) (taken bool) {
 	// that a breakpoint on a tool holds every spelling of its call.
 	view := mcpmsg.ReadView(body)
 	m := view.Message
+	if m.Kind == jsonrpc.Response && m.HasID() {
+		return c.hostAnswer(bp, m, body)
+	}
 	if m.Kind != jsonrpc.Request && m.Kind != jsonrpc.Notification {
 		return false
 	}
@@ -436,19 +482,33 @@ func (c *consoleClient) beforeHost(line []byte) (out []byte, taken bool) {
 	}
 	body := jsonrpc.TrimLine(line)
 	m := jsonrpc.Classify(body)
+	if m.Kind == jsonrpc.Request || m.Kind == jsonrpc.Notification {
+		return c.serverAsks(c.bp.Load(), m, body)
+	}
 	if m.Kind != jsonrpc.Response || !m.HasID() {
 		return nil, false
 	}
+	return c.holdAnswer(c.bp.Load(), m, body, c.watched, c.toSrv)
+}
+
+// holdAnswer holds the answer m (body) to a watched request when its
+// watch says so: after a breakpoint held the request, or, with the error
+// breakpoint, when it is an error. in is the watch list it is on
+// (c.watched for the host's requests, c.asked for the server's), and
+// resend sends the request again to whoever answers it. out is the
+// console's frame in the answer's place (nil for the answer itself), and
+// taken says nothing goes on.
+func (c *consoleClient) holdAnswer(bp *consoleBreakpoints, m jsonrpc.Message, body []byte, in map[string]watched, resend func([]byte)) (out []byte, taken bool) {
 	c.mu.Lock()
-	w, ok := c.watched[string(m.ID)]
-	delete(c.watched, string(m.ID))
+	w, ok := in[string(m.ID)]
+	delete(in, string(m.ID))
 	c.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
 	why := "breakpoint"
 	if !w.bp {
-		if !c.bp.Load().errors || !(m.IsError || mcpmsg.ResultOf(m).IsError) {
+		if !bp.errors || !(m.IsError || mcpmsg.ResultOf(m).IsError) {
 			return nil, false
 		}
 		why = "error"
@@ -457,10 +517,10 @@ func (c *consoleClient) beforeHost(line []byte) (out []byte, taken bool) {
 	switch {
 	case v.Resend:
 		c.mu.Lock()
-		c.watched[string(m.ID)] = w
+		in[string(m.ID)] = w
 		c.mu.Unlock()
 		c.record(jsonrpc.TrimLine(w.line))
-		c.toSrv(w.line)
+		resend(w.line)
 		return nil, true
 	case v.Drop:
 		return nil, true
@@ -469,6 +529,54 @@ func (c *consoleClient) beforeHost(line []byte) (out []byte, taken bool) {
 		return append(v.Line, '\n'), false
 	}
 	return nil, false
+}
+
+// serverAsks decides on a request or notification of the server's to the
+// host (sampling/createMessage, elicitation/create, a notification) before
+// it is forwarded: held at a method breakpoint, before the host. An answer
+// (inject, abort) goes back to the server, which asked; out is the frame
+// to go on in its place (nil for the line itself), and taken says nothing
+// goes on to the host (issue 23, point 8).
+func (c *consoleClient) serverAsks(bp *consoleBreakpoints, m jsonrpc.Message, body []byte) (out []byte, taken bool) {
+	held := bp.methods[m.Method]
+	if m.Kind == jsonrpc.Request && (held || bp.errors) && c.attached() {
+		c.mu.Lock()
+		c.asked[string(m.ID)] = watched{method: m.Method, line: append(bytes.Clone(body), '\n'), bp: held}
+		c.mu.Unlock()
+	}
+	if !held {
+		return nil, false
+	}
+	v := c.hold(hold.Before, m, body, m.Method, "breakpoint")
+	switch {
+	case v.Answer:
+		c.mu.Lock()
+		delete(c.asked, string(m.ID))
+		c.mu.Unlock()
+		c.record(v.Line)
+		c.toSrv(append(v.Line, '\n'))
+		return nil, true
+	case v.Drop:
+		return nil, true
+	case v.Forward && v.Line != nil:
+		c.record(v.Line)
+		return append(v.Line, '\n'), false
+	}
+	return nil, false
+}
+
+// hostAnswer decides on the host's answer to a request of the server's
+// before it is forwarded, and reports whether the proxy sent something
+// else in its place or nothing: held after a breakpoint held the request,
+// or, with the error breakpoint, when it is an error. Retry asks the host
+// again.
+func (c *consoleClient) hostAnswer(bp *consoleBreakpoints, m jsonrpc.Message, body []byte) (taken bool) {
+	out, taken := c.holdAnswer(bp, m, body, c.asked, c.toHost)
+	if out != nil {
+		c.toSrv(out) // the console's frame in the host's place
+		return true
+	}
+	return taken
 }
 
 // record logs a line the proxy sent in a frame's place as a proxy entry.

@@ -8,8 +8,10 @@ import (
 	"github.com/hoist-mcp/hoist/mcplog"
 )
 
-// The stdio transport's hooks for --console, each a no-op without it, so
-// that the relay path without --console is the one it always was.
+// The stdio and --upstream transports' hooks for --console, each a no-op
+// without it, so that the relay path without --console is the one it
+// always was. --listen gives each session an attachment of its own
+// (listen.go, listen_session.go).
 
 // startConsole starts attaching to the console, when --console is given:
 // out is the host's writer, gate the server's.
@@ -18,19 +20,29 @@ func (s *session) startConsole(out io.Writer, gate *lineGate) {
 	if o == nil {
 		return
 	}
-	id := mcplog.HostSession(s.opts.Getenv)
-	if s.rec != nil {
-		id = strings.TrimSuffix(filepath.Base(s.rec.Path()), ".jsonl")
-	}
-	server := s.opts.ServerName
-	if server == "" {
-		server = s.opts.Domain
-	}
-	c := newConsoleClient(*o, id, server, s.rec, s.d.say)
+	c := newConsoleClient(*o, s.consoleSession(), s.opts.serverName(), s.rec, s.d.say)
 	c.toHost = func(line []byte) { out.Write(line) }
 	c.toSrv = func(line []byte) { gate.writeLine(line) }
 	s.console = c
 	c.start()
+}
+
+// consoleSession names the session to the console: its log's name, else
+// the host's session.
+func (s *session) consoleSession() string {
+	if s.rec != nil {
+		return strings.TrimSuffix(filepath.Base(s.rec.Path()), ".jsonl")
+	}
+	return mcplog.HostSession(s.opts.Getenv)
+}
+
+// serverName is the server's name as the console shows it: --server-name,
+// else --domain.
+func (o *Options) serverName() string {
+	if o.ServerName != "" {
+		return o.ServerName
+	}
+	return o.Domain
 }
 
 // consoleHost puts the console's hold in front of the host pump's

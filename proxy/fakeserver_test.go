@@ -120,6 +120,70 @@ func fakeServer(mode string) int {
 			sleepForever()
 		}
 		return 0
+	case "read-then-exit":
+		// Reads $HOIST_FAKE_READ lines, answers the first, and exits: the
+		// others stay unanswered.
+		n, _ := strconv.Atoi(os.Getenv("HOIST_FAKE_READ"))
+		br := bufio.NewReader(os.Stdin)
+		var first struct {
+			ID json.RawMessage `json:"id"`
+		}
+		for i := range n {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				return 97
+			}
+			if i == 0 {
+				json.Unmarshal(line, &first)
+			}
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", first.ID)
+		return 0
+	case "asks":
+		// For each tools/call: a notification, then a request of its own
+		// to the host (sampling/createMessage, id "srv-<n>"); once the
+		// host answers it, the call's result is that answer's result (or
+		// error) as text.
+		br := bufio.NewReader(os.Stdin)
+		n := 0
+		for {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				return 0
+			}
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(line, &req) != nil || req.Method != "tools/call" {
+				continue
+			}
+			n++
+			asked := fmt.Sprintf(`"srv-%d"`, n)
+			fmt.Println(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"writing a poem"}}`)
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"a poem"}}],"maxTokens":50}}`+"\n", asked)
+			for {
+				ans, err := br.ReadBytes('\n')
+				if err != nil {
+					return 0
+				}
+				var a struct {
+					ID     json.RawMessage `json:"id"`
+					Result json.RawMessage `json:"result"`
+					Error  json.RawMessage `json:"error"`
+				}
+				if json.Unmarshal(ans, &a) != nil || string(a.ID) != asked {
+					continue
+				}
+				got := a.Result
+				if got == nil {
+					got = a.Error
+				}
+				text, _ := json.Marshal(string(got))
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}]}}`+"\n", req.ID, text)
+				break
+			}
+		}
 	case "deaf":
 		// Answers its first request, then reads its stdin no more: a
 		// server stuck on something else. SIGTERM ends it.

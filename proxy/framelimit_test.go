@@ -66,3 +66,33 @@ func TestFrameLimitFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// TestFrameLimitUpstreamAnswers: with --upstream and an active feature, a
+// host line past --max-frame-bytes cannot be POSTed, and the host gets a
+// JSON-RPC error for its id instead of no answer at all; the next line
+// goes on.
+func TestFrameLimitUpstreamAnswers(t *testing.T) {
+	p := startProxy(t, nil, "--domain", "retail", "--guards", "--max-frame-bytes", "4096", "--upstream", startDemoHTTP(t))
+	p.send(init16(1))
+	if l := p.readLine(); !strings.Contains(l, `"serverInfo"`) {
+		t.Fatalf("initialize answer: %s", l)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	p.send(`{"jsonrpc":"2.0","id":"long-1","method":"ping","params":{"pad":"` + strings.Repeat("x", 5000) + `"}}` + "\n")
+	p.send(`{"jsonrpc":"2.0","id":6,"method":"ping"}` + "\n")
+	var e struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	got := p.readLine()
+	if err := json.Unmarshal([]byte(got), &e); err != nil || string(e.ID) != `"long-1"` || e.Error == nil || e.Error.Code != -32600 || !strings.Contains(e.Error.Message, "--max-frame-bytes") {
+		t.Fatalf("the host got %s first, want an error for the long line's id", got)
+	}
+	if got := p.readLine(); !strings.Contains(got, `"id":6`) || !strings.Contains(got, `"result"`) {
+		t.Errorf("a ping after the long line: %s", got)
+	}
+	p.finish()
+}

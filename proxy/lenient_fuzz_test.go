@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	machine "github.com/hoist-mcp/hoist/active"
+	"github.com/hoist-mcp/hoist/guards"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf16"
 
@@ -64,11 +67,19 @@ func goSees(line []byte) (tool string, args []string, ok bool) {
 }
 
 // screenOf is what the proxy decides on for line: refused, or the call
-// the guards judge (held), as hostLine screens it.
-func screenOf(line []byte) screened {
-	a := &active{gd: &guardsState{writes: diffWrites}}
-	return screenHost(mcpmsg.ReadView(line), a.holds, a.heldOdd)
+// the guards judge (held), as hostLine screens it (the retail writes
+// include diffWrites).
+func screenOf(line []byte) machine.Screened {
+	return retailScreen().Screen(mcpmsg.ReadView(line))
 }
+
+var retailScreen = sync.OnceValue(func() *machine.Machine {
+	m, err := machine.New(machine.Config{Guards: &machine.GuardsConfig{Domain: guards.Retail}})
+	if err != nil {
+		panic(err)
+	}
+	return m
+})
 
 // decidedArgs returns the guards' reading of the arguments they decided
 // on, field by field ("" for a missing or non-string one, as a Go string
@@ -91,13 +102,13 @@ func checkGoReading(t *testing.T, line []byte) {
 		return
 	}
 	sc := screenOf(line)
-	if sc.answer != nil || sc.drop {
+	if sc.Answer != nil || sc.Drop {
 		return // refused
 	}
-	if !sc.held || sc.ev.call.Name != tool {
-		t.Fatalf("encoding/json runs %s, and the proxy forwards it unjudged (held %v, %q)\nline: %q", tool, sc.held, sc.ev.call.Name, line)
+	if !sc.Held || sc.Req.Call.Name != tool {
+		t.Fatalf("encoding/json runs %s, and the proxy forwards it unjudged (held %v, %q)\nline: %q", tool, sc.Held, sc.Req.Call.Name, line)
 	}
-	got := decidedArgs(sc.ev.call.Args)
+	got := decidedArgs(sc.Req.Call.Args)
 	for i, f := range diffFields {
 		s, _ := got[f].(string)
 		if s != want[i] {
@@ -254,14 +265,14 @@ func TestScreenAgreesWithJSONParse(t *testing.T) {
 		json.Unmarshal(s[0], &tool)
 		json.Unmarshal(s[1], &args)
 		sc := screenOf([]byte(lines[i]))
-		if sc.answer != nil || sc.drop {
+		if sc.Answer != nil || sc.Drop {
 			continue
 		}
-		if !sc.held || sc.ev.call.Name != tool {
+		if !sc.Held || sc.Req.Call.Name != tool {
 			t.Errorf("JSON.parse runs %s, and the proxy forwards it unjudged\nline: %q", tool, lines[i])
 			continue
 		}
-		got := decidedArgs(sc.ev.call.Args)
+		got := decidedArgs(sc.Req.Call.Args)
 		for j, f := range diffFields {
 			s, isStr := got[f].(string)
 			switch {

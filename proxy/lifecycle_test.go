@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"regexp"
@@ -91,5 +92,40 @@ func TestStdioSigtermLeavesNoServer(t *testing.T) {
 	}
 	if alive(pid) {
 		t.Errorf("the server (pid %d) is still running after the proxy exited", pid)
+	}
+}
+
+// TestServerExitAnswersInFlight (issue 23, point 5): in active mode, the
+// host's requests the server read but never answered each get a JSON-RPC
+// error when the server exits, before the proxy ends, so that no host
+// waits for an answer that cannot come.
+func TestServerExitAnswersInFlight(t *testing.T) {
+	cmd, env := fake("read-then-exit", "HOIST_FAKE_READ=3")
+	p := startProxy(t, env, append([]string{"--domain", "retail", "--guards", "--"}, cmd...)...)
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n",
+		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"get_order_details","arguments":{"order_id":"#W1a"}}}`+"\n",
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n")
+	// Read before the host closes: the server exits first, while the host
+	// still waits for its answers.
+	lines := []string{p.readLine(), p.readLine(), p.readLine()}
+	if rest, code := p.finish(); code != 0 || rest != "" || lines[0] != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
+		t.Fatalf("exit %d, the host got:\n%s%s\nstderr:\n%s", code, strings.Join(lines, ""), rest, p.stderr)
+	}
+	got := map[string]bool{}
+	for _, l := range lines[1:] {
+		var e struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal([]byte(strings.TrimSpace(l)), &e) != nil || e.Error == nil || e.Error.Code != -32000 || !strings.Contains(e.Error.Message, "closed before it answered") {
+			t.Errorf("want an error for a request in flight, got %s", l)
+		}
+		got[string(e.ID)] = true
+	}
+	if !got[`"two"`] || !got["3"] {
+		t.Errorf("the errors answer %v, want \"two\" and 3", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	machine "github.com/hoist-mcp/hoist/active"
 	"mime"
 	"net"
 	"net/http"
@@ -507,7 +508,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 	line := oneLine(body)
 	m := jsonrpc.Classify(line)
 	if !m.Kind.IsMessage() || m.Kind == jsonrpc.Batch {
-		writeJSONError(w, http.StatusBadRequest, "the body must be one JSON-RPC message")
+		writeJSONError(w, http.StatusBadRequest, withOdd("the body must be one JSON-RPC message", line))
 		return
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -554,7 +555,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	default:
-		writeJSONError(w, http.StatusBadRequest, "missing Mcp-Session-Id: start a session with initialize, or send a request of the stateless era (2026-07-28) naming its version in _meta")
+		writeJSONError(w, http.StatusBadRequest, withOdd("missing Mcp-Session-Id: start a session with initialize, or send a request of the stateless era (2026-07-28) naming its version in _meta", line))
 		return
 	}
 	s.touch()
@@ -830,7 +831,15 @@ func (l *listener) newSession(r *http.Request, key string) (*lsession, int, erro
 		}
 		s.active = a
 	}
+	if o.Console != nil {
+		// A console attachment of the session's own: its frames are held
+		// apart from every other session's.
+		s.console = newConsoleClient(*o.Console, s.name, o.serverName(), s.rec, func(f string, args ...any) { l.d.say("session "+s.id[:8]+": "+f, args...) })
+		s.console.toHost = func(line []byte) { s.deliver(jsonrpc.TrimLine(line)) }
+		s.console.toSrv = func(line []byte) { s.toServer(line) }
+	}
 	if err := s.startBackend(); err != nil {
+		s.closeConsole()
 		s.endFlow()
 		if a := s.active; a != nil && a.flowLog != nil {
 			os.Remove(a.flowLog.Path()) // no log is left of a session that never started
@@ -873,6 +882,17 @@ func (l *listener) newSession(r *http.Request, key string) (*lsession, int, erro
 		l.d.say("session %s: recording to %s", s.id[:8], s.rec.Path())
 	}
 	return s, 0, nil
+}
+
+// withOdd adds to a 400's message the member of line two common decoders
+// read differently, when there is one: a "Method" where "method" belongs
+// reads as no message to an exact reader, and the host's author must see
+// which member to fix (issue 23).
+func withOdd(msg string, line []byte) string {
+	if odd := mcpmsg.ReadView(line).Odd; odd != "" {
+		return msg + ": " + machine.OddRefusal(odd)
+	}
+	return msg
 }
 
 // end ends a session once: the server's input is closed (or the upstream

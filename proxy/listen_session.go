@@ -37,6 +37,8 @@ type lsession struct {
 	context *contextTail
 	// active serves --flow, --guards and --commit in this session.
 	active *active
+	// console is the session's attachment to --console, nil without it.
+	console *consoleClient
 
 	child    *child
 	up       *upstream
@@ -104,6 +106,9 @@ func (s *lsession) startBackend() error {
 		a.toHost = func(line []byte) { s.deliver(jsonrpc.TrimLine(line)) }
 		a.toServer = func(line []byte) { s.toServer(line) }
 		a.start()
+	}
+	if s.console != nil {
+		s.console.start()
 	}
 	if o.Upstream != "" {
 		s.up = newUpstream(o.Upstream, o.UpstreamHeader, o.MaxFrameBytes, func(from string, line []byte, forID json.RawMessage) {
@@ -173,6 +178,12 @@ func (w *diagWriter) Write(p []byte) (int, error) {
 func (s *lsession) fromHost(line []byte) {
 	recordContext(s.context, s.rec, line)
 	s.record(mcplog.FromClient, line)
+	if c := s.console; c != nil {
+		c.waitAttach()
+		if c.beforeServer(append(bytes.Clone(line), '\n')) {
+			return // the console answered it, sent something in its place, or dropped it
+		}
+	}
 	if s.active != nil && s.active.hostLine(line) {
 		return // the proxy answered it: a refused write, or hoist_commit
 	}
@@ -282,6 +293,15 @@ func (s *lsession) closeStream(ch chan []byte) {
 // request); anything else to the GET stream when one is open, else to a
 // waiting request's event stream, else to the queue.
 func (s *lsession) route(line []byte, forID json.RawMessage) {
+	if c := s.console; c != nil {
+		out, taken := c.beforeHost(append(bytes.Clone(line), '\n'))
+		if taken {
+			return
+		}
+		if out != nil {
+			line = jsonrpc.TrimLine(out) // the console's frame in the server's place
+		}
+	}
 	// A flow takes the answers to its own lookups, and holds the agent's
 	// while it runs.
 	if s.active != nil && s.active.fromServer(append(bytes.Clone(line), '\n')) {
@@ -372,6 +392,7 @@ func (s *lsession) related(m jsonrpc.Message, forID json.RawMessage) *waiter {
 // shutdown ends the session once; see listener.end.
 func (s *lsession) shutdown(why string) {
 	s.endOnce.Do(func() {
+		s.closeConsole() // a frame held now has no session left to wait for
 		defer s.endFlow()
 		if s.up != nil {
 			close(s.done)
@@ -410,6 +431,13 @@ func (s *lsession) shutdown(why string) {
 		}
 		s.l.d.say("session %s ended: %s", s.id[:8], why)
 	})
+}
+
+// closeConsole stops attaching and continues whatever is held.
+func (s *lsession) closeConsole() {
+	if s.console != nil {
+		s.console.close()
+	}
 }
 
 // endFlow lets a run in progress hand back and closes the flow log, once the

@@ -123,3 +123,20 @@ func TestListenUnspecifiedAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestListenNamesOddMember (issue 23): a body whose member name a lenient
+// decoder reads one way and an exact one another ("Method" for "method")
+// is answered 400, and the message names the member, so that the host's
+// author can see what to fix.
+func TestListenNamesOddMember(t *testing.T) {
+	l := startListen(t, "--", testbin.Build(t, "hoist-mcp-demo"))
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"Method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`,
+		`{"jsonrpc":"2.0","id":1,"Method":"tools/call","params":{"name":"lookup","arguments":{}}}`,
+	} {
+		r := l.do("POST", body, nil)
+		if r.status != 400 || !strings.Contains(r.body, `\"Method\"`) {
+			t.Errorf("POST %s: %d %s, want 400 naming the member \"Method\"", body, r.status, r.body)
+		}
+	}
+}

@@ -43,6 +43,15 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 		if s.opts.Trace {
 			s.d.say("trace server -> host %d B %s", len(buf), describe(jsonrpc.Classify(line)))
 		}
+		if c := s.console; c != nil && from == mcplog.FromServer {
+			out, taken := c.beforeHost(buf)
+			if taken {
+				return
+			}
+			if out != nil {
+				buf = out // the console's frame in the server's place
+			}
+		}
 		// A flow takes the answer to its own lookups, and holds the
 		// agent's while it runs.
 		if a != nil && from == mcplog.FromServer && a.fromServer(buf) {
@@ -56,11 +65,24 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 		a.toServer = func(line []byte) { u.send(jsonrpc.TrimLine(line)) }
 		a.start()
 	}
+	if o := s.opts.Console; o != nil {
+		c := newConsoleClient(*o, s.consoleSession(), s.opts.serverName(), s.rec, s.d.say)
+		c.toHost = write
+		c.toSrv = func(line []byte) { u.send(jsonrpc.TrimLine(line)) }
+		s.console = c
+		c.start()
+	}
 
 	lines := make(chan []byte)
 	readDone := make(chan error, 1)
 	go func() {
-		readDone <- readLines(st.In, s.opts.MaxFrameBytes, lines, hostTooLong(s.d.say, s.opts.MaxFrameBytes))
+		tooLong := hostTooLong(s.d.say, s.opts.MaxFrameBytes)
+		if s.opts.activeMode() || s.opts.Console != nil {
+			// Active mode answers for what it cannot inspect (issue 23):
+			// the host gets an error for the line's id, as over stdio.
+			tooLong = func(start []byte) { s.refuseTooLong(writer(write), start) }
+		}
+		readDone <- readLines(st.In, s.opts.MaxFrameBytes, lines, tooLong)
 	}()
 loop:
 	for {
@@ -76,6 +98,12 @@ loop:
 			if s.rec != nil {
 				recordContext(s.context, s.rec, body)
 				s.rec.Record(mcplog.FromClient, body)
+			}
+			if c := s.console; c != nil {
+				c.waitAttach()
+				if c.beforeServer(line) {
+					continue // the console answered it, sent something in its place, or dropped it
+				}
 			}
 			if a != nil && a.hostLine(body) {
 				continue // the proxy answered it: a refused write, or hoist_commit
@@ -93,6 +121,7 @@ loop:
 	if a != nil {
 		a.hostDone()
 	}
+	s.closeConsole() // a frame held now has no host left to wait for
 	u.close()
 	if a != nil {
 		a.serverDone()
@@ -144,6 +173,14 @@ func readLines(r io.Reader, max int, out chan<- []byte, tooLong func(start []byt
 // tooLongPeek is how much of a dropped line readLines shows: enough for the
 // members before a large result (responseID).
 const tooLongPeek = 4 << 10
+
+// writer adapts a function that writes whole lines to io.Writer.
+type writer func([]byte)
+
+func (w writer) Write(p []byte) (int, error) {
+	w(p)
+	return len(p), nil
+}
 
 // hostTooLong is readLines' word on a host line past --max-frame-bytes.
 func hostTooLong(say func(string, ...any), max int) func([]byte) {

@@ -34,7 +34,8 @@ const (
 	// Continue forwards the frame unchanged.
 	Continue Action = "continue"
 	// Inject answers a held request with a value instead of forwarding it,
-	// or forwards a held response rewritten to carry the value.
+	// forwards a held response rewritten to carry the value, or forwards a
+	// held notification with the value (an object) as its params.
 	Inject Action = "inject"
 	// Retry re-sends a held response's request to the server (for a held
 	// request it is Continue: nothing has run yet).
@@ -102,10 +103,18 @@ func Decide(p Point, a Action, id []byte, method string, value []byte, modern bo
 			return Verdict{}, fmt.Errorf("inject: the value is not JSON")
 		}
 		if notification {
-			if !isFrame(value) {
-				return Verdict{}, fmt.Errorf("inject: a notification is replaced by a whole frame (an object with \"jsonrpc\")")
+			// A notification has no answer: the value takes its place. A
+			// whole frame is sent as it is; any other object is the
+			// notification's params, under its own method.
+			switch {
+			case isFrame(value):
+				return Verdict{Forward: true, Line: jsontext.AppendCompact(nil, value)}, nil
+			case jsontext.Kind(value) == '{':
+				line := append([]byte(`{"jsonrpc":"2.0","method":`), jsontext.AppendString(nil, method, jsontext.Plain)...)
+				line = append(append(line, `,"params":`...), jsontext.AppendCompact(nil, value)...)
+				return Verdict{Forward: true, Line: append(line, '}')}, nil
 			}
-			return Verdict{Forward: true, Line: jsontext.AppendCompact(nil, value)}, nil
+			return Verdict{}, fmt.Errorf("inject: a notification takes an object, its new params, or a whole frame (an object with \"jsonrpc\")")
 		}
 		line := Frame(id, method, value, modern)
 		if p == Before {

@@ -85,6 +85,13 @@ func TestDecide(t *testing.T) {
 	if _, err := Decide(Before, Inject, nil, "notifications/x", []byte(`"x"`), false); err == nil {
 		t.Error("inject of a bare value at a notification: no error")
 	}
+	// An object that is not a whole frame is the notification's new params
+	// (issue 23, point 8: an inject at a notification was ignored).
+	got, err := Decide(Before, Inject, nil, "notifications/message", []byte(`{"level": "info", "data": "edited"}`), false)
+	want := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"edited"}}`
+	if err != nil || !got.Forward || string(got.Line) != want {
+		t.Errorf("inject of an object at a notification: %+v (%s), %v; want it forwarded as %s", got, got.Line, err, want)
+	}
 	if _, err := ParseAction("skip"); err == nil {
 		t.Error("ParseAction(skip): no error")
 	}

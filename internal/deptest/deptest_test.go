@@ -68,7 +68,10 @@ var rules = Rules{
 		"console/hold": {"jsontext", "mcpmsg"}, // the console's side of a held frame: pure logic
 
 		// The proxy and the scripted client.
-		"proxy":     {"episode", "flow", "jsonrpc", "mcplog", "guards", "judge", "oracle", "jsontext", "mcpmsg", "console/hold"}, // episode: the tool types flow.Session.Listed takes; console/hold: the rules of a frame held for --console
+		"proxy": {"active", "episode", "flow", "jsonrpc", "mcplog", "guards", "judge", "oracle", "jsontext", "mcpmsg", "console/hold"}, // episode: the tool types flow.Session.Listed takes; console/hold: the rules of a frame held for --console
+		// The active mode's state machine: no I/O of its own (TestActiveDoesNoIO);
+		// mcplog only for the side logs' line types, which it hands the proxy to write.
+		"active":    {"episode", "flow", "guards", "judge", "jsonrpc", "jsontext", "mcplog", "mcpmsg", "oracle"},
 		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding", "episode"},
 
 		// Recordings read back: served as a server (hoist-mcp-demo
@@ -171,6 +174,33 @@ func TestImports(t *testing.T) {
 	}
 }
 
+// TestActiveDoesNoIO keeps the active mode's state machine free of I/O
+// (DESIGN.md, "Active mode: one state machine"): its own files import no
+// file, process, network or clock-driven package; the proxy carries out
+// its actions.
+func TestActiveDoesNoIO(t *testing.T) {
+	pkgs, err := List(".", module+"/active")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := []string{"os", "os/exec", "os/signal", "io", "io/fs", "io/ioutil", "net", "net/http", "syscall", "bufio"}
+	found := false
+	for _, p := range pkgs {
+		if p.ImportPath != module+"/active" {
+			continue
+		}
+		found = true
+		for _, imp := range p.Imports {
+			if slices.Contains(forbidden, imp) || strings.HasPrefix(imp, "net/") {
+				t.Errorf("active imports %s: the state machine does no I/O; the proxy carries out its actions", imp)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("go list did not find the active package")
+	}
+}
+
 func TestEveryDirectRequirementHasOwners(t *testing.T) {
 	direct, err := DirectRequires(".")
 	if err != nil {
@@ -205,7 +235,7 @@ func TestCheck(t *testing.T) {
 		{"proxy imports internal/cli", []Package{
 			{ImportPath: m("proxy"), Name: "proxy", Imports: []string{m("jsonrpc"), m("internal/cli")}},
 		}, []string{
-			"proxy imports internal/cli: proxy may import only [episode flow jsonrpc mcplog guards judge oracle jsontext mcpmsg console/hold] (DESIGN.md, Packages)",
+			"proxy imports internal/cli: proxy may import only [active episode flow jsonrpc mcplog guards judge oracle jsontext mcpmsg console/hold] (DESIGN.md, Packages)",
 		}},
 		{"jsonrpc imports internal/testbin", []Package{
 			{ImportPath: m("jsonrpc"), Name: "jsonrpc", Imports: []string{m("internal/testbin"), m("jsontext")}},

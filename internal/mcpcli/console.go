@@ -21,18 +21,25 @@ tool (the loop hold). A held frame is continued, injected (the host gets the
 value as the result, and the server nothing), retried or aborted (the host
 gets error -32099). The proxy keeps trying to attach while the console is
 not there, and holds nothing meanwhile; when the console goes, every held
-frame is continued unchanged. --console-token-file sends the console's
---token-file token. Over stdio only: not with --listen or --upstream.`
+frame is continued unchanged. The server's own requests to the host
+(sampling, elicitation) and notifications are held at a method breakpoint
+too, before the host sees them; an injected answer goes back to the server.
+--wait-for-attach makes the host's first line wait until a console has
+attached (so that even initialize can be held), saying so on stderr.
+--console-token-file sends the console's --token-file token. With --listen
+each session attaches on its own; with --upstream the one session does.`
 
 // consoleFlags are --console's flags.
 type consoleFlags struct {
 	addr      string
 	tokenFile string
+	wait      bool
 }
 
 func addConsoleFlags(fl *pflag.FlagSet, c *consoleFlags) {
 	fl.StringVar(&c.addr, "console", "", "attach to the hoist console at `ADDR` (host:port), where a person may hold this session's frames")
 	fl.StringVar(&c.tokenFile, "console-token-file", "", "send the console the bearer token in `FILE` (its --token-file)")
+	fl.BoolVar(&c.wait, "wait-for-attach", false, "with --console, forward the host's first line only once a console has attached")
 }
 
 // validateConsole checks --console and sets o.Proxy.Console.
@@ -42,15 +49,15 @@ func validateConsole(o *options) error {
 		if c.tokenFile != "" {
 			return errors.New("--console-token-file: needs --console")
 		}
+		if c.wait {
+			return errors.New("--wait-for-attach: needs --console")
+		}
 		return nil
 	}
 	if _, _, err := net.SplitHostPort(c.addr); err != nil {
 		return fmt.Errorf("--console %s: want host:port (%v)", c.addr, err)
 	}
-	if o.Listen.Addr != "" || o.Proxy.Upstream != "" {
-		return errors.New("--console: over stdio with a server command only, not with --listen or --upstream")
-	}
-	co := &proxy.ConsoleOptions{Addr: c.addr}
+	co := &proxy.ConsoleOptions{Addr: c.addr, WaitForAttach: c.wait}
 	if c.tokenFile != "" {
 		b, err := os.ReadFile(c.tokenFile)
 		if err != nil {

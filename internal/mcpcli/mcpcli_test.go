@@ -93,6 +93,12 @@ func TestNewCmd(t *testing.T) {
 			proxy: defaults(proxy.Options{Command: []string{"srv"}, Console: &proxy.ConsoleOptions{Addr: "127.0.0.1:8940", Token: "tok-123"}}),
 		},
 		{
+			name:   "--console over --listen, waiting for it",
+			args:   []string{"--console", "127.0.0.1:8940", "--wait-for-attach", "--listen", "127.0.0.1:0", "--", "srv"},
+			proxy:  defaults(proxy.Options{Command: []string{"srv"}, Console: &proxy.ConsoleOptions{Addr: "127.0.0.1:8940", WaitForAttach: true}}),
+			listen: proxy.ListenOptions{Addr: "127.0.0.1:0", Idle: proxy.DefaultListenIdle},
+		},
+		{
 			name:   "--listen's default idle",
 			args:   []string{"--listen", "127.0.0.1:0", "--", "srv"},
 			proxy:  defaults(proxy.Options{Command: []string{"srv"}}),
@@ -222,7 +228,7 @@ func TestFlagErrors(t *testing.T) {
 		{"an unknown mode", []string{"--domain", "retail", "--guards", "--guard", "retail.confirmed=maybe", "--", "srv"}, `--guard retail.confirmed=maybe: mode "maybe": want enforce, log or off`},
 		{"console token without --console", []string{"--console-token-file", "t", "--", "srv"}, "--console-token-file: needs --console"},
 		{"console not host:port", []string{"--console", "8940", "--", "srv"}, "--console 8940: want host:port (address 8940: missing port in address)"},
-		{"console with --listen", []string{"--console", "127.0.0.1:8940", "--listen", "127.0.0.1:0", "--", "srv"}, "--console: over stdio with a server command only, not with --listen or --upstream"},
+		{"wait for attach without --console", []string{"--wait-for-attach", "--", "srv"}, "--wait-for-attach: needs --console"},
 		{"unknown shell", []string{"--completion", "tcsh"}, `--completion "tcsh": want bash, zsh, fish, powershell`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
