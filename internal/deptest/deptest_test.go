@@ -19,7 +19,7 @@ var cli = []string{"internal/cli", "internal/mcpcli", "internal/proccli", "inter
 // episodes, and the analysis over them. They put questions to an
 // oracle.Oracle; its clients (oracle/client) are wired in by the command
 // lines.
-var pure = []string{"oracle", "flow", "guards", "judge", "earned", "binding", "episode", "learn", "audit", "evaluate", "promote", "drift"}
+var pure = []string{"oracle", "flow", "guards", "judge", "earned", "binding", "episode", "learn", "audit", "evaluate", "promote", "drift", "active"}
 
 // rules are hoist's import rules (DESIGN.md, "Packages" and "Dependencies").
 var rules = Rules{
