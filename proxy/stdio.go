@@ -17,10 +17,56 @@ import (
 	"github.com/hoist-mcp/hoist/mcplog"
 )
 
-// drainGrace is how long the proxy keeps reading the server's stdout and
-// stderr after the server exited: a grandchild that inherited them may keep
-// them open long after.
+// drainGrace is how long the proxy waits on the server's stdout and stderr
+// with nothing coming after the server exited: a grandchild that inherited
+// them may keep them open long after. While the server's last lines are
+// still being read and forwarded (a large one takes a while on a loaded
+// machine), the proxy keeps waiting.
 const drainGrace = 2 * time.Second
+
+// idleReader notes when its reader is blocked in Read, so that the drain
+// after the server's exit stops a read that waits on nothing, and never a
+// pump busy with lines it has read.
+type idleReader struct {
+	r       io.Reader
+	waiting atomic.Int64 // when the current Read began (UnixNano); 0 outside Read
+}
+
+func (w *idleReader) Read(p []byte) (int, error) {
+	w.waiting.Store(time.Now().UnixNano())
+	n, err := w.r.Read(p)
+	w.waiting.Store(0)
+	return n, err
+}
+
+// idleFor returns how long the current Read has waited; 0 outside Read.
+func (w *idleReader) idleFor() time.Duration {
+	if at := w.waiting.Load(); at != 0 {
+		return time.Since(time.Unix(0, at))
+	}
+	return 0
+}
+
+// drainWait waits for done, and once the reader has waited drainGrace in
+// one Read with nothing to read, ends that read with the deadline.
+func drainWait(done <-chan struct{}, w *idleReader, deadline func()) {
+	timer := time.NewTimer(drainGrace)
+	defer timer.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-timer.C:
+			idle := w.idleFor()
+			if idle >= drainGrace {
+				deadline()
+				<-done
+				return
+			}
+			timer.Reset(drainGrace - idle)
+		}
+	}
+}
 
 // stderrTail is how many lines of the server's stderr an early-exit message
 // quotes (the peer proxy's "When the server misbehaves").
@@ -225,6 +271,7 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	}()
 
 	// Server → host.
+	serverOut := &idleReader{r: c.stdout}
 	a := s.active
 	if a != nil {
 		a.toHost = func(line []byte) { out.Write(line) }
@@ -233,7 +280,7 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	}
 	go func() {
 		defer close(serverDone)
-		p := s.newPump(mcplog.FromServer, c.stdout, out, 1)
+		p := s.newPump(mcplog.FromServer, serverOut, out, 1)
 		if a != nil {
 			p.intercept = a.fromServer
 		}
@@ -271,18 +318,16 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	s.closeConsole() // a frame held now has no server left to wait for
 
 	// Forward what the server still wrote; stop waiting for pipes that a
-	// grandchild keeps open.
+	// grandchild keeps open, once nothing has come on them for drainGrace.
+	drainWait(serverDone, serverOut, func() { c.stdout.SetReadDeadline(time.Now()) })
 	timer := time.NewTimer(drainGrace)
-	for _, done := range []chan struct{}{serverDone, stderrDone} {
-		select {
-		case <-done:
-		case <-timer.C:
-			c.stdout.SetReadDeadline(time.Now())
-			if c.stderr != nil {
-				c.stderr.SetReadDeadline(time.Now())
-			}
-			<-done
+	select {
+	case <-stderrDone:
+	case <-timer.C:
+		if c.stderr != nil {
+			c.stderr.SetReadDeadline(time.Now())
 		}
+		<-stderrDone
 	}
 	timer.Stop()
 	c.stdout.Close()

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -882,5 +883,31 @@ func TestContextWithoutRecord(t *testing.T) {
 	}
 	if _, code := p.finish(); code != 0 {
 		t.Fatalf("exit %d: %s", code, p.stderr)
+	}
+}
+
+// A server that leaves a process of its own session holding its stdout
+// (out of the reach of the group the proxy signals) does not keep the
+// proxy waiting: once the server has exited and nothing has come on the
+// pipe for a while, the proxy stops reading it and ends, having forwarded
+// everything the server wrote.
+func TestDrainStopsOnAnIdlePipe(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "holder.pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	script := `setsid sh -c 'echo $$ > "$1"; exec sleep 600' sh "$1" & exec cat`
+	p := startProxy(t, nil, "--", "sh", "-c", script, "sh", pidFile)
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"
+	p.send(ping)
+	if got := p.readLine(); got != ping {
+		t.Fatalf("the echo: %q", got)
+	}
+	if rest, code := p.finish(); rest != "" || code != 0 {
+		t.Errorf("after the host closed: more output %q, exit %d; stderr:\n%s", rest, code, p.stderr)
 	}
 }
