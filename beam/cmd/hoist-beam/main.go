@@ -56,26 +56,49 @@ Exit codes: 0 done; 1 failed; 2 bad flags.
 
 func main() { os.Exit(run(context.Background(), os.Args[1:], os.Stderr)) }
 
+// options are hoist-beam's own flags, beside Beam's on the same flag set.
+var options struct {
+	sessions, tau2         globs
+	tools, schemas, domain string
+	folds, minSupport      int
+	habitOnly              bool
+	shards                 int
+	out                    string
+}
+
+func init() {
+	fl := flag.CommandLine
+	o := &options
+	fl.Var(&o.sessions, "sessions", "session logs (and their .meta.json) to read, by `GLOB`; repeatable")
+	fl.Var(&o.tau2, "tau2", "τ²-bench results files to read, by `GLOB`; repeatable")
+	fl.StringVar(&o.tools, "tools", "", "with --tau2: a tool-kinds manifest `FILE`")
+	fl.StringVar(&o.schemas, "tool-schemas", "", "with --tau2: the tools' input contracts, τ²-bench's tools.json `FILE`")
+	fl.StringVar(&o.domain, "domain", "", "learn: learn from the episodes of this `DOMAIN`")
+	fl.IntVar(&o.folds, "folds", learn.DefaultFolds, "learn: split counts into `K` folds by task (1: none)")
+	fl.IntVar(&o.minSupport, "min-support", learn.DefaultMinSupport, "learn: the least `N` matches a binding needs")
+	fl.BoolVar(&o.habitOnly, "habit-only", false, "learn: write a flow without an arbiter")
+	fl.IntVar(&o.shards, "shards", pipeline.DefaultShards, "export: write each partition of a dataset in at most `N` Parquet files")
+	fl.StringVar(&o.out, "out", "", "learn: the flow `FILE`; export: the directory")
+	fl.StringVar(&o.out, "o", "", "short for --out")
+}
+
+// run parses args (a command, then flags: hoist-beam's and Beam's) and
+// runs the pipeline. Beam's flags are the process's, so run parses into
+// them, each of its own flags from its default.
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
-	var sessions, tau2 globs
 	fl := flag.CommandLine
 	fl.SetOutput(stderr)
 	fl.Usage = func() { fmt.Fprint(stderr, usage) }
-	fl.Var(&sessions, "sessions", "session logs (and their .meta.json) to read, by `GLOB`; repeatable")
-	fl.Var(&tau2, "tau2", "τ²-bench results files to read, by `GLOB`; repeatable")
-	tools := fl.String("tools", "", "with --tau2: a tool-kinds manifest `FILE`")
-	schemas := fl.String("tool-schemas", "", "with --tau2: the tools' input contracts, τ²-bench's tools.json `FILE`")
-	domain := fl.String("domain", "", "learn from the episodes of this `DOMAIN`")
-	folds := fl.Int("folds", learn.DefaultFolds, "split counts into `K` folds by task (1: none)")
-	minSupport := fl.Int("min-support", learn.DefaultMinSupport, "the least `N` matches a binding needs")
-	habitOnly := fl.Bool("habit-only", false, "write a flow without an arbiter")
-	shards := fl.Int("shards", pipeline.DefaultShards, "export: write each partition of a dataset in at most `N` Parquet files")
-	out := fl.String("out", "", "learn: the flow `FILE`; export: the directory")
-	fl.StringVar(out, "o", "", "short for --out")
+	o := &options
+	o.sessions, o.tau2 = nil, nil
+	for _, name := range []string{"tools", "tool-schemas", "domain", "folds", "min-support", "habit-only", "shards", "out"} {
+		f := fl.Lookup(name)
+		f.Value.Set(f.DefValue)
+	}
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -91,30 +114,32 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 2
 	case fl.NArg() > 0:
 		return bad(fmt.Errorf("unexpected argument %q", fl.Arg(0)))
-	case len(sessions) == 0 && len(tau2) == 0:
+	case len(o.sessions) == 0 && len(o.tau2) == 0:
 		return bad(errors.New("say what to read: --sessions GLOB, --tau2 GLOB, or both"))
-	case (*tools != "" || *schemas != "") && len(tau2) == 0:
+	case (o.tools != "" || o.schemas != "") && len(o.tau2) == 0:
 		return bad(errors.New("--tools and --tool-schemas go with --tau2"))
-	case *out == "":
+	case o.out == "":
 		return bad(errors.New("--out: want a file (learn) or a directory (export)"))
-	case *folds < 1 || *folds > 1000:
-		return bad(fmt.Errorf("--folds %d: want 1 to 1000", *folds))
-	case *minSupport < 1:
-		return bad(fmt.Errorf("--min-support %d: want at least 1", *minSupport))
+	case o.folds < 1 || o.folds > 1000:
+		return bad(fmt.Errorf("--folds %d: want 1 to 1000", o.folds))
+	case o.minSupport < 1:
+		return bad(fmt.Errorf("--min-support %d: want at least 1", o.minSupport))
+	case o.shards < 1:
+		return bad(fmt.Errorf("--shards %d: want at least 1", o.shards))
 	}
-	src := pipeline.Sources{Sessions: sessions, Tau2: tau2, Tools: *tools, ToolSchemas: *schemas}
+	src := pipeline.Sources{Sessions: o.sessions, Tau2: o.tau2, Tools: o.tools, ToolSchemas: o.schemas}
 	p, s := beam.NewPipelineWithRoot()
 	switch cmd {
 	case "learn":
-		f := pipeline.Learn(s, src, pipeline.LearnOptions{Domain: *domain, Folds: *folds, MinSupport: *minSupport, HabitOnly: *habitOnly})
-		pipeline.WriteFlow(s, f, *out)
+		f := pipeline.Learn(s, src, pipeline.LearnOptions{Domain: o.domain, Folds: o.folds, MinSupport: o.minSupport, HabitOnly: o.habitOnly})
+		pipeline.WriteFlow(s, f, o.out)
 	case "export":
-		pipeline.Export(s, src, *out, *shards)
+		pipeline.Export(s, src, o.out, o.shards)
 	}
 	if err := beamx.Run(ctx, p); err != nil {
 		fmt.Fprintf(stderr, "hoist-beam: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "hoist-beam: %s: wrote %s\n", cmd, *out)
+	fmt.Fprintf(stderr, "hoist-beam: %s: wrote %s\n", cmd, o.out)
 	return 0
 }
