@@ -12,11 +12,13 @@ import (
 )
 
 // BenchmarkLearnTau2 learns the retail flow from τ²-bench's recorded
-// retail sessions (HOIST_TAU2_DIR/logs/retail; by default ../shared/data/tau2
-// beside the repository, skipped when missing) twice: with hoist learn
-// from a store they were ingested into (learn alone), and with the learn
-// pipeline on Prism from the logs (reading and parsing included). Each
-// reports episodes/s; the two flows must be the same bytes.
+// retail sessions and retail results files (HOIST_TAU2_DIR's logs/retail
+// and results/retail-*.json, with its tool manifests; by default
+// ../shared/data/tau2 beside the repository, skipped when missing) twice:
+// with hoist learn from a store they were ingested into (learn alone, its
+// process's start included), and with the learn pipeline on Prism from the
+// files (reading and parsing included). Each reports episodes/s; the two
+// flows must be the same bytes.
 func BenchmarkLearnTau2(b *testing.B) {
 	dir := os.Getenv("HOIST_TAU2_DIR")
 	if dir == "" {
@@ -26,8 +28,13 @@ func BenchmarkLearnTau2(b *testing.B) {
 	if _, err := os.Stat(logsDir); err != nil {
 		b.Skipf("no τ²-bench logs: %v", err)
 	}
+	results, _ := filepath.Glob(filepath.Join(dir, "results", "retail-*.json"))
+	kinds, schemas := filepath.Join(dir, "tool_kinds.json"), filepath.Join(dir, "tools.json")
 	store := filepath.Join(b.TempDir(), "hoist.db")
 	hoist(b, "ingest", "--sessions", logsDir, "--store", store, "-q")
+	hoist(b, append([]string{"ingest", "--store", store, "-q", "--tools", kinds, "--tool-schemas", schemas, "--tau2"}, results...)...)
+	src := pipeline.Sources{Sessions: []string{filepath.Join(logsDir, "*", "*")}, Tau2: []string{filepath.Join(dir, "results", "retail-*.json")},
+		Tools: kinds, ToolSchemas: schemas}
 	opt := pipeline.LearnOptions{Domain: "retail", Folds: 5, MinSupport: 3}
 	var flows [2][]byte
 	episodes := func(data []byte) int {
@@ -52,7 +59,7 @@ func BenchmarkLearnTau2(b *testing.B) {
 	b.Run("pipeline on prism", func(b *testing.B) {
 		n := 0
 		for b.Loop() {
-			flows[1] = runLearn(b, pipeline.Sources{Sessions: []string{filepath.Join(logsDir, "*", "*")}}, opt)
+			flows[1] = runLearn(b, src, opt)
 			n += episodes(flows[1])
 		}
 		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "episodes/s")
