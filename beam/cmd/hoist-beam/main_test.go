@@ -52,4 +52,10 @@ func TestLearnCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"learn", "--sessions", logs, "--domain", "retail", "-o", out + ".2"}, &stderr); code != 1 || !strings.Contains(stderr.String(), `no episodes to learn from in domain "retail"`) {
 		t.Errorf("a learn of no episodes: exit %d, %s", code, stderr.String())
 	}
+	stderr.Reset()
+	both := filepath.Join(testbin.Root(), "testdata", "tau2", "logs", "*", "*", "*")
+	if code := run(context.Background(), []string{"learn", "--sessions", both, "-o", out + ".3"}, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "episodes of 2 domains: airline, retail; choose one with --domain") {
+		t.Errorf("a learn of two domains without --domain: exit %d, %s", code, stderr.String())
+	}
 }
