@@ -2,7 +2,9 @@ package pipeline_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/hoist-mcp/hoist/beam/pipeline"
@@ -121,4 +124,51 @@ func TestLearnIsHoistLearn(t *testing.T) {
 			t.Fatalf("the pipeline's flow differs from hoist learn's:\n%s\n---\n%s", got, wantData)
 		}
 	})
+}
+
+// TestLearnThroughAFilesystem: logs read through a filesystem by URL (Beam's
+// in-memory one, memfs://, as gs:// and s3:// are read), their sidecars
+// found beside them and the flow written there, give the flow of the same
+// logs on disk.
+func TestLearnThroughAFilesystem(t *testing.T) {
+	root := testbin.Root()
+	for _, tc := range []struct {
+		name, dir string
+		opt       pipeline.LearnOptions
+	}{
+		{"retail", "testdata/tau2/logs/retail", pipeline.LearnOptions{Domain: "retail", Folds: 2, MinSupport: 1}},
+		{"support", "testdata/sessions/support", pipeline.LearnOptions{Folds: 1, MinSupport: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(root, tc.dir)
+			url := "memfs://" + t.Name() + "/logs"
+			err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				data, err := os.ReadFile(p)
+				rel, _ := filepath.Rel(dir, p)
+				memfs.Write(url+"/"+filepath.ToSlash(rel), data)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := runLearn(t, pipeline.Sources{Sessions: []string{filepath.Join(dir, "*"), filepath.Join(dir, "*", "*")}}, tc.opt)
+			out := "memfs://" + t.Name() + "/flows/beam.flow.json"
+			p, s := beam.NewPipelineWithRoot()
+			pipeline.WriteFlow(s, pipeline.Learn(s, pipeline.Sources{Sessions: []string{url + "/*", url + "/*/*"}}, tc.opt), out)
+			if err := ptest.Run(p); err != nil {
+				t.Fatalf("learn pipeline: %v", err)
+			}
+			rc, err := memfs.New(context.Background()).OpenRead(context.Background(), out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(rc)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("the flow through memfs:// differs from the flow from disk:\n%s\n---\n%s", got, want)
+			}
+		})
+	}
 }
