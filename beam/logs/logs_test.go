@@ -14,7 +14,6 @@ import (
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/internal/testbin"
 	"github.com/hoist-mcp/hoist/learn"
-	"github.com/hoist-mcp/hoist/mcplog"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
@@ -85,10 +84,11 @@ func TestEpisodesLearnAsHoistLearn(t *testing.T) {
 	for _, tc := range []struct {
 		name, dir string
 		args      []string
+		opt       learn.Options
 	}{
-		{"retail", "testdata/tau2/logs/retail", []string{"--domain", "retail", "--folds", "2", "--min-support", "1"}},
-		{"airline", "testdata/tau2/logs/airline", []string{"--domain", "airline"}},
-		{"support", "testdata/sessions/support", []string{"--min-support", "1", "--folds", "1"}},
+		{"retail", "testdata/tau2/logs/retail", []string{"--domain", "retail", "--folds", "2", "--min-support", "1"}, learn.Options{Domain: "retail", Folds: 2, MinSupport: 1}},
+		{"airline", "testdata/tau2/logs/airline", []string{"--domain", "airline"}, learn.Options{Domain: "airline"}},
+		{"support", "testdata/sessions/support", []string{"--min-support", "1", "--folds", "1"}, learn.Options{Folds: 1, MinSupport: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyTree(t, filepath.Join(root, tc.dir))
@@ -100,19 +100,9 @@ func TestEpisodesLearnAsHoistLearn(t *testing.T) {
 			want, _ := os.ReadFile(out)
 			eps, warns := readTree(t, dir)
 			if len(warns) > 0 {
-				t.Logf("warnings: %v", errors.Join(warns...))
+				t.Errorf("warnings on good logs: %v", errors.Join(warns...))
 			}
-			opt := learn.Options{Folds: 5, MinSupport: 3}
-			for i := 0; i < len(tc.args); i += 2 {
-				switch tc.args[i] {
-				case "--domain":
-					opt.Domain = tc.args[i+1]
-				case "--folds":
-					opt.Folds = int(tc.args[i+1][0] - '0')
-				case "--min-support":
-					opt.MinSupport = int(tc.args[i+1][0] - '0')
-				}
-			}
+			opt := tc.opt
 			src := logs.Slice(eps)
 			f, err := learn.FromSource(context.Background(), src, episode.Filter{Domain: opt.Domain}, opt)
 			if err != nil {
@@ -128,5 +118,3 @@ func TestEpisodesLearnAsHoistLearn(t *testing.T) {
 		})
 	}
 }
-
-var _ = mcplog.ErrNotSessionLog

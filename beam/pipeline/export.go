@@ -58,7 +58,7 @@ func shardKey(dataset string, ep *episode.Episode, shards int) string {
 }
 
 // rowsOf emits an episode's rows of each dataset, keyed by their shard.
-func rowsOf(ep *episode.Episode, bad, shards int, emit func(string, []byte)) error {
+func rowsOf(ctx context.Context, ep *episode.Episode, bad, shards int, emit func(string, []byte)) error {
 	s := session(ep, bad)
 	for _, name := range ExportDatasets {
 		rw := rowCollector{}
@@ -74,7 +74,7 @@ func rowsOf(ep *episode.Episode, bad, shards int, emit func(string, []byte)) err
 		}
 		emit(shardKey(name, ep, shards), buf.Bytes())
 	}
-	episodesOut.Inc(context.Background(), 1)
+	episodesOut.Inc(ctx, 1)
 	return nil
 }
 
@@ -104,7 +104,7 @@ type exportFn struct{ Shards int }
 func (f *exportFn) ProcessElement(ctx context.Context, u logs.Unit, emit func(string, []byte)) error {
 	eps, bad := unitEpisodes(ctx, u)
 	for _, ep := range eps {
-		if err := rowsOf(ep, bad, f.Shards, emit); err != nil {
+		if err := rowsOf(ctx, ep, bad, f.Shards, emit); err != nil {
 			return err
 		}
 	}
@@ -124,7 +124,7 @@ func (f *exportTau2Fn) ProcessElement(ctx context.Context, path string, emit fun
 		return err
 	}
 	for _, ep := range eps {
-		if err := rowsOf(ep, 0, f.Shards, emit); err != nil {
+		if err := rowsOf(ctx, ep, 0, f.Shards, emit); err != nil {
 			return err
 		}
 	}
