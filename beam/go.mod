@@ -4,7 +4,10 @@ go 1.26.8
 
 replace github.com/hoist-mcp/hoist => ../
 
-require github.com/hoist-mcp/hoist v0.0.0-00010101000000-000000000000
+require (
+	github.com/google/go-cmp v0.7.0
+	github.com/hoist-mcp/hoist v0.0.0-00010101000000-000000000000
+)
 
 require (
 	github.com/andybalholm/brotli v1.2.3 // indirect
