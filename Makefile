@@ -4,12 +4,16 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/hoist-mcp/hoist/internal/buildinfo.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build demo try test peers lint bench bench-relay bench-replay clean
+.PHONY: all build beam demo try test peers lint bench bench-relay bench-replay clean
 
 all: build
 
 build:
 	go build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
+
+# The Apache Beam pipelines (beam/, its own module): bin/hoist-beam.
+beam:
+	cd beam && go build -o ../bin/ ./cmd/hoist-beam
 
 # The main job on embedded defaults: record scripted sessions against the
 # retail world, ingest, learn a flow, show it, serve it; then replay a
@@ -34,6 +38,9 @@ lint:
 	go vet ./...
 	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	go mod tidy -diff
+	cd beam && go vet ./...
+	cd beam && go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	cd beam && go mod tidy -diff
 
 bench: build
 	scripts/bench.sh

@@ -117,7 +117,7 @@ func FromLogs(logs []*mcplog.Log, opt Options) (*Episode, error) {
 			if err != nil {
 				return nil, err
 			}
-			m.apply(ep)
+			m.Apply(ep)
 			break
 		}
 	}
@@ -149,6 +149,13 @@ func ReadMeta(path string) (*Meta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading session metadata: %w", err)
 	}
+	return ParseMeta(data, path)
+}
+
+// ParseMeta reads the bytes of the .meta.json sidecar at path (named in
+// errors), for a caller that reads files itself (Options.NoMeta, then
+// Meta.Apply).
+func ParseMeta(data []byte, path string) (*Meta, error) {
 	var raw struct {
 		TaskID json.RawMessage `json:"task_id"`
 		Trial  *int            `json:"trial"`
@@ -162,7 +169,8 @@ func ReadMeta(path string) (*Meta, error) {
 	return &Meta{TaskID: idText(raw.TaskID), Trial: raw.Trial, Reward: raw.Reward, Model: raw.Model, Domain: raw.Domain}, nil
 }
 
-func (m *Meta) apply(ep *Episode) {
+// Apply sets on ep what the sidecar says, as FromLogs does.
+func (m *Meta) Apply(ep *Episode) {
 	if m.TaskID != "" {
 		ep.TaskID = m.TaskID
 	}
