@@ -154,7 +154,14 @@ func Merge(fs ...*Flow) (*Flow, error) {
 		// whatever another flow learned of it, as learn decides.
 		s.Lookups = slices.DeleteFunc(s.Lookups, func(l Lookup) bool { return out.Tools[l.Tool].Kind != episode.Read })
 		for i := range s.Lookups {
-			slices.SortStableFunc(s.Lookups[i].Bindings, compareBound)
+			l := &s.Lookups[i]
+			scale := max(1, l.MeanBytes(-1)/DetourBytes)
+			slices.SortStableFunc(l.Bindings, func(a, b Bound) int {
+				if c := cmp.Compare(b.Value(-1, DefaultThreshold, scale), a.Value(-1, DefaultThreshold, scale)); c != 0 {
+					return c
+				}
+				return compareBound(a, b)
+			})
 		}
 		out.Sites = append(out.Sites, *s)
 	}
@@ -292,8 +299,9 @@ func addOptional(dst, src *Count, k int) *Count {
 	return dst
 }
 
-// compareBound ranks a lookup's bindings as learn does: the most of the
-// agent's calls reproduced first, then references to the site's result
+// compareBound ranks a lookup's bindings of equal value (Bound.Value, at
+// the default threshold) as learn does: the most of the agent's calls
+// reproduced first, then references to the site's result
 // before earlier results and constants, one element before a fan-out, then
 // by their text.
 func compareBound(a, b Bound) int {

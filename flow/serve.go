@@ -548,20 +548,25 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if reach == 0 {
 			continue
 		}
+		// Of the bindings that bind, the one that earned most in the
+		// fold's counts (Bound.Value), the first of equals.
 		var best *Bound
 		var objs []json.RawMessage
-		bestN := -1
+		bestV, scale := 0.0, max(1, l.MeanBytes(s.fold)/DetourBytes)
 		for bi := range l.Bindings {
 			b := &l.Bindings[bi]
-			m := b.Support(s.fold)
-			if m < s.f.MinSupport || m <= bestN {
+			if b.Support(s.fold) < s.f.MinSupport {
+				continue
+			}
+			v := b.Value(s.fold, s.opt.Rule.Threshold, scale)
+			if best != nil && v <= bestV {
 				continue
 			}
 			o, ok := binding.Bind(s.argNames(b), b.Args, &s.scope, s.opt.Caps.PerCall)
 			if !ok || len(o) == 0 {
 				continue
 			}
-			best, objs, bestN = b, o, m
+			best, objs, bestV = b, o, v
 		}
 		if best == nil {
 			continue

@@ -429,3 +429,56 @@ func TestServePromoted(t *testing.T) {
 		t.Errorf("a decision without a reason logs one: %s", b)
 	}
 }
+
+// Of a lookup's bindings that bind, the one that earned most is served,
+// not the one that reproduced most of the agent's calls: every order
+// reproduced 9 calls of 30 (9 − 21 × 0.3 = 2.7), the first order 6 of 6.
+func TestServeBindingByValue(t *testing.T) {
+	f := shopFlow(t)
+	for i := range f.Sites {
+		if f.Sites[i].Tool != "get_user" {
+			continue
+		}
+		for j := range f.Sites[i].Lookups {
+			if l := &f.Sites[i].Lookups[j]; l.Tool == "get_order" {
+				l.Bindings = []Bound{
+					{Args: map[string]binding.Expr{"x": binding.MustParse("$result.orders[*]")}, Calls: &Count{N: 30}, Used: &Count{N: 9}},
+					{Args: map[string]binding.Expr{"x": binding.MustParse("$result.orders[0]")}, Matched: Count{N: 6}},
+				}
+			}
+		}
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// A merge ranks them as learn does: by value.
+	f.Learned.Digest = DigestPrefix + strings.Repeat("0", 64)
+	m, err := Merge(f, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := m.site("get_user", false).Lookups[1]; l.Tool != "get_order" || BindingString(l.Bindings[0].Args) != "x=$result.orders[0]" {
+		t.Errorf("merged, get_order's first binding is %s, want x=$result.orders[0]", BindingString(l.Bindings[0].Args))
+	}
+	s, err := NewSession(f, Options{Rule: Rule{Threshold: DefaultThreshold}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := serve(t, s, answerShop)
+	var orders []string
+	for _, d := range ds {
+		for _, o := range d.Offers {
+			if o.Tool == "get_order" {
+				orders = append(orders, string(o.Args)+" "+o.Binding["x"])
+			}
+		}
+	}
+	if len(orders) == 0 {
+		t.Fatalf("no get_order offered: %v", values(ds))
+	}
+	for _, o := range orders {
+		if o != `{"x":"#a"} $result.orders[0]` {
+			t.Errorf("get_order offered %s, want only the first order, by $result.orders[0]", o)
+		}
+	}
+}

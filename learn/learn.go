@@ -929,7 +929,7 @@ func (l *Learner) Flow() *flow.Flow {
 			for _, ta := range kept {
 				tuples = append(tuples, ta)
 			}
-			slices.SortFunc(tuples, compareTuples)
+			slices.SortFunc(tuples, compareByValue(la))
 			if len(tuples) > l.opt.MaxBindings {
 				tuples = tuples[:l.opt.MaxBindings]
 			}
