@@ -18,7 +18,7 @@ import (
 // requests and notifications held, inject at a notification, the host's
 // first line waiting for a console (--wait-for-attach), and --console over
 // --upstream and --listen. The console is a fake that speaks the attach
-// protocol (docs/console.md, "Attaching") as console/attach.go does, in
+// protocol (docs/console.md, "Holding a frame") as console/attach.go does, in
 // front of the built hoist-mcp.
 
 // fakeConsole is one console that proxies attach to.
