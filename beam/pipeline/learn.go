@@ -22,8 +22,8 @@ func init() {
 	register.DoFn4x1[context.Context, logs.Unit, func(counts), func(string), error](&countFn{})
 	register.DoFn4x1[context.Context, string, func(counts), func(string), error](&countTau2Fn{})
 	register.DoFn5x1[context.Context, []byte, func(*counts) bool, func(*string) bool, func([]byte), error](&flowFn{})
-	register.DoFn4x1[context.Context, logs.Unit, []byte, func(table), error](&replayFn{})
-	register.DoFn4x1[context.Context, string, []byte, func(table), error](&replayTau2Fn{})
+	register.DoFn4x1[context.Context, logs.Unit, func(*[]byte) bool, func(table), error](&replayFn{})
+	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(table), error](&replayTau2Fn{})
 	register.DoFn3x2[context.Context, []byte, func(*table) bool, []byte, error](&fitFn{})
 	register.DoFn2x1[context.Context, []byte, error](&writeFn{})
 	register.Combiner1[counts](&mergeCounts{})
@@ -33,6 +33,7 @@ func init() {
 	register.Emitter1[[]byte]()
 	register.Iter1[counts]()
 	register.Iter1[string]()
+	register.Iter1[[]byte]()
 	register.Iter1[table]()
 	beam.RegisterCoder(reflect.TypeOf(counts{}), encodeCounts, decodeCounts)
 	beam.RegisterCoder(reflect.TypeOf(table{}), encodeTable, decodeTable)
@@ -240,9 +241,23 @@ type replayFn struct {
 	f   *flow.Flow
 }
 
-func (f *replayFn) ProcessElement(ctx context.Context, u logs.Unit, fl []byte, emit func(table)) error {
+func (f *replayFn) ProcessElement(ctx context.Context, u logs.Unit, fl func(*[]byte) bool, emit func(table)) error {
+	data, ok := theFlow(fl)
+	if !ok {
+		return nil
+	}
 	eps, _ := unitEpisodes(ctx, u)
-	return replay(ctx, &f.f, fl, f.Opt.Domain, eps, emit)
+	return replay(ctx, &f.f, data, f.Opt.Domain, eps, emit)
+}
+
+// theFlow reads the flow side input. It is an iterable rather than a
+// singleton so that, when flowFn fails (no episodes, two domains) and
+// gives nothing, the replays give nothing too, and the job fails with
+// flowFn's own error, not a runner's complaint about a missing singleton.
+func theFlow(fl func(*[]byte) bool) ([]byte, bool) {
+	var data []byte
+	ok := fl(&data)
+	return data, ok
 }
 
 func replay(ctx context.Context, cached **flow.Flow, data []byte, domain string, eps logs.Slice, emit func(table)) error {
@@ -271,12 +286,16 @@ type replayTau2Fn struct {
 	f                  *flow.Flow
 }
 
-func (f *replayTau2Fn) ProcessElement(ctx context.Context, path string, fl []byte, emit func(table)) error {
+func (f *replayTau2Fn) ProcessElement(ctx context.Context, path string, fl func(*[]byte) bool, emit func(table)) error {
+	data, ok := theFlow(fl)
+	if !ok {
+		return nil
+	}
 	eps, err := readTau2(ctx, &f.tau2, f.Tools, f.ToolSchemas, path)
 	if err != nil {
 		return err
 	}
-	return replay(ctx, &f.f, fl, f.Opt.Domain, eps, emit)
+	return replay(ctx, &f.f, data, f.Opt.Domain, eps, emit)
 }
 
 // fitFn fits the flow's arbiter on the merged training table
