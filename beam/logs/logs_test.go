@@ -19,26 +19,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // copyTree copies src's files into a new directory.
-func copyTree(t testing.TB, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o700)
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+func copyTree(t testing.TB, src string) string { return testbin.CopyTree(t, src) }
 
 // readTree reads every episode under dir with Peek, Plan and Episodes.
 func readTree(t testing.TB, dir string) ([]*episode.Episode, []error) {

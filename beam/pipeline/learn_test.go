@@ -24,30 +24,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// copyTree copies src's files into a new directory, which hoist may write
-// its store into.
-func copyTree(t testing.TB, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o700); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+// copyTree copies src's files into a new directory.
+func copyTree(t testing.TB, src string) string { return testbin.CopyTree(t, src) }
 
 // hoist runs the hoist binary and fails the test when it fails (exit 3,
 // done with bad input named, is done).

@@ -5,6 +5,7 @@ package testbin
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,4 +104,29 @@ func Peers(t testing.TB) string {
 func Env(extra ...string) []string {
 	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0 halt_on_error=1")
 	return append(env, extra...)
+}
+
+// CopyTree copies src's files into a new temporary directory, which a test
+// (or a hoist it runs) may then write into, and returns the copy.
+func CopyTree(t testing.TB, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Join(dst, filepath.Dir(rel)), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
