@@ -160,26 +160,8 @@ func startConsole(t *testing.T, args ...string) string {
 // the address.
 func startConsoleProc(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(testbin.Build(t, "hoist"), append([]string{"console", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = testbin.Env()
-	errOut, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	sc := bufio.NewScanner(errOut)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "hoist console: serving "); ok {
-			go io.Copy(io.Discard, errOut)
-			return strings.TrimSuffix(strings.TrimPrefix(strings.Fields(rest)[0], "http://"), "/"), cmd
-		}
-		t.Log(sc.Text())
-	}
-	t.Fatal("hoist console ended before it served")
-	return "", nil
+	base, cmd := testbin.StartConsole(t, args...)
+	return strings.TrimPrefix(base, "http://"), cmd
 }
 
 func count(sel string) string {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -335,27 +334,7 @@ func consolePages(t *testing.T, sessions []session, flowFile string) {
 			truthOf[id] = s.truth
 		}
 	}
-	cmd := exec.Command(testbin.Build(t, "hoist"), "console", "--addr", "127.0.0.1:0", "--sessions", root, "--flow", flowFile)
-	cmd.Env = testbin.Env()
-	errOut, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	sc := bufio.NewScanner(errOut)
-	base := ""
-	for base == "" && sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "hoist console: serving "); ok {
-			base = strings.TrimSuffix(strings.Fields(rest)[0], "/")
-		}
-	}
-	if base == "" {
-		t.Fatal("hoist console ended before it served")
-	}
-	go io.Copy(io.Discard, errOut)
+	base, _ := testbin.StartConsole(t, "--sessions", root, "--flow", flowFile)
 	get := func(path string) string {
 		resp, err := http.Get(base + path)
 		if err != nil {

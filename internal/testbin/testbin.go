@@ -4,12 +4,15 @@
 package testbin
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -129,4 +132,32 @@ func CopyTree(t testing.TB, src string) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// StartConsole starts the built `hoist console` on a free loopback port
+// with args after its own --addr, waits until it says where it serves, and
+// returns that base URL (http://127.0.0.1:PORT, no trailing slash) and the
+// process, which is interrupted and waited for when the test ends.
+func StartConsole(t testing.TB, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(Build(t, "hoist"), append([]string{"console", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = Env()
+	errOut, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	sc := bufio.NewScanner(errOut)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "hoist console: serving "); ok {
+			go io.Copy(io.Discard, errOut)
+			return strings.TrimSuffix(strings.Fields(rest)[0], "/"), cmd
+		}
+		t.Log(sc.Text())
+	}
+	t.Fatal("hoist console ended before it served")
+	return "", nil
 }
