@@ -124,3 +124,22 @@ func TestExportBatchesReadBack(t *testing.T) {
 		}
 	}
 }
+
+// Rows gives rows to keep: the calls dataset's writer reuses its row slice
+// and sees raw JSON in place, but what Rows hands out is copied.
+func TestRowsAreTheirOwn(t *testing.T) {
+	ep := &episode.Episode{ID: "e", Source: episode.SourceMCP, Started: time.Unix(0, 0), Servers: []episode.Server{{Name: "shop"}}}
+	args := []byte(`{"a":1}`)
+	for i := range 2 {
+		c := &episode.Call{Index: i, ID: strconv.Itoa(i), Server: "shop", Tool: "get", Args: args, By: episode.Agent}
+		ep.Events = append(ep.Events, episode.Event{Type: episode.EventCall, TMS: int64(i), Call: c})
+	}
+	var kept [][]any
+	if err := Rows("calls", ep, store.Session{}, nil, func(row []any) error { kept = append(kept, row); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	args[2] = 'b' // the episode's bytes change after the rows were given
+	if len(kept) != 2 || kept[0][1] != 0 || kept[1][1] != 1 || kept[0][9] != `{"a":1}` {
+		t.Errorf("rows kept: %v", kept)
+	}
+}
