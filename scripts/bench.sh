@@ -35,8 +35,10 @@
 #          episodes; their figures go to docs/bench/results.jsonl, and
 #          internal/benchcmd/benchdoc draws docs/bench.md and its charts
 #          (docs/img/bench/) from them
+#   gotest the heap a --flow session keeps per call over 100,000 calls, from
+#          go test's BenchmarkFlowRetained (go run ./internal/benchcmd/gobench -h)
 #   chart PART...  only those parts of all (stdio http relay sessions ingest
-#          flow audit eval redact; relay is the relay and gateway runs of
+#          flow gotest audit eval redact; relay is the relay and gateway runs of
 #          stdio and http, sessions the sessions runs of http), their
 #          tables replacing the same tables in docs/bench/results.jsonl,
 #          and the page redrawn: on a loaded machine, where all takes long
@@ -73,9 +75,9 @@ all|chart)
   # ingest flow audit eval redact) and redraw the page, their tables taking
   # the place of the same tables of the last run's (benchdoc -update); each
   # table on the page says when and at what load it was measured.
-  parts=(stdio http ingest flow audit eval redact)
+  parts=(stdio http ingest flow gotest audit eval redact)
   if [ "$which" = chart ]; then
-    [ $# -gt 0 ] || { echo "usage: scripts/bench.sh chart PART... (stdio http relay sessions ingest flow audit eval redact)" >&2; exit 2; }
+    [ $# -gt 0 ] || { echo "usage: scripts/bench.sh chart PART... (stdio http relay sessions ingest flow gotest audit eval redact)" >&2; exit 2; }
     parts=("$@")
   fi
   scripts/peers.sh
@@ -99,10 +101,14 @@ all|chart)
       scripts/bench-ingest.sh
       ;;
     flow) go run ./internal/benchcmd/flowbench -scale 1,10,100 ;;
+    gotest)
+      go run ./internal/benchcmd/gobench -pkg ./proxy -bench FlowRetained -benchtime 100000x -metric retained-B/call \
+        -table "--flow: heap kept per call over 100,000 calls" -row "one session, a lookup served per call, both logs written" -unit B/call -better lower
+      ;;
     audit) go run ./internal/benchcmd/auditbench ;;
     eval) go run ./internal/benchcmd/evalbench ;;
     redact) go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs ;;
-    *) echo "scripts/bench.sh: no part $part (stdio http relay sessions ingest flow audit eval redact)" >&2; exit 2 ;;
+    *) echo "scripts/bench.sh: no part $part (stdio http relay sessions ingest flow gotest audit eval redact)" >&2; exit 2 ;;
     esac
     echo
   done
