@@ -209,9 +209,12 @@ func group(rows []results.Row) []table {
 
 func writeHead(w *bytes.Buffer, command string, rows []results.Row) {
 	fmt.Fprintf(w, "# Benchmarks\n\n")
-	fmt.Fprintf(w, "Drawn by `%s` from the figures of one run (`docs/bench/results.jsonl`);\n", command)
-	fmt.Fprintf(w, "every figure beside its anchor is a ratio measured in the same run, in\n")
-	fmt.Fprintf(w, "interleaved rounds, so that what else loads the machine weighs on both.\n")
+	fmt.Fprintf(w, "Drawn by `%s` from the figures it keeps (`docs/bench/results.jsonl`);\n", command)
+	fmt.Fprintf(w, "`make bench-chart PARTS=\"relay sessions\"` measures some parts again and\n")
+	fmt.Fprintf(w, "redraws the page with them, so each table says when and at what load it\n")
+	fmt.Fprintf(w, "was measured. Every figure beside its anchor is a ratio measured in the\n")
+	fmt.Fprintf(w, "same run, in interleaved rounds, so that what else loads the machine\n")
+	fmt.Fprintf(w, "weighs on both.\n")
 	fmt.Fprintf(w, "A dashed line is the target; a bar or point in orange misses it.\n\n")
 	fmt.Fprintf(w, "| machine | |\n|---|---|\n")
 	fmt.Fprintf(w, "| date | %s |\n", time.Now().UTC().Format("2006-01-02"))
