@@ -4,7 +4,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/hoist-mcp/hoist/internal/buildinfo.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 
-.PHONY: all build beam demo try test peers lint bench bench-relay bench-replay clean
+.PHONY: all build beam demo try test peers lint bench bench-chart bench-relay bench-replay clean
 
 all: build
 
@@ -44,6 +44,10 @@ lint:
 
 bench: build
 	scripts/bench.sh
+
+# Some parts of make bench, redrawn into the same page: PARTS="relay sessions".
+bench-chart: build
+	scripts/bench.sh chart $(PARTS)
 
 # The recording proxy at the relay floor: hoist-mcp --record against a cat
 # relay and --listen against supergateway, in front of server-everything.

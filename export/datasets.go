@@ -2,6 +2,7 @@ package export
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/store"
@@ -152,6 +153,11 @@ var datasets = []*dataset{
 					}
 				}
 			}
+			// The largest dataset: one row slice for the episode's calls
+			// (each writer copies what it appends), and the raw JSON seen
+			// as strings in place, not copied for the writer to copy again.
+			row := make([]any, 18)
+			id := any(ep.ID)
 			for _, ev := range ep.Events {
 				c := ev.Call
 				if c == nil {
@@ -163,21 +169,22 @@ var datasets = []*dataset{
 				}
 				var args, ansAt, dur, text, res any
 				if len(c.Args) > 0 {
-					args = string(c.Args)
+					args = bytesString(c.Args)
 				}
 				isErr := false
 				if r := c.Result; r != nil {
 					text = r.Text
 					if len(r.Raw) > 0 {
-						res = string(r.Raw)
+						res = bytesString(r.Raw)
 					}
 					isErr = r.IsError
 					if ms, ok := answered[c.Index]; ok {
 						ansAt, dur = at(ep, ms), ms-ev.TMS
 					}
 				}
-				if err := emit([]any{ep.ID, c.Index, c.Turn, c.ID, "tools/call", c.Server, c.Tool, string(kind), string(c.By),
-					args, at(ep, ev.TMS), ansAt, dur, isErr, c.Cancelled, c.Unreadable, text, res}); err != nil {
+				row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7], row[8] = id, c.Index, c.Turn, c.ID, "tools/call", c.Server, c.Tool, string(kind), string(c.By)
+				row[9], row[10], row[11], row[12], row[13], row[14], row[15], row[16], row[17] = args, at(ep, ev.TMS), ansAt, dur, isErr, c.Cancelled, c.Unreadable, text, res
+				if err := emit(row); err != nil {
 					return err
 				}
 			}
@@ -307,6 +314,11 @@ func serverName(ep *episode.Episode, i int) string {
 	}
 	return ""
 }
+
+// bytesString is b as a string without a copy, for a value a writer copies
+// when it appends it (Arrow's builders, encoding/json) and that nothing
+// changes meanwhile: the episodes an export reads are never written to.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func at(ep *episode.Episode, ms int64) time.Time {
 	return ep.Started.Add(time.Duration(ms) * time.Millisecond)

@@ -145,7 +145,7 @@ func write(ctx context.Context, db *store.DB, tmp string, opts Options, res *Res
 		res.Written = append(res.Written, d.Name)
 	}
 	res.Partitions = len(parts)
-	mem := memory.NewGoAllocator()
+	mem := newAllocator()
 	var sessions int64
 	var rows atomic.Int64 // added to by every dataset's goroutine
 	for _, p := range parts {

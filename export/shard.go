@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -36,11 +38,21 @@ func (w *ShardWriter) Append(row []any) error { return w.w.Append(row) }
 
 // Rows calls emit with each row of dataset name that Export writes for one
 // episode, in column order; s is its list row, fl what its flow logs hold
-// (nil without).
+// (nil without). Each row is emit's own, to keep: its slice and strings
+// share nothing with the episode or the next row (Export's writers copy
+// what they append, so its rows are not copied again).
 func Rows(name string, ep *episode.Episode, s store.Session, fl *store.Flow, emit func([]any) error) error {
 	for _, d := range datasets {
 		if d.Name == name {
-			return d.rows(ep, s, fl, emit)
+			return d.rows(ep, s, fl, func(row []any) error {
+				own := slices.Clone(row)
+				for i, v := range own {
+					if s, ok := v.(string); ok {
+						own[i] = strings.Clone(s)
+					}
+				}
+				return emit(own)
+			})
 		}
 	}
 	return fmt.Errorf("exporting: no dataset %q", name)

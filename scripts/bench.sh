@@ -29,12 +29,20 @@
 #          (go run ./internal/benchcmd/redactbench -h; reads ../shared/data/tau2/logs)
 #   all    every one of them (the default), with the relay at 1, 8 and 64
 #          calls in flight and the gateway at 1, 8 and 16 (supergateway
-#          resets its connections at 64 KiB, 64 in flight), ingest of generated corpora of 10, 100
+#          resets its connections at 64 KiB, 64 in flight), --listen at 1,
+#          16 and 64 sessions, ingest of generated corpora of 10, 100
 #          and 1,000 sessions, and learn at 1, 10 and 100 times the
 #          episodes; their figures go to docs/bench/results.jsonl, and
 #          internal/benchcmd/benchdoc draws docs/bench.md and its charts
 #          (docs/img/bench/) from them
-# Usage: scripts/bench.sh [stdio|http|relay|ingest|flow|audit|eval|redact|all] [flags for that benchmark]
+#   gotest the heap a --flow session keeps per call over 100,000 calls, from
+#          go test's BenchmarkFlowRetained (go run ./internal/benchcmd/gobench -h)
+#   chart PART...  only those parts of all (stdio http relay sessions ingest
+#          flow gotest audit eval redact; relay is the relay and gateway runs of
+#          stdio and http, sessions the sessions runs of http), their
+#          tables replacing the same tables in docs/bench/results.jsonl,
+#          and the page redrawn: on a loaded machine, where all takes long
+# Usage: scripts/bench.sh [stdio|http|relay|ingest|flow|audit|eval|redact|all|chart PART...] [flags for that benchmark]
 # Expects bin/ built (make bench does it); installs the npm peers for stdio,
 # http and relay. HOIST_BENCH_RESULTS=FILE keeps the figures of any part as
 # JSON lines (package internal/benchcmd/results).
@@ -62,30 +70,55 @@ flow) exec go run ./internal/benchcmd/flowbench "$@" ;;
 audit) exec go run ./internal/benchcmd/auditbench "$@" ;;
 eval) exec go run ./internal/benchcmd/evalbench "$@" ;;
 redact) exec go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs "$@" ;;
-all)
+all|chart)
+  # chart PART...: run only those parts of all (stdio http relay sessions
+  # ingest flow audit eval redact) and redraw the page, their tables taking
+  # the place of the same tables of the last run's (benchdoc -update); each
+  # table on the page says when and at what load it was measured.
+  parts=(stdio http ingest flow gotest audit eval redact)
+  if [ "$which" = chart ]; then
+    [ $# -gt 0 ] || { echo "usage: scripts/bench.sh chart PART... (stdio http relay sessions ingest flow gotest audit eval redact)" >&2; exit 2; }
+    parts=("$@")
+  fi
   scripts/peers.sh
   mkdir -p docs/bench
   export HOIST_BENCH_RESULTS=$PWD/docs/bench/results.jsonl.tmp
   rm -f "$HOIST_BENCH_RESULTS"
-  go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -everything peers/node_modules/.bin/mcp-server-everything -relay-flight 1,8,64
-  echo
-  go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules -gateway-flight 1,8,16
-  echo
-  for n in 10 100 1000; do
-    go run ./internal/benchcmd/ingestbench -hoist bin/hoist -peers peers/node_modules -sessions "$n"
+  for part in "${parts[@]}"; do
+    case "$part" in
+    stdio) go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -everything peers/node_modules/.bin/mcp-server-everything -relay-flight 1,8,64 ;;
+    http) go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -demo bin/hoist-mcp-demo -peers peers/node_modules -gateway-flight 1,8,16 -sessions 1,16,64 ;;
+    relay)
+      go run ./internal/benchcmd/proxybench -hoist bin/hoist-mcp -everything peers/node_modules/.bin/mcp-server-everything -only relay -relay-flight 1,8,64
+      go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -peers peers/node_modules -only gateway -gateway-flight 1,8,16
+      ;;
+    sessions) go run ./internal/benchcmd/httpbench -hoist bin/hoist-mcp -peers peers/node_modules -only sessions -sessions 1,16,64 ;;
+    ingest)
+      for n in 10 100 1000; do
+        go run ./internal/benchcmd/ingestbench -hoist bin/hoist -peers peers/node_modules -sessions "$n"
+        echo
+      done
+      scripts/bench-ingest.sh
+      ;;
+    flow) go run ./internal/benchcmd/flowbench -scale 1,10,100 ;;
+    gotest)
+      go run ./internal/benchcmd/gobench -pkg ./proxy -bench FlowRetained -benchtime 100000x -metric retained-B/call \
+        -table "--flow: heap kept per call over 100,000 calls" -row "one session, a lookup served per call, both logs written" -unit B/call -better lower
+      ;;
+    audit) go run ./internal/benchcmd/auditbench ;;
+    eval) go run ./internal/benchcmd/evalbench ;;
+    redact) go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs ;;
+    *) echo "scripts/bench.sh: no part $part (stdio http relay sessions ingest flow gotest audit eval redact)" >&2; exit 2 ;;
+    esac
     echo
   done
-  scripts/bench-ingest.sh
-  echo
-  go run ./internal/benchcmd/flowbench -scale 1,10,100
-  echo
-  go run ./internal/benchcmd/auditbench
-  echo
-  go run ./internal/benchcmd/evalbench
-  echo
-  go run ./internal/benchcmd/redactbench -sessions ../shared/data/tau2/logs
-  mv "$HOIST_BENCH_RESULTS" docs/bench/results.jsonl
-  go run ./internal/benchcmd/benchdoc -results docs/bench/results.jsonl -out docs/bench.md -img docs/img/bench
+  if [ "$which" = all ]; then
+    mv "$HOIST_BENCH_RESULTS" docs/bench/results.jsonl
+    go run ./internal/benchcmd/benchdoc -results docs/bench/results.jsonl -out docs/bench.md -img docs/img/bench
+  else
+    go run ./internal/benchcmd/benchdoc -results docs/bench/results.jsonl -update "$HOIST_BENCH_RESULTS" -out docs/bench.md -img docs/img/bench
+    rm -f "$HOIST_BENCH_RESULTS"
+  fi
   ;;
-*) echo "usage: scripts/bench.sh [stdio|http|relay|ingest|flow|audit|eval|redact|all] [flags]" >&2; exit 2 ;;
+*) echo "usage: scripts/bench.sh [stdio|http|relay|ingest|flow|audit|eval|redact|all|chart PART...] [flags]" >&2; exit 2 ;;
 esac

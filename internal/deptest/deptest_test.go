@@ -112,7 +112,8 @@ var rules = Rules{
 		"internal/benchcmd/benchdoc":    {"internal/atomicfile", "internal/benchcmd/results"}, // draws a run's figures
 		"internal/benchcmd/flowbench":   {"audit", "episode", "flow", "ingest", "learn", "store", "binding", "jsontext", "internal/benchcmd/results"},
 		"internal/benchcmd/hoistprof":   {"internal/mcpcli", "internal/iostreams"},
-		"internal/benchcmd/httpbench":   {"internal/benchcmd/turns"},
+		"internal/benchcmd/gobench":     {"internal/benchcmd/results"}, // a go test benchmark's metric as a figure
+		"internal/benchcmd/httpbench":   {"internal/benchcmd/turns", "internal/benchcmd/results"},
 		"internal/benchcmd/ingestbench": {"mcplog", "internal/benchcmd/results"},
 		"internal/benchcmd/proxybench":  {"mcplog", "internal/benchcmd/turns"},
 		"internal/benchcmd/redactbench": {"redact"},

@@ -4,9 +4,15 @@
 // and the command (docs/bench.md). make bench runs it after the
 // benchmarks; it measures nothing itself.
 //
+// With -update FILE, the figures of a partial run (scripts/bench.sh chart
+// PART...) replace, table by table, those of the results file, which is
+// rewritten with them before the page is drawn: a table measured again is
+// the new run's whole, the others stay as they were, and the page gives
+// each table's own date and load.
+//
 // Usage:
 //
-//	go run ./internal/benchcmd/benchdoc -results FILE [-out docs/bench.md] [-img docs/img/bench] [-command "make bench"]
+//	go run ./internal/benchcmd/benchdoc -results FILE [-update FILE] [-out docs/bench.md] [-img docs/img/bench] [-command "make bench"]
 package main
 
 import (
@@ -39,6 +45,7 @@ func run(args []string, stderr io.Writer) int {
 	out := fs.String("out", filepath.Join("docs", "bench.md"), "the page to write")
 	img := fs.String("img", "docs/img/bench", "the `directory` of the charts")
 	command := fs.String("command", "make bench", "the command the page says produced it")
+	update := fs.String("update", "", "a partial run's results `FILE`: its tables replace those of -results, which is rewritten")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -50,6 +57,18 @@ func run(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "benchdoc: %v\n", err)
 		return 2
+	}
+	if *update != "" {
+		newer, err := read(*update)
+		if err != nil {
+			fmt.Fprintf(stderr, "benchdoc: -update: %v\n", err)
+			return 2
+		}
+		rows = replaceTables(rows, newer)
+		if err := write(*in, rows); err != nil {
+			fmt.Fprintf(stderr, "benchdoc: %v\n", err)
+			return 1
+		}
 	}
 	if len(rows) == 0 {
 		fmt.Fprintf(stderr, "benchdoc: %s: no figures\n", *in)
@@ -108,6 +127,50 @@ func read(path string) ([]results.Row, error) {
 	return rows, sc.Err()
 }
 
+// replaceTables returns rows with every table newer has replaced by
+// newer's rows of it, in the place the table had (a new table at the end).
+func replaceTables(rows, newer []results.Row) []results.Row {
+	fresh := map[string]bool{}
+	for _, r := range newer {
+		fresh[r.Table] = true
+	}
+	var out []results.Row
+	placed := map[string]bool{}
+	for _, r := range rows {
+		if !fresh[r.Table] {
+			out = append(out, r)
+			continue
+		}
+		if placed[r.Table] {
+			continue
+		}
+		placed[r.Table] = true
+		for _, n := range newer {
+			if n.Table == r.Table {
+				out = append(out, n)
+			}
+		}
+	}
+	for _, n := range newer {
+		if !placed[n.Table] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// write rewrites the results file with rows, one JSON line each.
+func write(path string, rows []results.Row) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, r := range rows {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return atomicfile.WriteFile(path, b.Bytes(), 0o644)
+}
+
 // table is the rows of one chart, in the order the run wrote them; a row
 // written again (a table measured twice) replaces the earlier.
 type table struct {
@@ -146,9 +209,12 @@ func group(rows []results.Row) []table {
 
 func writeHead(w *bytes.Buffer, command string, rows []results.Row) {
 	fmt.Fprintf(w, "# Benchmarks\n\n")
-	fmt.Fprintf(w, "Drawn by `%s` from the figures of one run (`docs/bench/results.jsonl`);\n", command)
-	fmt.Fprintf(w, "every figure beside its anchor is a ratio measured in the same run, in\n")
-	fmt.Fprintf(w, "interleaved rounds, so that what else loads the machine weighs on both.\n")
+	fmt.Fprintf(w, "Drawn by `%s` from the figures it keeps (`docs/bench/results.jsonl`);\n", command)
+	fmt.Fprintf(w, "`make bench-chart PARTS=\"relay sessions\"` measures some parts again and\n")
+	fmt.Fprintf(w, "redraws the page with them, so each table says when and at what load it\n")
+	fmt.Fprintf(w, "was measured. Every figure beside its anchor is a ratio measured in the\n")
+	fmt.Fprintf(w, "same run, in interleaved rounds, so that what else loads the machine\n")
+	fmt.Fprintf(w, "weighs on both.\n")
 	fmt.Fprintf(w, "A dashed line is the target; a bar or point in orange misses it.\n\n")
 	fmt.Fprintf(w, "| machine | |\n|---|---|\n")
 	fmt.Fprintf(w, "| date | %s |\n", time.Now().UTC().Format("2006-01-02"))
@@ -170,6 +236,9 @@ func writeHead(w *bytes.Buffer, command string, rows []results.Row) {
 func writeTable(w *bytes.Buffer, t table, img string) {
 	fmt.Fprintf(w, "## %s\n\n", t.name)
 	fmt.Fprintf(w, "![%s](%s)\n\n", t.name, img)
+	if when := measured(t.rows); when != "" {
+		fmt.Fprintf(w, "%s\n\n", when)
+	}
 	fmt.Fprintf(w, "| | measured | range over the rounds | target | |\n|---|---:|---:|---:|---|\n")
 	for _, r := range t.rows {
 		rng := ""
@@ -195,6 +264,37 @@ func writeTable(w *bytes.Buffer, t table, img string) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", label, num(r.Value, r.Unit), rng, target, verdict)
 	}
 	fmt.Fprintln(w)
+}
+
+// measured says when a table's figures were kept and at what load, from
+// what its rows carry ("" when they carry neither).
+func measured(rows []results.Row) string {
+	var first, last string
+	lo, hi := math.Inf(1), 0.0
+	for _, r := range rows {
+		if r.At != "" && (first == "" || r.At < first) {
+			first = r.At
+		}
+		last = max(last, r.At)
+		if r.Load > 0 {
+			lo, hi = min(lo, r.Load), max(hi, r.Load)
+		}
+	}
+	var parts []string
+	switch {
+	case first == "":
+	case first[:10] == last[:10]:
+		parts = append(parts, fmt.Sprintf("Measured %s–%s UTC", first, last[11:]))
+	default:
+		parts = append(parts, fmt.Sprintf("Measured %s – %s UTC", first, last))
+	}
+	if hi > 0 {
+		parts = append(parts, fmt.Sprintf("load average %.1f – %.1f", lo, hi))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "*" + strings.Join(parts, ", ") + ".*"
 }
 
 // num prints a figure with its unit, to the precision a reader uses.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,5 +87,39 @@ func TestBadResultsLine(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := run([]string{"-results", res, "-out", filepath.Join(t.TempDir(), "b.md")}, &stderr); code != 2 || !strings.Contains(stderr.String(), "results.jsonl:2:") {
 		t.Errorf("exit %d, %q: want 2 and the file:line", code, stderr.String())
+	}
+}
+
+// A partial run's tables replace the same tables of the results file,
+// whole, in their place; the other tables stay, and the file is rewritten.
+func TestUpdateReplacesTables(t *testing.T) {
+	dir := t.TempDir()
+	res, upd := filepath.Join(dir, "results.jsonl"), filepath.Join(dir, "update.jsonl")
+	line := func(table, row string, v float64, at string) string {
+		return `{"table":"` + table + `","row":"` + row + `","value":` + strconv.FormatFloat(v, 'f', -1, 64) + `,"unit":"s","better":"lower","at":"` + at + `","load":2}` + "\n"
+	}
+	os.WriteFile(res, []byte(line("a", "x", 1, "2026-01-01 10:00")+line("a", "y", 2, "2026-01-01 10:00")+line("b", "z", 3, "2026-01-01 10:05")), 0o644)
+	os.WriteFile(upd, []byte(line("a", "x", 9, "2026-02-02 11:00")+line("c", "w", 4, "2026-02-02 11:01")), 0o644)
+	out := filepath.Join(dir, "bench.md")
+	var stderr bytes.Buffer
+	if code := run([]string{"-results", res, "-update", upd, "-out", out, "-img", filepath.Join(dir, "img")}, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	rows, err := read(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Table+"/"+r.Row+"="+strconv.FormatFloat(r.Value, 'f', -1, 64))
+	}
+	if want := "a/x=9 b/z=3 c/w=4"; strings.Join(got, " ") != want {
+		t.Errorf("rewritten results: %v, want %s", got, want)
+	}
+	page, _ := os.ReadFile(out)
+	for _, want := range []string{"*Measured 2026-02-02 11:00–11:00 UTC, load average 2.0 – 2.0.*", "*Measured 2026-01-01 10:05–10:05 UTC"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page has no %q:\n%s", want, page)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -79,12 +80,21 @@ func gatewayBench(c config, w io.Writer, everything string) (bool, error) {
 		baseName, baseArgv = "-gateway-against", []string{c.gatewayAgainst, "--listen", "127.0.0.1:" + gport, "--", everything}
 		note = fmt.Sprintf("(-gateway-against is %s; CPU per call: each hoist-mcp's own, not the server's; summed over the rounds)", c.gatewayAgainst)
 	}
+	dir, err := os.MkdirTemp("", "httpbench-gateway-")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(dir)
+	if c.gatewayAgainst != "" {
+		baseArgv = slices.Insert(baseArgv, 3, "--record", filepath.Join(dir, "against"))
+	}
 	sg, err := startProc(nil, baseArgv[0], baseArgv[1:]...)
 	if err != nil {
 		return false, err
 	}
 	defer sg.drain().stop()
-	hl, err := startProc(nil, c.hoist, "--listen", "127.0.0.1:"+lport, "--", everything)
+	// Recording, as the issue 28 table measures it: --listen --record.
+	hl, err := startProc(nil, c.hoist, "--listen", "127.0.0.1:"+lport, "--record", filepath.Join(dir, "hoist"), "--", everything)
 	if err != nil {
 		return false, err
 	}
@@ -112,7 +122,7 @@ func gatewayBench(c config, w io.Writer, everything string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	subject, err := side("hoist-mcp --listen", hl, lport)
+	subject, err := side("hoist-mcp --listen --record", hl, lport)
 	if err != nil {
 		return false, err
 	}

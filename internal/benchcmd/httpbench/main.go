@@ -18,13 +18,19 @@
 //     16-byte and 64 KiB messages, through hoist-mcp --listen and through
 //     supergateway --stateful (an npm stdio-to-HTTP bridge), the two
 //     taking turns of a hundred calls, and the ratio of each round (issue
-//     13, point 4). -only gateway runs this part alone; -gateway-against
-//     BINARY puts another hoist-mcp build (with --listen) in supergateway's
-//     place, to measure a change before and after in the same run.
+//     13, point 4; hoist-mcp with --record, as the issue 28 table has it).
+//     -only gateway runs this part alone; -gateway-against BINARY puts
+//     another hoist-mcp build (with --listen) in supergateway's place, to
+//     measure a change before and after in the same run;
+//   - how the calls per second grow with the sessions (issue 28, point 3):
+//     -sessions counts (1, 16 and 64 by default) of sessions through
+//     hoist-mcp --listen --record and through supergateway --stateful, each
+//     session with its own server-everything and one 16-byte call in
+//     flight, in turns; -only sessions runs this part alone.
 //
 // Usage:
 //
-//	go run ./internal/benchcmd/httpbench [-hoist bin/hoist-mcp] [-demo bin/hoist-mcp-demo] [-peers peers/node_modules] [-only gateway] [flags]
+//	go run ./internal/benchcmd/httpbench [-hoist bin/hoist-mcp] [-demo bin/hoist-mcp-demo] [-peers peers/node_modules] [-only gateway|sessions] [flags]
 package main
 
 import (
@@ -72,6 +78,8 @@ type config struct {
 	gatewayRounds                   int
 	gatewayAgainst                  string
 	gatewayFlight                   string
+	sessionCounts                   string
+	sessionCalls                    int
 }
 
 func main() {
@@ -90,7 +98,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.workers, "workers", 4, "concurrent sessions of the rate runs")
 	fs.DurationVar(&c.soak, "soak", 60*time.Second, "how long the soak holds its sessions")
 	fs.IntVar(&c.soakSessions, "soak-sessions", 64, "sessions of the soak")
-	fs.StringVar(&c.only, "only", "", "run only this `part`: gateway")
+	fs.StringVar(&c.only, "only", "", "run only this `part`: gateway or sessions")
+	fs.StringVar(&c.sessionCounts, "sessions", "1,16,64", "the sessions runs' `counts` of sessions, comma-separated")
+	fs.IntVar(&c.sessionCalls, "sessions-calls", 1000, "calls per round of each sessions cell (at least 8 per session)")
 	fs.IntVar(&c.gatewayCalls, "gateway-calls", 1000, "calls per round of the gateway runs' 16-byte cells")
 	fs.IntVar(&c.gatewayLargeCalls, "gateway-large-calls", 300, "calls per round of the gateway runs' 64 KiB cells")
 	fs.IntVar(&c.gatewayRounds, "gateway-rounds", 5, "rounds of the gateway runs")
@@ -99,8 +109,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if c.only != "" && c.only != "gateway" {
-		fmt.Fprintf(stderr, "httpbench: -only %q: the one part that runs alone is gateway\n", c.only)
+	if c.only != "" && c.only != "gateway" && c.only != "sessions" {
+		fmt.Fprintf(stderr, "httpbench: -only %q: the parts that run alone are gateway and sessions\n", c.only)
 		return 2
 	}
 	if err := bench(c, stdout); err != nil {
@@ -116,8 +126,12 @@ func bench(c config, w io.Writer) error {
 		return fmt.Errorf("server-everything not installed (run scripts/peers.sh): %w", err)
 	}
 	fmt.Fprintf(w, "hoist-mcp Streamable HTTP benchmark: %d CPUs, load average %s at start\n\n", numCPU(), loadAverage())
-	if c.only == "gateway" {
-		if _, err := gatewayBench(c, w, everything); err != nil {
+	if c.only != "" {
+		part := gatewayBench
+		if c.only == "sessions" {
+			part = sessionsBench
+		}
+		if _, err := part(c, w, everything); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "load average %s at the end on %d CPUs\n", loadAverage(), numCPU())
@@ -208,6 +222,11 @@ func bench(c config, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
+	fmt.Fprintln(w)
+	sessionsMet, err := sessionsBench(c, w, everything)
+	if err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
 
 	fmt.Fprintf(w, "\nagainst the targets (issue 5, point 6; issue 13, point 4)\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -228,6 +247,7 @@ func bench(c config, w io.Writer) error {
 	growth := float64(soak.rss[len(soak.rss)-1]) / float64(base)
 	fmt.Fprintf(tw, "soak errors, RSS end / after warm-up\t%d, %.2f×\t0, ≤ 1.20×\t%s\t\n", soak.errors, growth, verdict(soak.errors == 0 && growth <= 1.2))
 	fmt.Fprintf(tw, "calls/s --listen / supergateway, every cell\tabove\t≥ %.0f×\t%s\t\n", targetGatewayRatio, verdict(gatewayMet))
+	fmt.Fprintf(tw, "the same at every count of sessions\tabove\t≥ %.0f×\t%s\t\n", targetGatewayRatio, verdict(sessionsMet))
 	tw.Flush()
 	fmt.Fprintf(w, "load average %s at the end on %d CPUs\n", loadAverage(), numCPU())
 	return nil

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 )
 
 // Env names the file the figures are appended to.
@@ -37,6 +38,7 @@ type Row struct {
 	Better string  `json:"better"`           // Higher or Lower
 	Anchor string  `json:"anchor,omitempty"` // what the figure is measured against, in the same run
 	Load   float64 `json:"load,omitempty"`   // the machine's load average (1 minute) when the figure was kept; Add fills it
+	At     string  `json:"at,omitempty"`     // when the figure was kept, UTC ("2006-01-02 15:04"); Add fills it
 }
 
 // loadavg reads the one-minute load average, 0 where there is none.
@@ -78,9 +80,13 @@ func Add(rows ...Row) error {
 	}
 	enc := json.NewEncoder(f)
 	load := loadavg()
+	at := time.Now().UTC().Format("2006-01-02 15:04")
 	for _, r := range rows {
 		if r.Load == 0 {
 			r.Load = load
+		}
+		if r.At == "" {
+			r.At = at
 		}
 		if r.Better != Higher && r.Better != Lower {
 			f.Close()

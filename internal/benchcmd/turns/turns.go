@@ -26,10 +26,21 @@ import (
 // how many calls are in flight at once, and how many calls a round makes.
 type Cell struct {
 	Size, InFlight, Calls int
+	// Sessions makes InFlight a count of sessions, each with one call in
+	// flight at a time (httpbench's sessions runs), where it is otherwise
+	// the calls in flight on one session or stream.
+	Sessions bool
 }
 
-// String names the cell as the tables print it: "64 KiB, 8 in flight".
+// String names the cell as the tables print it: "64 KiB, 8 in flight", or
+// "16 B, 64 sessions".
 func (c Cell) String() string {
+	if c.Sessions && c.InFlight == 1 {
+		return c.size() + ", 1 session"
+	}
+	if c.Sessions {
+		return fmt.Sprintf("%s, %d sessions", c.size(), c.InFlight)
+	}
 	return fmt.Sprintf("%s, %d in flight", c.size(), c.InFlight)
 }
 
@@ -47,7 +58,7 @@ func Grid(small, large int, flights ...int) []Cell {
 			calls = large
 		}
 		for _, f := range flights {
-			cells = append(cells, Cell{size, f, calls})
+			cells = append(cells, Cell{Size: size, InFlight: f, Calls: calls})
 		}
 	}
 	return cells
@@ -153,10 +164,17 @@ func Run(rounds int, cells []Cell, base, subject Side) ([]Result, error) {
 // weigh little beside the calls in between.
 const Turn = 100
 
-// Turns splits a cell's calls into turns of at most Turn calls each, as
-// even as they go: 250 calls make turns of 84, 83 and 83.
+// TurnOf is the most calls of cell c in one turn: Turn, or four for each
+// call in flight when that is more, so that a turn of 64 sessions is not
+// mostly their filling and draining.
+func TurnOf(c Cell) int { return max(Turn, 4*c.InFlight) }
+
+// Turns splits a cell's calls into turns of at most Turn calls each (four
+// calls for each in flight, when that is more), as even as they go: 250
+// calls make turns of 84, 83 and 83.
 func Turns(c Cell) []Cell {
-	n := max((c.Calls+Turn-1)/Turn, 1)
+	turn := TurnOf(c)
+	n := max((c.Calls+turn-1)/turn, 1)
 	out := make([]Cell, n)
 	for i := range out {
 		out[i] = c
@@ -237,12 +255,16 @@ func Compare(w io.Writer, title, note string, rounds int, cells []Cell, base, su
 func Rows(base, subject Side, rs []Result, target float64) []results.Row {
 	var out []results.Row
 	for _, r := range rs {
+		table, xlabel := "calls/s: "+subject.Name+" / "+base.Name, "calls in flight"
+		if r.Cell.Sessions {
+			table, xlabel = "calls/s over sessions: "+subject.Name+" / "+base.Name, "sessions, one call each in flight"
+		}
 		out = append(out, results.Row{
-			Table:  "calls/s: " + subject.Name + " / " + base.Name,
+			Table:  table,
 			Series: r.Cell.size(),
 			Row:    r.Cell.String(),
 			Scale:  float64(r.Cell.InFlight),
-			XLabel: "calls in flight",
+			XLabel: xlabel,
 			Value:  r.Ratio(),
 			Lo:     slices.Min(r.Ratios),
 			Hi:     slices.Max(r.Ratios),
@@ -251,6 +273,34 @@ func Rows(base, subject Side, rs []Result, target float64) []results.Row {
 			Better: results.Higher,
 			Anchor: base.Name,
 		})
+	}
+	return out
+}
+
+// RateRows are each side's own calls per second (the median of its
+// rounds), as a line per side over the cells' counts in flight (or
+// sessions) under table: the slope of each, beside the ratio Rows draws.
+func RateRows(table string, base, subject Side, rs []Result) []results.Row {
+	var out []results.Row
+	for i, side := range [2]Side{base, subject} {
+		for _, r := range rs {
+			xlabel := "calls in flight"
+			if r.Cell.Sessions {
+				xlabel = "sessions, one call each in flight"
+			}
+			out = append(out, results.Row{
+				Table:  table,
+				Series: side.Name + ", " + r.Cell.size(),
+				Row:    side.Name + ", " + r.Cell.String(),
+				Scale:  float64(r.Cell.InFlight),
+				XLabel: xlabel,
+				Value:  Median(r.Rates[i]),
+				Lo:     slices.Min(r.Rates[i]),
+				Hi:     slices.Max(r.Rates[i]),
+				Unit:   "calls/s",
+				Better: results.Higher,
+			})
+		}
 	}
 	return out
 }

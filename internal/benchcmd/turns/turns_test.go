@@ -62,4 +62,16 @@ func TestTurns(t *testing.T) {
 			t.Errorf("Turns(%d calls) = %d turns of %d calls in all", calls, len(ts), sum)
 		}
 	}
+	// 64 sessions take turns of 256 calls: four each.
+	c := Cell{Size: 16, InFlight: 64, Calls: 1024, Sessions: true}
+	if ts := Turns(c); len(ts) != 4 || ts[0].Calls != 256 || !ts[0].Sessions {
+		t.Errorf("Turns(%+v) = %+v", c, ts)
+	}
+	if c.String() != "16 B, 64 sessions" {
+		t.Errorf("a sessions cell is named %q", c)
+	}
+	rows := Rows(Side{Name: "b"}, Side{Name: "s"}, []Result{{Cell: c, Ratios: []float64{2, 4}}}, 3)
+	if rows[0].Table != "calls/s over sessions: s / b" || rows[0].Scale != 64 || rows[0].Value != 3 {
+		t.Errorf("Rows of a sessions cell: %+v", rows[0])
+	}
 }
