@@ -49,6 +49,10 @@ type Config struct {
 	Guards *GuardsConfig
 	// Commit adds hoist_commit (--commit).
 	Commit bool
+	// Limits, when not nil, limit the agent's calls (--limit, --max-calls).
+	Limits *LimitsConfig
+	// Pins, when not nil, are the tools' pinned definitions (--pin-tools).
+	Pins *PinsConfig
 	// Context is true when a --context file is read: each run's step reads
 	// its new lines (Step.Said, Step.Heard).
 	Context bool
@@ -130,6 +134,8 @@ type Machine struct {
 
 	gd     *guardsState
 	commit *commitState
+	lim    *limitState // nil without --limit and --max-calls
+	pins   *pinState   // nil without --pin-tools
 	// judging are the agent's writes the judge holds, by raw id: each
 	// waits for its own verdict, and nothing else waits for it.
 	judging map[string]*Held
@@ -158,6 +164,16 @@ func New(c Config) (*Machine, error) {
 	}
 	if c.Commit {
 		m.commit = &commitState{}
+	}
+	if c.Limits != nil {
+		lim, err := newLimits(*c.Limits)
+		if err != nil {
+			return nil, err
+		}
+		m.lim = lim
+	}
+	if c.Pins != nil {
+		m.pins = newPins(*c.Pins)
 	}
 	if c.Guards != nil {
 		s, err := guards.NewSession(guards.Config{Domain: c.Guards.Domain, Modes: c.Guards.Modes})
@@ -201,6 +217,8 @@ func (m *Machine) Handle(ev Event) (taken bool, acts []Action) {
 		if m.gd != nil && !taken {
 			m.learn(ev.Msg) // what the agent sees becomes the guards' facts
 		}
+	case ListChanged:
+		m.onListChanged()
 	case Stepped:
 		m.onStep(ev)
 	case Judged:

@@ -112,6 +112,15 @@ func digestOf(v any) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// digest returns t.Digest, or the definition's when it is not set (a Tool
+// made by hand): NewTool sets it, and Read checks it.
+func (t Tool) digest() string {
+	if t.Digest != "" {
+		return t.Digest
+	}
+	return Digest(t.Definition)
+}
+
 // The kinds of Change.
 const (
 	Changed = "changed" // the tool is listed with another definition
@@ -175,7 +184,7 @@ func Compare(pinned, listed []Tool) []Change {
 		switch {
 		case !ok:
 			out = append(out, Change{Tool: p.Name, Kind: Removed, Pinned: p.Definition})
-		case digestOf(parse(p.Definition)) != digestOf(parse(l.Definition)):
+		case p.digest() != l.digest():
 			out = append(out, Change{Tool: p.Name, Kind: Changed, Fields: Fields(p.Definition, l.Definition), Pinned: p.Definition, Listed: l.Definition})
 		}
 	}

@@ -71,7 +71,7 @@ var rules = Rules{
 		"proxy": {"active", "episode", "flow", "jsonrpc", "mcplog", "guards", "judge", "oracle", "jsontext", "mcpmsg", "console/hold"}, // episode: the tool types flow.Session.Listed takes; console/hold: the rules of a frame held for --console
 		// The active mode's state machine: no I/O of its own (TestActiveDoesNoIO);
 		// mcplog only for the side logs' line types, which it hands the proxy to write.
-		"active":    {"episode", "flow", "guards", "judge", "jsonrpc", "jsontext", "mcplog", "mcpmsg", "oracle"},
+		"active":    {"episode", "flow", "guards", "judge", "jsonrpc", "jsontext", "mcplog", "mcpmsg", "oracle", "toolpin"},
 		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding", "episode"},
 
 		// Recordings read back: served as a server (hoist-mcp-demo
@@ -84,7 +84,7 @@ var rules = Rules{
 		// the proxy, internal/mcpcli the proxy but no toolkit.
 		"internal/cli": {"audit", "console", "drift", "earned", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "recording", "redact", "store", "toolpin",
 			"judge", "oracle", "oracle/client", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
-		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "oracle/client", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
+		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "oracle/client", "mcplog", "proxy", "toolpin", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams", "recording"},
 		"internal/cmdutil":    {"internal/buildinfo"},
@@ -127,6 +127,7 @@ var rules = Rules{
 		{"github.com/klauspost/compress", []string{"mcplog", "internal/demo"}, "zstd: mcplog reads and writes .jsonl.zst logs, and everything else reads logs through it; the demo decompresses the database it carries"},
 		{"github.com/schollz/progressbar/v3", []string{"internal/cli"}, "progress on a terminal is the toolkit's command line's business"},
 		{"golang.org/x/sync", []string{"ingest"}, "errgroup: ingest's bounded fan-out over many files"},
+		{"golang.org/x/time", []string{"active"}, "rate: the token buckets of the proxy's --limit, read on the state machine's clock"},
 		{"github.com/spf13/cobra", cli, "only the command lines parse flags"},
 		{"github.com/spf13/pflag", cli, "cobra's flags; only the command lines parse flags"},
 		{"github.com/google/go-cmp", nil, "test diffs"},
