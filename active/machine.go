@@ -105,6 +105,9 @@ type GuardsConfig struct {
 // JudgeConfig is --confirm-judge.
 type JudgeConfig struct {
 	Enforce bool
+	// Policy is the judge's policy and version (judge.Judge.Policy): a
+	// verdict's approval must name it to let a write through.
+	Policy string
 }
 
 // Machine is one session's active mode.

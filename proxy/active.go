@@ -190,7 +190,7 @@ func (a *active) build() error {
 	if g := a.guards; g != nil {
 		c.Guards = &machine.GuardsConfig{Domain: g.Domain, Modes: g.Modes}
 		if g.Judge != nil {
-			c.Guards.Judge = &machine.JudgeConfig{Enforce: g.Judge.Enforce}
+			c.Guards.Judge = &machine.JudgeConfig{Enforce: g.Judge.Enforce, Policy: g.Judge.Judge.Policy()}
 		}
 		c.GuardsLog = a.gd != nil && a.gd.log != nil
 		c.ConfirmLog = a.gd != nil && a.gd.jd != nil && a.gd.jd.log != nil

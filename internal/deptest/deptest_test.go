@@ -55,8 +55,8 @@ var rules = Rules{
 		"evaluate": {"earned", "episode", "flow", "stats", "oracle", "binding", "jsontext"},
 		"drift":    {"episode", "earned", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 		"guards":   {"mcpmsg", "jsontext", "oracle"},
-		"oracle":   {"jsontext"},         // the model's questions (pure): prompts, parsing, cache keys; the callers turn their messages into its types
-		"judge":    {"guards", "oracle"}, // the confirmation judge: the guards' confirmations put to the oracle
+		"oracle":   {"jsontext"},                     // the model's questions (pure): prompts, parsing, cache keys; the callers turn their messages into its types
+		"judge":    {"guards", "oracle", "jsontext"}, // the confirmation judge: the guards' confirmations put to the oracle; jsontext: the canonical JSON of an approval's digest
 
 		// Who asks the oracle's questions: jev over HTTP, replay and mock,
 		// and the answer cache. Only the command lines wire them in.
