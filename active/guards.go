@@ -175,6 +175,9 @@ func (m *Machine) onHold(ev *Held) (taken bool) {
 	if mcpmsg.IsModern(h.Version) {
 		m.version = h.Version
 	}
+	if m.park(ev) {
+		return true // decided once the proxy's own tools/list is answered
+	}
 	m.hear(ev.Heard)
 	if h.Call.Name == mcpmsg.CommitTool && m.commit != nil && !m.commit.listed {
 		m.startCommit(h)

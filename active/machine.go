@@ -239,14 +239,17 @@ func (m *Machine) Handle(ev Event) (taken bool, acts []Action) {
 			m.finish() // a shadow run makes no lookup: it ends by itself
 		}
 		m.unjudge("the host closed the session")
+		m.dropParked("the host closed the session")
 	case ServerClosed:
 		m.gone = true
 		m.finish()
 		m.endCommits()
+		m.dropParked("the MCP server closed")
 	case Closing:
 		m.closed = true
 		m.finish()
 		m.unjudge("the session ended")
+		m.dropParked("the session ended")
 	}
 	return taken, m.flush()
 }

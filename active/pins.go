@@ -1,6 +1,7 @@
 package active
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -81,9 +82,12 @@ type pinState struct {
 	// paged is true once a listing came in pages: a page lacks tools that
 	// are not removed.
 	paged bool
-	// lists are the proxy's own tools/list requests in flight, by raw id.
-	lists map[string]bool
-	n     uint64
+	// lists are the proxy's own tools/list requests in flight, by raw id;
+	// parked are the calls held while one is (onHold), to be decided on
+	// its answer.
+	lists  map[string]bool
+	parked []*Held
+	n      uint64
 }
 
 func newPins(c PinsConfig) *pinState {
@@ -275,5 +279,47 @@ func (m *Machine) onOwnList(id string, msg jsonrpc.Message) bool {
 	}
 	delete(m.pins.lists, id)
 	m.checkPins(nil, msg)
+	if len(m.pins.lists) == 0 {
+		m.unpark()
+	}
 	return true
+}
+
+// park holds a call that came while the proxy's own tools/list is in
+// flight, and reports whether it did: the call is decided on the listing's
+// answer, so that none slips through between the server's
+// notifications/tools/list_changed and the check of what changed.
+func (m *Machine) park(h *Held) bool {
+	if m.pins == nil || len(m.pins.lists) == 0 || !m.pins.cfg.Acts() {
+		return false
+	}
+	m.pins.parked = append(m.pins.parked, h)
+	return true
+}
+
+// unpark decides the parked calls, in order, now that the listing is
+// checked: each is refused, or sent on by the Machine.
+func (m *Machine) unpark() {
+	parked := m.pins.parked
+	m.pins.parked = nil
+	for _, h := range parked {
+		if !m.onHold(h) {
+			m.emit(ToServer{Line: append(bytes.Clone(h.Line), '\n')})
+		}
+	}
+}
+
+// dropParked answers each parked call with a JSON-RPC error, unsent: why
+// says what ended.
+func (m *Machine) dropParked(why string) {
+	if m.pins == nil {
+		return
+	}
+	for _, h := range m.pins.parked {
+		msg := why + " before the MCP server listed its changed tools, so " + h.Req.Call.Name + " was not sent to the MCP server"
+		m.answer(mcpmsg.AppendError(nil, json.RawMessage(h.Req.ID), ErrSessionEnded, msg))
+		m.say("pinned tools: %s", msg)
+	}
+	m.pins.parked = nil
+	clear(m.pins.lists)
 }

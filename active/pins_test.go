@@ -157,11 +157,28 @@ func TestPinsListChanged(t *testing.T) {
 	if !req.Own || !strings.Contains(string(req.Line), `"method":"tools/list"`) || idOf(req.Line) != `"hoist-tools-1"` {
 		t.Fatalf("on list_changed the proxy sent %s: want its own tools/list", req.Line)
 	}
-	taken, acts := d.server(listing(`"hoist-tools-1"`, poisoned, updateDef))
-	if !taken || len(only[ToHost](acts)) != 0 {
-		t.Fatalf("the answer to the proxy's own listing: taken %v %s", taken, describe(acts))
+	// Calls that come while the proxy's listing is in flight wait for it.
+	for _, c := range []string{call("2", "lookup", `{}`), call("3", "update", `{}`)} {
+		if taken, acts := d.host(c); !taken || len(acts) != 0 {
+			t.Fatalf("%s while the proxy lists the tools: taken %v %s", c, taken, describe(acts))
+		}
 	}
-	if ok, _ := d.sent(call("2", "lookup", `{}`)); ok {
+	taken, acts := d.server(listing(`"hoist-tools-1"`, poisoned, updateDef))
+	if !taken {
+		t.Fatalf("the answer to the proxy's own listing went on to the host: %s", describe(acts))
+	}
+	hs, ss := only[ToHost](acts), only[ToServer](acts)
+	if len(hs) != 1 || idOf(hs[0].Line) != "2" || !strings.Contains(string(hs[0].Line), "hidden") || len(ss) != 1 || idOf(ss[0].Line) != "3" || ss[0].Own {
+		t.Fatalf("on the listing's answer: want lookup (2) refused and update (3) sent, got %s", describe(acts))
+	}
+	if ok, _ := d.sent(call("4", "lookup", `{}`)); ok {
 		t.Error("lookup, changed in the proxy's own listing, went on")
+	}
+	// A call parked when the session ends is answered, unsent.
+	d.handle(ListChanged{})
+	d.host(call("5", "update", `{}`))
+	_, acts = d.handle(Closing{})
+	if h := one[ToHost](t, acts); idOf(h.Line) != "5" || !strings.Contains(string(h.Line), "was not sent") {
+		t.Errorf("a parked call at close: %s", describe(acts))
 	}
 }
