@@ -13,14 +13,15 @@ import (
 	"github.com/hoist-mcp/hoist/toolpin"
 )
 
-// Pinned tools (--pin-tools; docs/tools.md, "Pinned in the proxy: hoist-mcp --pin-tools"): each
-// tools/list answer is compared with the pin file's definitions
-// (toolpin.Compare, as hoist tools compares sessions). For a tool listed
-// with another definition than the pinned one, or listed and not pinned,
-// the proxy warns, hides the tool, or holds the session, as PinsConfig
-// says. notifications/tools/list_changed is passed on; when the proxy acts
-// on changes it then lists the tools itself, at once, so that a host that
-// does not list them again still meets the change.
+// Pinned tools (--pin-tools; docs/tools.md, "Pinned in the proxy:
+// hoist-mcp --pin-tools"): each tools/list answer is compared with the pin
+// file's definitions (toolpin.Compare, as hoist tools compares sessions).
+// For a tool listed with another definition than the pinned one, or
+// listed and not pinned, the proxy warns, hides the tool, or holds the
+// session, as PinsConfig says. notifications/tools/list_changed is passed
+// on; when the proxy acts on changes it then lists the tools itself, at
+// once, so that a host that does not list them again still meets the
+// change, and the calls made meanwhile wait for that listing.
 
 // MethodToolsListChanged is the server's notification that its tools
 // changed.
@@ -173,7 +174,6 @@ func (m *Machine) checkPins(line []byte, msg jsonrpc.Message) (_ []byte, rewritt
 			hide = append(hide, c.Tool)
 		case PinHold:
 			if p.held == nil {
-				c := c
 				p.held = &c
 			}
 		}

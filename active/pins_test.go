@@ -110,6 +110,11 @@ func TestPinsHide(t *testing.T) {
 	if ok, ans := d.sent(call("8", "lookup", `{}`)); !ok {
 		t.Errorf("lookup listed as pinned again is still refused: %s", ans)
 	}
+	// Listed twice, as pinned and changed: a host may keep either, so
+	// both go.
+	if got, _ := d.list("9", lookupDef, poisoned, updateDef); got != listing("9", updateDef) {
+		t.Fatalf("lookup listed twice: the host got %s", got)
+	}
 }
 
 // TestPinsHold: once a changed definition is listed, every further call
