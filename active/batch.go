@@ -21,7 +21,7 @@ import (
 
 // batchNotSent says why a request of a batch the proxy answered was not
 // sent.
-const batchNotSent = "another call of the same batch was refused by the policy check (or was a write sent as a notification), so nothing of the batch was sent"
+const batchNotSent = "another call of the same batch was refused (by the policy check or a limit), or was a write sent as a notification, so nothing of the batch was sent"
 
 // ScreenBatch reads a batch of the host's part by part, and reports
 // whether it holds a call the Machine must judge (a write the guards check,
@@ -58,6 +58,7 @@ func (m *Machine) onBatch(b *HeldBatch) (taken bool) {
 	}
 	var checks []judged
 	refused := map[int]string{} // part index → the text of its answer
+	var undo []func()           // the limits' counts of the calls let through
 	dropped := false
 	for i, p := range b.Parts {
 		dropped = dropped || p.Dropped
@@ -72,13 +73,27 @@ func (m *Machine) onBatch(b *HeldBatch) (taken bool) {
 			refused[i] = "hoist_commit was not run: send it on its own, not in a batch"
 			continue
 		}
+		if why := m.gate(p.Req.Call); why != "" {
+			refused[i] = why
+			m.say("refused %s: %s", p.Req.Call.Name, why)
+			continue
+		}
 		if m.gd == nil || !m.gd.writes[p.Req.Call.Name] {
+			undo = append(undo, m.lim.take(p.Req.Call.Name, m.now()))
 			continue
 		}
 		c, took := m.checkCall(p.Req.Call)
 		checks = append(checks, judged{c, p.Req.Call, p.ID, took})
 		if c.Refused != nil {
 			refused[i] = c.Refusal()
+		} else {
+			// Counted now, so the batch's next calls see it.
+			undo = append(undo, m.lim.take(p.Req.Call.Name, m.now()))
+		}
+	}
+	if len(refused) > 0 || dropped {
+		for _, u := range undo {
+			u() // nothing of the batch is sent
 		}
 	}
 	if len(refused) == 0 && !dropped {

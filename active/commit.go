@@ -74,6 +74,12 @@ func (m *Machine) commitNext() {
 			continue
 		}
 		call := mcpmsg.Call{Name: step.Name, Args: step.Args}
+		if why := m.gate(call); why != "" {
+			step.Status, step.Text = mcpmsg.CommitRefused, why
+			m.say("refused %s in hoist_commit: %s", call.Name, why)
+			r.at++
+			continue
+		}
 		id := m.nextCommitID()
 		if m.gd != nil && m.gd.writes[call.Name] {
 			if p := jsontext.OddName(call.Args); p != "" {
@@ -93,12 +99,14 @@ func (m *Machine) commitNext() {
 			}
 			if m.judges(c) {
 				m.gd.s.Sent(call.Name, call.Args) // in flight while judged
-				r.wait = commitJudging            // onJudged sends it, or refuses it
+				m.lim.take(call.Name, m.now())
+				r.wait = commitJudging // onJudged sends it, or refuses it
 				m.startJudge(&Judging{run: r, ID: id, Call: call}, c)
 				return
 			}
 			m.gd.s.Sent(call.Name, call.Args)
 		}
+		m.lim.take(call.Name, m.now())
 		m.sendCommitCall(r, id, call)
 		return
 	}

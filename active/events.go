@@ -13,7 +13,7 @@ import (
 )
 
 // Event is what the Machine handles: Request, *Held, *HeldBatch, Response,
-// Stepped, Judged, Timeout, HostClosed, ServerClosed, Closing.
+// ListChanged, Stepped, Judged, Timeout, HostClosed, ServerClosed, Closing.
 type Event interface{ event() }
 
 // Request is a request of the host's the Machine learns from, about to be
@@ -68,6 +68,10 @@ type Response struct {
 	Own bool
 }
 
+// ListChanged is the server's notifications/tools/list_changed, on its way
+// to the host (it does not wait for the Machine).
+type ListChanged struct{}
+
 // Stepped is what a run's slow step found (Step): the conversation's new
 // lines and the answers to the run's questions.
 type Stepped struct {
@@ -103,6 +107,7 @@ func (Request) event()      {}
 func (*Held) event()        {}
 func (*HeldBatch) event()   {}
 func (Response) event()     {}
+func (ListChanged) event()  {}
 func (Stepped) event()      {}
 func (Judged) event()       {}
 func (Timeout) event()      {}

@@ -115,7 +115,7 @@ func (m *Machine) onServer(ev Response) (taken bool) {
 	if ev.Own {
 		// The proxy's own, by its pending ids (never by the id's shape):
 		// a commit's call or a lookup; never the host's.
-		if !m.onCommitAnswer(id, msg) {
+		if !m.onOwnList(id, msg) && !m.onCommitAnswer(id, msg) {
 			m.onAnswer(id, msg)
 		}
 		return true
@@ -131,6 +131,13 @@ func (m *Machine) onServer(ev Response) (taken bool) {
 		delete(m.lists, id)
 		if m.fs != nil && msg.Result != nil {
 			m.fs.Listed(listedTools(msg.Result))
+		}
+		if line, hid := m.checkPins(ev.Line, msg); hid {
+			ev = Response{Msg: jsonrpc.Classify(jsonrpc.TrimLine(line)), Line: line}
+			if !m.commitListed(ev) {
+				m.answer(jsonrpc.TrimLine(line))
+			}
+			return true
 		}
 		return m.commitListed(ev)
 	}

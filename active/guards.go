@@ -49,11 +49,15 @@ func RequestOf(v mcpmsg.View) (Request, bool) {
 // before they are forwarded: with --guards or --commit it answers some of
 // them itself. Without either, the host's bytes are relayed as they always
 // were.
-func (m *Machine) HoldsHost() bool { return m.gd != nil || m.commit != nil }
+func (m *Machine) HoldsHost() bool {
+	return m.gd != nil || m.commit != nil || m.lim != nil || m.pins != nil
+}
 
-// Holds reports whether a call of tool waits for the Machine's verdict.
+// Holds reports whether a call of tool waits for the Machine's verdict: a
+// write the guards check, hoist_commit, a call a limit counts, or any call
+// when pinned tools may be hidden or the session held.
 func (m *Machine) Holds(tool string) bool {
-	return m.commit != nil && tool == mcpmsg.CommitTool || m.gd != nil && m.gd.writes[tool]
+	return m.commit != nil && tool == mcpmsg.CommitTool || m.gd != nil && m.gd.writes[tool] || m.lim.limits(tool) || m.cfg.Pins.Acts()
 }
 
 // Screened is what becomes of a host line before the Machine sees it.
@@ -162,33 +166,40 @@ func oddCode(path string) int {
 }
 
 // onHold decides on a held call: hoist_commit is the proxy's to run; a
-// write an enforced rule refuses is answered with the refusal; a write the
-// judge must see waits for its own verdict (taken, and forwarded by the
-// Machine later); any other goes on to the server, and the Machine learns
-// of it as of every call.
+// call a limit stops, or a write an enforced rule refuses, is answered
+// with the refusal; a write the judge must see waits for its own verdict
+// (taken, and forwarded by the Machine later); any other goes on to the
+// server, and the Machine learns of it as of every call.
 func (m *Machine) onHold(ev *Held) (taken bool) {
 	h := ev.Req
 	if mcpmsg.IsModern(h.Version) {
 		m.version = h.Version
 	}
+	if m.park(ev) {
+		return true // decided once the proxy's own tools/list is answered
+	}
 	m.hear(ev.Heard)
-	if h.Call.Name == mcpmsg.CommitTool {
-		if m.commit != nil && !m.commit.listed {
-			m.startCommit(h)
-			return true
-		}
-		if m.gd == nil || !m.gd.writes[h.Call.Name] {
-			m.onHost(h) // the server's own hoist_commit
-			return false
-		}
+	if h.Call.Name == mcpmsg.CommitTool && m.commit != nil && !m.commit.listed {
+		m.startCommit(h)
+		return true
 	}
 	id := json.RawMessage(h.ID)
+	if why := m.gate(h.Call); why != "" {
+		m.refuse(id, h.Call, why)
+		return true
+	}
+	if m.gd == nil || !m.gd.writes[h.Call.Name] {
+		m.lim.take(h.Call.Name, m.now())
+		m.onHost(h) // a call only a limit counts, or the server's own hoist_commit
+		return false
+	}
 	c, took := m.checkCall(h.Call)
 	if m.judges(c) {
 		m.logCheck(id, nil, h.Call, c, took)
 		// In flight while the judge thinks: the writes checked meanwhile
-		// see it, as they would once it was sent.
+		// see it, as they would once it was sent, and the limits count it.
 		m.gd.s.Sent(h.Call.Name, h.Call.Args)
+		m.lim.take(h.Call.Name, m.now())
 		m.startJudge(&Judging{hold: ev, ID: id, Call: h.Call}, c)
 		return true
 	}
@@ -197,10 +208,28 @@ func (m *Machine) onHold(ev *Held) (taken bool) {
 		taken = true
 	} else {
 		m.gd.s.Sent(h.Call.Name, h.Call.Args)
+		m.lim.take(h.Call.Name, m.now())
 		m.onHost(h)
 	}
 	m.logCheck(id, nil, h.Call, c, took)
 	return taken
+}
+
+// gate returns why a call may not go on to the server before any policy
+// reads it: the session held or the tool hidden by the pins, or a limit
+// it is over; "" when nothing stops it.
+func (m *Machine) gate(call mcpmsg.Call) string {
+	if why := m.pinGate(call.Name); why != "" {
+		return why
+	}
+	return m.lim.over(call.Name, m.now())
+}
+
+// refuse answers the agent's call id with the tool error why, unsent, and
+// says so.
+func (m *Machine) refuse(id json.RawMessage, call mcpmsg.Call, why string) {
+	m.answer(mcpmsg.AppendToolResult(nil, id, why, true, nil))
+	m.say("refused %s: %s", call.Name, why)
 }
 
 // hear gives the guards the conversation's new lines.

@@ -72,6 +72,19 @@ func (m *Machine) onJudged(ev Judged) {
 	if refuse {
 		refusal = ev.Verdict.Refusal(j.Call.Name)
 	}
+	// The approval must be of the call about to be sent: the held line as
+	// the server will read it, or the commit's call.
+	unbound := ""
+	if !ev.Verdict.Fails {
+		if err := ev.Verdict.Approval.Passes(m.sentDigest(j), m.gd.judge.Policy, m.now()); err != nil {
+			unbound = err.Error()
+			m.say("confirmation judge: the approval of %s does not hold: %s", j.Call.Name, unbound)
+			if m.gd.judge.Enforce {
+				refuse = true
+				refusal = guards.RefusalPrefix + j.Call.Name + " was not run and nothing changed: the confirmation judge's approval does not hold for this call (" + unbound + ")."
+			}
+		}
+	}
 	switch {
 	case j.hold != nil:
 		if m.judging[string(j.ID)] != j.hold {
@@ -106,21 +119,35 @@ func (m *Machine) onJudged(ev Judged) {
 		m.gd.s.Result(j.Call.Name, j.Call.Args, refusal, true)
 		m.say("confirmation judge: refused %s (p_yes %.2f)", j.Call.Name, ev.Verdict.First.PYes)
 	}
-	m.logJudgment(ev, refuse, refusal, waited.Microseconds())
+	m.logJudgment(ev, refuse, refusal, unbound, waited.Microseconds())
 	if j.run != nil && refuse {
 		m.commitNext()
 	}
 }
 
-// logJudgment writes one judgment to the confirm log.
-func (m *Machine) logJudgment(ev Judged, enforced bool, refusal string, waitedUS int64) {
+// sentDigest returns the digest of the call a judged write sends: the held
+// line as the server will read it, or the commit's call.
+func (m *Machine) sentDigest(j *Judging) string {
+	if j.hold != nil {
+		v := mcpmsg.ReadView(j.hold.Line)
+		return judge.CallDigest(v.Method, v.Call.Name, v.Call.Args)
+	}
+	return judge.CallDigest(mcpmsg.MethodToolsCall, j.Call.Name, j.Call.Args)
+}
+
+// logJudgment writes one judgment to the confirm log, with the approval
+// the verdict gave and, when it did not hold, why (unbound).
+func (m *Machine) logJudgment(ev Judged, enforced bool, refusal, unbound string, waitedUS int64) {
 	if !m.cfg.ConfirmLog {
 		return
 	}
 	j, v := ev.J, ev.Verdict
 	line := mcplog.ConfirmJudgment{Type: mcplog.TypeJudgment, ID: j.ID, Tool: j.Call.Name, Args: j.Call.Args,
 		Rule: j.rule, WordList: string(j.words), Failed: v.Fails, Enforced: enforced, Refusal: refusal,
-		WaitedUS: waitedUS}
+		WaitedUS: waitedUS, ApprovalRefused: unbound}
+	if v.Approval.Digest != "" {
+		line.Approval, _ = json.Marshal(v.Approval)
+	}
 	if j.run != nil {
 		line.Commit = j.run.id
 	}

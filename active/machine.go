@@ -49,6 +49,10 @@ type Config struct {
 	Guards *GuardsConfig
 	// Commit adds hoist_commit (--commit).
 	Commit bool
+	// Limits, when not nil, limit the agent's calls (--limit, --max-calls).
+	Limits *LimitsConfig
+	// Pins, when not nil, are the tools' pinned definitions (--pin-tools).
+	Pins *PinsConfig
 	// Context is true when a --context file is read: each run's step reads
 	// its new lines (Step.Said, Step.Heard).
 	Context bool
@@ -101,6 +105,9 @@ type GuardsConfig struct {
 // JudgeConfig is --confirm-judge.
 type JudgeConfig struct {
 	Enforce bool
+	// Policy is the judge's policy and version (judge.Judge.Policy): a
+	// verdict's approval must name it to let a write through.
+	Policy string
 }
 
 // Machine is one session's active mode.
@@ -130,6 +137,8 @@ type Machine struct {
 
 	gd     *guardsState
 	commit *commitState
+	lim    *limitState // nil without --limit and --max-calls
+	pins   *pinState   // nil without --pin-tools
 	// judging are the agent's writes the judge holds, by raw id: each
 	// waits for its own verdict, and nothing else waits for it.
 	judging map[string]*Held
@@ -158,6 +167,16 @@ func New(c Config) (*Machine, error) {
 	}
 	if c.Commit {
 		m.commit = &commitState{}
+	}
+	if c.Limits != nil {
+		lim, err := newLimits(*c.Limits)
+		if err != nil {
+			return nil, err
+		}
+		m.lim = lim
+	}
+	if c.Pins != nil {
+		m.pins = newPins(*c.Pins)
 	}
 	if c.Guards != nil {
 		s, err := guards.NewSession(guards.Config{Domain: c.Guards.Domain, Modes: c.Guards.Modes})
@@ -201,6 +220,8 @@ func (m *Machine) Handle(ev Event) (taken bool, acts []Action) {
 		if m.gd != nil && !taken {
 			m.learn(ev.Msg) // what the agent sees becomes the guards' facts
 		}
+	case ListChanged:
+		m.onListChanged()
 	case Stepped:
 		m.onStep(ev)
 	case Judged:
@@ -218,14 +239,17 @@ func (m *Machine) Handle(ev Event) (taken bool, acts []Action) {
 			m.finish() // a shadow run makes no lookup: it ends by itself
 		}
 		m.unjudge("the host closed the session")
+		m.dropParked("the host closed the session")
 	case ServerClosed:
 		m.gone = true
 		m.finish()
 		m.endCommits()
+		m.dropParked("the MCP server closed")
 	case Closing:
 		m.closed = true
 		m.finish()
 		m.unjudge("the session ended")
+		m.dropParked("the session ended")
 	}
 	return taken, m.flush()
 }

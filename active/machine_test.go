@@ -304,7 +304,17 @@ func TestCloseHandsBack(t *testing.T) {
 // enforced, and a conversation in which the customer said yes.
 func judgeDriver(t *testing.T) *driver {
 	return newDriver(t, Config{Server: "retail", Session: "s", GuardsLog: true, ConfirmLog: true,
-		Guards: &GuardsConfig{Domain: guards.Retail, Judge: &JudgeConfig{Enforce: true}}})
+		Guards: &GuardsConfig{Domain: guards.Retail, Judge: &JudgeConfig{Enforce: true, Policy: testPolicy}}})
+}
+
+// testPolicy is the judge's policy in these tests.
+const testPolicy = "confirm-judge confirm/1 threshold 0.5"
+
+// approved is v with the approval the judge gives j's call under
+// testPolicy, now.
+func (d *driver) approved(j *Judging, v judge.Verdict) judge.Verdict {
+	v.Approval = judge.Approve(judge.MethodToolsCall, j.Call.Name, j.Call.Args, testPolicy, d.m.now(), 0)
+	return v
 }
 
 var yes = []string{`{"role":"assistant","content":"Cancel #W1a because it is no longer needed?"}`, `{"role":"user","content":"Yes, please."}`}
@@ -335,7 +345,7 @@ func TestJudgeHoldsOnlyItsWrite(t *testing.T) {
 	if taken, acts := d.server(result("7", `{"user_id":"user_1"}`, false)); taken || len(acts) != 0 {
 		t.Fatalf("an answer waited for the judge: %s", describe(acts))
 	}
-	_, acts = d.handle(Judged{J: j, Verdict: verdict(0.95, false)})
+	_, acts = d.handle(Judged{J: j, Verdict: d.approved(j, verdict(0.95, false))})
 	if s := one[ToServer](t, acts); s.Own || idOf(s.Line) != "5" {
 		t.Fatalf("after a yes: %s", describe(acts))
 	}
@@ -375,7 +385,7 @@ func TestCloseWhileVerdictPending(t *testing.T) {
 			if json.Unmarshal(h.Line, &m) != nil || m.ID != 5 || m.Error.Code != ErrSessionEnded {
 				t.Fatalf("the held write at close: %s", h.Line)
 			}
-			_, acts = d.handle(Judged{J: j, Verdict: verdict(0.95, false)})
+			_, acts = d.handle(Judged{J: j, Verdict: d.approved(j, verdict(0.95, false))})
 			if len(only[ToServer](acts)) != 0 || len(only[ToHost](acts)) != 0 {
 				t.Fatalf("a verdict after close acted: %s", describe(acts))
 			}
@@ -471,5 +481,82 @@ func TestBatchHoldsWhole(t *testing.T) {
 	}
 	if held, _, _ := d.heldBatch(`[` + call("14", "get_order_details", `{"order_id":"#W1a"}`) + `]`); held {
 		t.Fatal("a batch of reads was held")
+	}
+}
+
+// TestJudgeApprovalBoundToTheCall: the judge's yes passes only the call it
+// approved, under the judge's policy, before it lapses. The same approval
+// replayed for the same write with other arguments, an approval given
+// under another policy version, and one that lapsed each leave the write
+// unsent, and the confirm log says why.
+func TestJudgeApprovalBoundToTheCall(t *testing.T) {
+	other := `{"order_id":"#W2a","reason":"no longer needed"}`
+	for _, tc := range []struct {
+		name    string
+		approve func(d *driver, j *Judging) judge.Approval
+		want    string
+	}{
+		{"other arguments", func(d *driver, j *Judging) judge.Approval {
+			return judge.Approve(judge.MethodToolsCall, j.Call.Name, []byte(other), testPolicy, d.m.now(), 0)
+		}, "the approval is for another call"},
+		{"other tool", func(d *driver, j *Judging) judge.Approval {
+			return judge.Approve(judge.MethodToolsCall, "return_delivered_order_items", j.Call.Args, testPolicy, d.m.now(), 0)
+		}, "the approval is for another call"},
+		{"other policy version", func(d *driver, j *Judging) judge.Approval {
+			return judge.Approve(judge.MethodToolsCall, j.Call.Name, j.Call.Args, "confirm-judge confirm/0 threshold 0.5", d.m.now(), 0)
+		}, "the approval is of policy"},
+		{"lapsed", func(d *driver, j *Judging) judge.Approval {
+			return judge.Approve(judge.MethodToolsCall, j.Call.Name, j.Call.Args, testPolicy, d.m.now().Add(-2*time.Minute), time.Minute)
+		}, "the approval lapsed at"},
+		{"none", func(d *driver, j *Judging) judge.Approval { return judge.Approval{} }, "no approval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := judgeDriver(t)
+			_, acts := d.host(call("5", "cancel_pending_order", cancelArgs), yes...)
+			j := one[Judge](t, acts).J
+			v := verdict(0.95, false)
+			v.Approval = tc.approve(d, j)
+			_, acts = d.handle(Judged{J: j, Verdict: v})
+			h := one[ToHost](t, acts)
+			if len(only[ToServer](acts)) != 0 || idOf(h.Line) != "5" || !strings.Contains(string(h.Line), tc.want) || !strings.Contains(string(h.Line), `"isError":true`) {
+				t.Fatalf("a yes with an approval that does not hold: %s", describe(acts))
+			}
+			if l := one[Log](t, acts); !strings.Contains(string(l.Line), `"approval_refused":"`+tc.want) {
+				t.Errorf("the confirm log: %s", l.Line)
+			}
+		})
+	}
+	t.Run("the call approved", func(t *testing.T) {
+		d := judgeDriver(t)
+		_, acts := d.host(call("5", "cancel_pending_order", `{"reason":"no longer needed","order_id":"#W\u0031a"}`), yes...)
+		j := one[Judge](t, acts).J
+		// The same call, its members in another order and a character
+		// escaped: one digest.
+		v := verdict(0.95, false)
+		v.Approval = judge.Approve(judge.MethodToolsCall, "cancel_pending_order", []byte(cancelArgs), testPolicy, d.m.now(), 0)
+		_, acts = d.handle(Judged{J: j, Verdict: v})
+		if s := one[ToServer](t, acts); idOf(s.Line) != "5" {
+			t.Fatalf("the approved call: %s", describe(acts))
+		}
+		if l := one[Log](t, acts); !strings.Contains(string(l.Line), `"approval":{"digest":"`+judge.CallDigest("tools/call", "cancel_pending_order", []byte(cancelArgs))) {
+			t.Errorf("the confirm log lacks the approval: %s", l.Line)
+		}
+	})
+}
+
+// TestCommitApprovalBoundToTheCall: a hoist_commit's call the judge
+// considers goes to the server only with an approval of that call.
+func TestCommitApprovalBoundToTheCall(t *testing.T) {
+	d := newDriver(t, Config{Server: "retail", Session: "s", Commit: true, ConfirmLog: true,
+		Guards: &GuardsConfig{Domain: guards.Retail, Judge: &JudgeConfig{Enforce: true, Policy: testPolicy}}})
+	commit := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"hoist_commit","arguments":{"calls":[{"name":"cancel_pending_order","arguments":` + cancelArgs + `}]}}}`
+	_, acts := d.host(commit, yes...)
+	j := one[Judge](t, acts).J
+	v := verdict(0.95, false)
+	v.Approval = judge.Approve(judge.MethodToolsCall, j.Call.Name, []byte(`{"order_id":"#W2a","reason":"no longer needed"}`), testPolicy, d.m.now(), 0)
+	_, acts = d.handle(Judged{J: j, Verdict: v})
+	h := one[ToHost](t, acts)
+	if len(only[ToServer](acts)) != 0 || idOf(h.Line) != "9" || !strings.Contains(string(h.Line), "the approval is for another call") {
+		t.Fatalf("a commit's call with another call's approval: %s", describe(acts))
 	}
 }

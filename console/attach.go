@@ -38,6 +38,9 @@ type attachMsg struct {
 	Why    string          `json:"why,omitempty"` // breakpoint, loop, error
 	Action hold.Action     `json:"action,omitempty"`
 	Value  json.RawMessage `json:"value,omitempty"`
+	// Digest is the held frame's (hold.Digest): a verdict names the frame
+	// it decides, and the proxy releases no other with it.
+	Digest string `json:"digest,omitempty"`
 	// breakpoints
 	*Breakpoints
 }
@@ -76,6 +79,7 @@ type heldFrame struct {
 	Method string
 	Why    string
 	Frame  string // pretty
+	Digest string // the proxy's hold.Digest of the frame, echoed in the verdict
 }
 
 func newBoard() *board {
@@ -169,7 +173,7 @@ func (b *board) take(a *attached, m attachMsg) {
 	case "hello":
 		a.Session, a.Server, a.Modern = m.Session, m.Server, m.Modern
 	case "held":
-		a.Held = append(a.Held, &heldFrame{N: m.N, Point: m.Point, ID: string(m.ID), Method: m.Method, Why: m.Why, Frame: indent(m.Frame)})
+		a.Held = append(a.Held, &heldFrame{N: m.N, Point: m.Point, ID: string(m.ID), Method: m.Method, Why: m.Why, Frame: indent(m.Frame), Digest: m.Digest})
 	case "gone":
 		a.Held = slices.DeleteFunc(a.Held, func(h *heldFrame) bool { return h.N == m.N })
 	}
@@ -188,7 +192,7 @@ func (b *board) verdict(proxy, n int, act hold.Action, value json.RawMessage) er
 		return fmt.Errorf("frame %d of proxy %d is not held", n, proxy)
 	}
 	select {
-	case a.out <- line(attachMsg{Type: "verdict", N: n, Action: act, Value: value}):
+	case a.out <- line(attachMsg{Type: "verdict", N: n, Action: act, Value: value, Digest: a.Held[i].Digest}):
 	default:
 		return errors.New("the proxy is not reading its verdicts")
 	}

@@ -25,6 +25,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/hoist-mcp/hoist/guards"
 	"github.com/hoist-mcp/hoist/oracle"
@@ -63,6 +64,32 @@ type Judge struct {
 	// SecondShadow only logs the second answer: a write fails on the first
 	// answer alone (--confirm-second-shadow).
 	SecondShadow bool
+	// ApprovalTTL is how long a verdict's Approval stays good
+	// (DefaultApprovalTTL when 0); Now is the clock (time.Now when nil).
+	ApprovalTTL time.Duration
+	Now         func() time.Time
+}
+
+// Policy names the judge's policy and its version, which every approval
+// it gives carries: the questions' prompt versions, the threshold and the
+// second question. A verdict given under other settings does not pass a
+// call under these.
+func (j Judge) Policy() string {
+	th := j.Threshold
+	if th == 0 {
+		th = DefaultThreshold
+	}
+	p := fmt.Sprintf("confirm-judge %s threshold %g", oracle.VersionConfirm, th)
+	switch j.Second {
+	case SecondProposed:
+		p += " second " + oracle.VersionProposed
+	case SecondDescribed:
+		p += " second " + oracle.VersionDescribed
+	}
+	if j.Second != SecondNone && j.SecondShadow {
+		p += " shadow"
+	}
+	return p
 }
 
 // Verdict is the judge's judgment of one write.
@@ -81,6 +108,10 @@ type Verdict struct {
 	Fails bool
 	// Threshold is the P(yes) below which an answer is a no.
 	Threshold float64
+	// Approval, when the write does not fail, binds the judge's leave to
+	// this exact call, under Policy, for ApprovalTTL: the proxy sends the
+	// call only when the approval passes the call it is about to send.
+	Approval Approval
 }
 
 // Ask judges one write from the conversation the confirmation rule read.
@@ -107,8 +138,18 @@ func (j Judge) Ask(ctx context.Context, tool string, args json.RawMessage, c gua
 			v.Fails = true
 		}
 	}
+	if !v.Fails {
+		now := time.Now
+		if j.Now != nil {
+			now = j.Now
+		}
+		v.Approval = Approve(MethodToolsCall, tool, args, j.Policy(), now(), j.ApprovalTTL)
+	}
 	return v
 }
+
+// MethodToolsCall is the method of the calls the judge approves.
+const MethodToolsCall = "tools/call"
 
 // isNo reports whether an answer is a no: answered, with P(yes) below th.
 func isNo(a oracle.Answer, th float64) bool { return a.Answered && a.PYes < th }

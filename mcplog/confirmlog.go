@@ -71,4 +71,9 @@ type ConfirmJudgment struct {
 	// ProposalCheck lists the call's values of which the exchange named
 	// another (logged only, no model).
 	ProposalCheck []ConfirmMismatch `json:"proposal_check,omitempty"`
+	// Approval is the leave the verdict gave, when it did not fail the
+	// write: {"digest", "policy", "expires_unix_ms"} (docs/approvals.md);
+	// ApprovalRefused says why it did not hold for the call to be sent.
+	Approval        json.RawMessage `json:"approval,omitempty"`
+	ApprovalRefused string          `json:"approval_refused,omitempty"`
 }

@@ -1,6 +1,8 @@
 package oracle
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -27,6 +29,11 @@ type Question struct {
 	values      []string
 	// incomplete, when set, says why the question cannot be asked.
 	incomplete string
+	// clipped, when a call's arguments were too long to show whole, is
+	// the SHA-256 of the whole call (clippedCall): it goes into the key,
+	// so that two calls that differ only where the prompt clips them never
+	// share an answer.
+	clipped string
 }
 
 // Incomplete says why q cannot be asked (such as a confirmation with no
@@ -152,7 +159,7 @@ func changeQuestion(kind Kind, version string, x Exchange, c Call, ask string) Q
 	b.WriteString("\n")
 	b.WriteString(ask)
 	q := Question{Kind: kind, Version: version, System: system, Prompt: b.String(),
-		said: x.Said, reply: x.Reply, values: argValues(c.Arguments)}
+		said: x.Said, reply: x.Reply, values: argValues(c.Arguments), clipped: clippedCall(c)}
 	if strings.TrimSpace(x.Reply) == "" {
 		q.incomplete = "no customer message to judge (the conversation is not known: is --context given?)"
 	}
@@ -179,8 +186,9 @@ func Lookup(x Exchange, after, lookup Call) Question {
 	b.WriteString("A lookup could be made for the agent now:\n")
 	writeCall(&b, lookup)
 	b.WriteString("\nWill the agent use this lookup's result before it changes anything? Answer yes or no.")
-	return Question{Kind: KindLookup, Version: VersionLookup, System: system, Prompt: b.String(),
-		said: x.Said, reply: x.Reply, values: argValues(lookup.Arguments)}
+	q := Question{Kind: KindLookup, Version: VersionLookup, System: system, Prompt: b.String(),
+		said: x.Said, reply: x.Reply, values: argValues(lookup.Arguments), clipped: clippedCall(after) + clippedCall(lookup)}
+	return q
 }
 
 // maxPart bounds each text a question shows, so that one long message
@@ -200,6 +208,29 @@ func block(b *strings.Builder, text string) {
 	b.WriteString("\n>>>\n")
 }
 
+// clippedCall returns, when writeCall clips c's arguments, the hex SHA-256
+// of c's tool and whole canonical arguments; "" when they are shown whole.
+func clippedCall(c Call) string {
+	args := callArgs(c)
+	if len(args) <= maxPart {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(c.Tool + " " + args))
+	return hex.EncodeToString(sum[:])
+}
+
+// callArgs returns a call's arguments as writeCall shows them, unclipped.
+func callArgs(c Call) string {
+	args := string(c.Arguments)
+	if strings.TrimSpace(args) == "" {
+		return "{}"
+	}
+	if v, ok := jsontext.Parse(c.Arguments); ok {
+		return string(jsontext.AppendValue(nil, v, jsontext.Plain))
+	}
+	return args
+}
+
 // writeCall writes a call as one line: the tool, a space, its arguments
 // as canonical JSON (members sorted; escaped only as JSON needs, so the
 // model reads "&" and not "\u0026"), so two spellings of one call are one
@@ -207,13 +238,7 @@ func block(b *strings.Builder, text string) {
 func writeCall(b *strings.Builder, c Call) {
 	b.WriteString(c.Tool)
 	b.WriteByte(' ')
-	args := string(c.Arguments)
-	if strings.TrimSpace(args) == "" {
-		args = "{}"
-	} else if v, ok := jsontext.Parse(c.Arguments); ok {
-		args = string(jsontext.AppendValue(nil, v, jsontext.Plain))
-	}
-	b.WriteString(Clip(args, maxPart))
+	b.WriteString(Clip(callArgs(c), maxPart))
 	b.WriteByte('\n')
 }
 

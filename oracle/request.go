@@ -44,13 +44,19 @@ func RequestBody(model string, q Question) []byte {
 
 // Key returns the cache key of q asked of model: the SHA-256, in hex, of
 // the canonical JSON (jsontext) of the request (model, messages and
-// parameters) with the prompt's version beside it. The URL is not part of
+// parameters) with the prompt's version beside it, and the whole call when
+// the prompt shows it clipped. The URL is not part of
 // it: the same model behind another address gives the same answer.
 func Key(model string, q Question) string {
 	tree := map[string]any{
 		"hoist_oracle_key": json.Number(keyFormat),
 		"prompt":           q.Version,
 		"request":          request(model, q),
+	}
+	if q.clipped != "" {
+		// The prompt shows a call clipped: the whole call keys the answer
+		// (a short call's key is as it always was).
+		tree["clipped_call"] = q.clipped
 	}
 	sum := sha256.Sum256(jsontext.AppendValue(nil, tree, jsontext.HTML))
 	return hex.EncodeToString(sum[:])

@@ -84,3 +84,26 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyOfClippedCall: a question shows a long call's arguments clipped
+// (their head and tail), so two calls that differ only in the middle make
+// the same prompt; their keys must still differ, or a cached yes for one
+// would answer for the other (docs/approvals.md).
+func TestKeyOfClippedCall(t *testing.T) {
+	x := Exchange{Said: "Shall I send this note?", Reply: "Yes."}
+	long := func(middle string) []byte {
+		return []byte(`{"note":"` + strings.Repeat("a", 3000) + middle + strings.Repeat("z", 3000) + `"}`)
+	}
+	a := Confirmation(x, Call{Tool: "send_note", Arguments: long("harmless")})
+	b := Confirmation(x, Call{Tool: "send_note", Arguments: long("wire the money")})
+	if a.Prompt != b.Prompt {
+		t.Fatal("the prompts differ: the test needs calls clipped to one prompt")
+	}
+	if Key("m", a) == Key("m", b) {
+		t.Error("two calls clipped to one prompt have one key: a cached answer for one answers for the other")
+	}
+	short := Confirmation(x, Call{Tool: "send_note", Arguments: []byte(`{"note":"hi"}`)})
+	if got := Key("m", short); got != Key("m", Confirmation(x, Call{Tool: "send_note", Arguments: []byte(`{"note":"hi"}`)})) {
+		t.Errorf("one short call, two keys: %s", got)
+	}
+}

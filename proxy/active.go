@@ -91,9 +91,12 @@ type active struct {
 	// owned by loop, but for its Screen methods, which read only its
 	// configuration.
 	m *machine.Machine
-	// guards, commit: --guards and --commit are on (setUpActive).
+	// guards, commit, limits, pins: --guards, --commit, --limit or
+	// --max-calls, --pin-tools are on (setUpActive).
 	guards *GuardsOptions
 	commit bool
+	limits *LimitsOptions
+	pins   *PinsOptions
 	gd     *guardsLogs // nil without --guards
 	// rewrites are the ids of the host's initialize, server/discover and
 	// tools/list requests with --commit, whose answers the owner rewrites:
@@ -169,6 +172,8 @@ func (a *active) build() error {
 		Server:  a.server,
 		Session: a.session,
 		Commit:  a.commit,
+		Limits:  a.limits,
+		Pins:    a.pins,
 		Context: a.context != nil,
 		IDs:     a.ids,
 		FlowLog: a.flowLog != nil,
@@ -185,7 +190,7 @@ func (a *active) build() error {
 	if g := a.guards; g != nil {
 		c.Guards = &machine.GuardsConfig{Domain: g.Domain, Modes: g.Modes}
 		if g.Judge != nil {
-			c.Guards.Judge = &machine.JudgeConfig{Enforce: g.Judge.Enforce}
+			c.Guards.Judge = &machine.JudgeConfig{Enforce: g.Judge.Enforce, Policy: g.Judge.Judge.Policy()}
 		}
 		c.GuardsLog = a.gd != nil && a.gd.log != nil
 		c.ConfirmLog = a.gd != nil && a.gd.jd != nil && a.gd.jd.log != nil
@@ -306,6 +311,10 @@ func (a *active) fromServer(line []byte) bool {
 	m := jsonrpc.Classify(jsonrpc.TrimLine(line))
 	if m.Kind == jsonrpc.Batch {
 		a.answered(line)
+	}
+	if m.Kind == jsonrpc.Notification && a.pins != nil && string(m.Method) == machine.MethodToolsListChanged {
+		a.send(envelope{ev: machine.ListChanged{}}) // passed on; the owner checks the tools again
+		return false
 	}
 	if m.Kind != jsonrpc.Response || !m.HasID() {
 		return false

@@ -63,6 +63,7 @@ type consoleMsg struct {
 	Why     string          `json:"why,omitempty"`
 	Action  hold.Action     `json:"action,omitempty"`
 	Value   json.RawMessage `json:"value,omitempty"`
+	Digest  string          `json:"digest,omitempty"`
 	// breakpoints
 	Methods []string `json:"methods,omitempty"`
 	Tools   []string `json:"tools,omitempty"`
@@ -329,33 +330,44 @@ func (c *consoleClient) hold(p hold.Point, m jsonrpc.Message, line []byte, metho
 		c.mu.Unlock()
 		return hold.Verdict{Forward: true}
 	}
-	c.next++
-	n := c.next
-	ch := make(chan consoleMsg, 1)
-	c.held[n] = ch
 	c.mu.Unlock()
 	point := "before"
 	if p == hold.After {
 		point = "after"
 	}
-	c.say("console: holding %s %s id=%s (%s)", point, method, m.ID, why)
-	if !c.send(consoleMsg{Type: "held", N: n, Point: point, ID: json.RawMessage(m.ID), Method: method, Frame: json.RawMessage(line), Why: why}) {
-		// The console never saw it, so no verdict will come.
-		c.mu.Lock()
-		delete(c.held, n)
-		c.mu.Unlock()
-		c.say("console: continued %s id=%s unchanged: it could not be shown", method, m.ID)
-		return hold.Verdict{Forward: true}
-	}
+	digest := hold.Digest(p, line)
 	var v consoleMsg
-	var ok bool
-	select {
-	case v, ok = <-ch:
-	case <-c.quit:
-	}
-	if !ok {
-		c.say("console: continued %s id=%s unchanged: no console attached", method, m.ID)
-		return hold.Verdict{Forward: true}
+	for {
+		c.mu.Lock()
+		c.next++
+		n := c.next
+		ch := make(chan consoleMsg, 1)
+		c.held[n] = ch
+		c.mu.Unlock()
+		c.say("console: holding %s %s id=%s (%s)", point, method, m.ID, why)
+		if !c.send(consoleMsg{Type: "held", N: n, Point: point, ID: json.RawMessage(m.ID), Method: method, Frame: json.RawMessage(line), Why: why, Digest: digest}) {
+			// The console never saw it, so no verdict will come.
+			c.mu.Lock()
+			delete(c.held, n)
+			c.mu.Unlock()
+			c.say("console: continued %s id=%s unchanged: it could not be shown", method, m.ID)
+			return hold.Verdict{Forward: true}
+		}
+		var ok bool
+		select {
+		case v, ok = <-ch:
+		case <-c.quit:
+		}
+		if !ok {
+			c.say("console: continued %s id=%s unchanged: no console attached", method, m.ID)
+			return hold.Verdict{Forward: true}
+		}
+		if v.Digest == digest {
+			break
+		}
+		// A verdict is an approval of one frame: one that names another
+		// (or none) releases nothing, and the frame is shown again.
+		c.say("console: a verdict for frame %d names digest %q, not the held frame's %s: it does not release %s id=%s, which is held again", n, v.Digest, digest, method, m.ID)
 	}
 	verdict, err := hold.Decide(p, v.Action, m.ID, method, v.Value, c.modern.Load())
 	if err != nil {

@@ -42,6 +42,7 @@ type consoleLine struct {
 	Method  string          `json:"method"`
 	Frame   json.RawMessage `json:"frame"`
 	Why     string          `json:"why"`
+	Digest  string          `json:"digest"`
 	// from is the attachment it came on, which its verdict goes to.
 	from int
 }
@@ -144,7 +145,13 @@ func (fc *fakeConsole) held(method, point string) consoleLine {
 // verdict sends a person's action on held frame h, to the proxy that
 // holds it.
 func (fc *fakeConsole) verdict(h consoleLine, action, value string) {
-	v := map[string]any{"type": "verdict", "n": h.N, "action": action}
+	fc.verdictOf(h, action, value, h.Digest)
+}
+
+// verdictOf sends a verdict on held frame h that names digest, which a
+// console takes from the held frame.
+func (fc *fakeConsole) verdictOf(h consoleLine, action, value, digest string) {
+	v := map[string]any{"type": "verdict", "n": h.N, "action": action, "digest": digest}
 	if value != "" {
 		v["value"] = json.RawMessage(value)
 	}
@@ -270,4 +277,41 @@ func TestConsoleOverListen(t *testing.T) {
 	}
 	l.do("DELETE", "", session(first))
 	l.do("DELETE", "", session(second))
+}
+
+// TestConsoleVerdictBoundToTheFrame: a console's verdict releases only the
+// frame whose digest it names. A continue naming another frame's digest,
+// or none, leaves the call unsent and holds it again; the abort that names
+// the frame answers the host, and the shop's journal shows that no call
+// reached it.
+func TestConsoleVerdictBoundToTheFrame(t *testing.T) {
+	fc := startFakeConsole(t, `{"type":"breakpoints","tools":["cancel_pending_order"]}`, nil)
+	server, journal := shop(t)
+	p := startProxy(t, nil, append([]string{"--console", fc.addr, "--wait-for-attach", "--"}, server...)...)
+	p.send(init16(1))
+	p.readLine()
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n", toolCall(3, "cancel_pending_order", `{"order_id":"#W7a","reason":"no longer needed"}`))
+	h := fc.held("tools/call", "before")
+	if !strings.HasPrefix(h.Digest, "sha256:") {
+		t.Fatalf("the held frame names no digest: %+v", h)
+	}
+	other := "sha256:" + strings.Repeat("0", 64)
+	fc.verdictOf(h, "continue", "", other)
+	again := fc.held("tools/call", "before")
+	if again.N == h.N || again.Digest != h.Digest || string(again.Frame) != string(h.Frame) {
+		t.Fatalf("after a verdict for another frame: %+v", again)
+	}
+	fc.verdictOf(again, "continue", "", "")
+	last := fc.held("tools/call", "before")
+	fc.verdict(last, "abort", "")
+	if got := p.readLine(); !strings.Contains(got, `"id":3`) || !strings.Contains(got, `"error"`) {
+		t.Fatalf("the host got %s: want the abort's error", got)
+	}
+	p.finish()
+	if got := servedCalls(t, journal); len(got) != 0 {
+		t.Errorf("the shop served %q: a verdict for another frame released it", got)
+	}
+	if !strings.Contains(p.stderr.String(), "it does not release tools/call id=3, which is held again") {
+		t.Errorf("stderr:\n%s", p.stderr)
+	}
 }

@@ -27,9 +27,27 @@ type GuardsOptions struct {
 	Judge *JudgeOptions
 }
 
+// LimitsOptions are --limit and --max-calls: a call over a limit is
+// answered with a tool error and never reaches the server
+// (docs/limits.md).
+type LimitsOptions = machine.LimitsConfig
+
+// PinsOptions are --pin-tools and the flags under it: each tools/list
+// answer is compared with a pin file's definitions (docs/tools.md).
+type PinsOptions = machine.PinsConfig
+
+// ParsePinAction reads a --pin-tools-action or --pin-tools-new value
+// (active.ParsePinAction).
+func ParsePinAction(s string) (machine.PinAction, error) { return machine.ParsePinAction(s) }
+
+// ParseLimit reads a --limit value, TOOL=N/PERIOD (active.ParseLimit).
+func ParseLimit(s string) (machine.Limit, error) { return machine.ParseLimit(s) }
+
 // activeMode reports whether the session needs the active owner: a flow,
-// the guards or hoist_commit.
-func (o *Options) activeMode() bool { return o.Flow != nil || o.Guards != nil || o.Commit }
+// the guards, hoist_commit, limits or pinned tools.
+func (o *Options) activeMode() bool {
+	return o.Flow != nil || o.Guards != nil || o.Commit || o.Limits != nil || o.Pins != nil
+}
 
 // guardsLogs are --guards' side of one session in the proxy: its log, the
 // judge's, and its own reader of the conversation; the checks themselves
@@ -53,6 +71,8 @@ type guardsLogs struct {
 func (a *active) setUpActive(o Options, rec *mcplog.Writer, context *contextTail, session string) error {
 	a.session = session
 	a.commit = o.Commit
+	a.limits = o.Limits
+	a.pins = o.Pins
 	var err error
 	if o.Guards != nil {
 		if _, gerr := guards.NewSession(guards.Config{Domain: o.Guards.Domain, Modes: o.Guards.Modes}); gerr != nil {
@@ -108,14 +128,15 @@ func (a *active) removeOwnGuardsLog() {
 // needsNoVerdict reports whether the server's response m may go on to the
 // host before the owner has seen it: without a flow, only hoist_commit's
 // answers and, with --commit, the answers to initialize and tools/list
-// (which it rewrites) are the owner's to decide. The others are handed to
+// (which it rewrites), and with pinned tools it may hide, the answers to
+// tools/list, are the owner's to decide. The others are handed to
 // the owner without waiting, before they are forwarded, so the guards learn
 // from each before any call the host makes after reading it.
 func (a *active) needsNoVerdict(m jsonrpc.Message) bool {
 	if a.opts.Flow != nil || !a.holdsHost() {
 		return false
 	}
-	if !a.commit {
+	if !a.commit && !a.pins.Acts() {
 		return true
 	}
 	_, rewrite := a.rewrites.LoadAndDelete(string(m.ID))
@@ -123,10 +144,12 @@ func (a *active) needsNoVerdict(m jsonrpc.Message) bool {
 }
 
 // holdsHost reports whether the host's lines must reach the proxy whole,
-// before they are forwarded: with --guards or --commit it answers some of
-// them itself. Without either, the host's bytes are relayed as they always
+// before they are forwarded: with --guards, --commit, limits or pinned
+// tools it answers some of them itself. Without either, the host's bytes are relayed as they always
 // were.
-func (a *active) holdsHost() bool { return a.guards != nil || a.commit }
+func (a *active) holdsHost() bool {
+	return a.guards != nil || a.commit || a.limits != nil || a.pins != nil
+}
 
 // hostLine takes one whole line of the host's (without terminator) before
 // it is forwarded, and reports whether the proxy answered it instead: a
@@ -164,10 +187,10 @@ func (a *active) hostLine(line []byte) (taken bool) {
 		}
 		b.Heard = a.guardsHeard()
 		taken := a.ask(envelope{ev: b, taken: make(chan bool, 1)}, false)
-		if !taken && a.commit {
+		if !taken {
 			for _, p := range b.Parts {
-				if p.Learn && !p.ToolCall {
-					a.rewrites.Store(p.Req.ID, true) // hoist_commit's sentence or tool goes in its answer
+				if p.Learn && a.rewritten(p.Req.Method) {
+					a.rewrites.Store(p.Req.ID, true)
 				}
 			}
 		}
@@ -177,8 +200,8 @@ func (a *active) hostLine(line []byte) (taken bool) {
 		return false
 	}
 	ev := sc.Req
-	if a.commit && ev.Method != mcpmsg.MethodToolsCall {
-		a.rewrites.Store(ev.ID, true) // hoist_commit's sentence or tool goes in its answer
+	if a.rewritten(ev.Method) {
+		a.rewrites.Store(ev.ID, true)
 	}
 	if !sc.Held {
 		a.send(envelope{ev: ev})
@@ -186,6 +209,14 @@ func (a *active) hostLine(line []byte) (taken bool) {
 	}
 	h := &machine.Held{Req: ev, Line: bytes.Clone(line), Heard: a.guardsHeard()}
 	return a.ask(envelope{ev: h, taken: make(chan bool, 1)}, false) // when the session is over, nothing checks any more
+}
+
+// rewritten reports whether the answer to a host request of method may be
+// rewritten by the owner, so that it waits for the owner's verdict:
+// hoist_commit's sentence or tool goes into the answers to initialize and
+// tools/list, and pinned tools may hide entries of a tools/list answer.
+func (a *active) rewritten(method string) bool {
+	return a.commit && method != mcpmsg.MethodToolsCall || a.pins.Acts() && method == mcpmsg.MethodToolsList
 }
 
 // guardsHeard reads the conversation's new lines for the guards, when a

@@ -46,6 +46,11 @@ type Options struct {
 	Guards *GuardsOptions
 	// Commit adds hoist_commit to the server's tools (--commit).
 	Commit bool
+	// Limits, when set, limit the agent's calls (--limit, --max-calls).
+	Limits *LimitsOptions
+	// Pins, when set, hold each tools/list answer to a pin file
+	// (--pin-tools).
+	Pins *PinsOptions
 	// Console, when set, attaches the session to a hoist console, where a
 	// person may hold its frames (--console).
 	Console *ConsoleOptions

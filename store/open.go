@@ -258,11 +258,22 @@ func hoistMigrations(ctx context.Context, q sqlx.QueryerContext) (bool, error) {
 	return true, nil
 }
 
+// pageSize is the page size of a new store. An episode is one document on
+// its row, tens of kilobytes: with SQLite's default 4 KiB pages each spans
+// a chain of overflow pages, read and written one system call each. With
+// 16 KiB pages an ingest of τ²-bench's logs made 4,619 page reads and
+// writes instead of 13,972, and in alternating runs against 4 KiB stores
+// used 0.89× the CPU (τ²-bench's logs) and 0.96× (300 generated sessions)
+// to ingest, 0.95× to export. A store made before keeps its pages: SQLite
+// changes them only by a VACUUM, which nothing here runs.
+const pageSize = 16 << 10
+
 // stamp marks an empty file as a store before SQLite writes anything else
 // to it, so that the file never holds SQLite pages without the mark: a
 // second hoist opening it at that moment would take it for another
 // program's. It runs in SQLite's rollback-journal mode; the writer's DSN
-// switches the store to WAL after.
+// switches the store to WAL after. Its first write also fixes the store's
+// page size (pageSize).
 func stamp(ctx context.Context, path, abs string) error {
 	c, err := sqlx.Open("sqlite3", uri(abs, "mode=rw&_busy_timeout=5000&_txlock=immediate"))
 	if err != nil {
@@ -270,6 +281,11 @@ func stamp(ctx context.Context, path, abs string) error {
 	}
 	defer c.Close()
 	c.SetMaxOpenConns(1)
+	// Before the file's first page: a store another hoist stamped a moment
+	// ago keeps the size it has, the pragma is then a no-op.
+	if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", pageSize)); err != nil {
+		return classify(path, err)
+	}
 	err = func() error {
 		tx, err := c.BeginTxx(ctx, nil)
 		if err != nil {

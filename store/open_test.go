@@ -136,6 +136,21 @@ func TestOpenMarksTheStore(t *testing.T) {
 	}
 }
 
+// A new store has 16 KiB pages (the header's bytes 16–17, big-endian):
+// an episode's document spans a few pages rather than many, and an ingest
+// makes a third of the page writes and reads it made with 4 KiB.
+func TestNewStorePageSize(t *testing.T) {
+	db, path := openTemp(t)
+	db.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size := int(b[16])<<8 | int(b[17]); size != pageSize {
+		t.Errorf("page size %d, want %d", size, pageSize)
+	}
+}
+
 func TestUserVersionFollowsMigrations(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "hoist.db")

@@ -112,6 +112,15 @@ func digestOf(v any) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
+// digest returns t.Digest, or the definition's when it is not set (a Tool
+// made by hand): NewTool sets it, and Read checks it.
+func (t Tool) digest() string {
+	if t.Digest != "" {
+		return t.Digest
+	}
+	return Digest(t.Definition)
+}
+
 // The kinds of Change.
 const (
 	Changed = "changed" // the tool is listed with another definition
@@ -156,12 +165,14 @@ func join(fields []string) string {
 // with another definition (naming the members that differ) or not listed,
 // in pinned order, then each listed tool not pinned, in listed order. None
 // means the listing is the pinned one (order of tools aside). A tool
-// listed twice counts as its first listing.
+// listed twice is changed when either listing differs from the pinned
+// one: a host may take either.
 func Compare(pinned, listed []Tool) []Change {
 	byName := map[string]Tool{}
 	for _, t := range listed {
-		if _, ok := byName[t.Name]; !ok {
-			byName[t.Name] = t
+		first, ok := byName[t.Name]
+		if !ok || first.digest() != t.digest() && t.digest() != pinnedDigest(pinned, t.Name) {
+			byName[t.Name] = t // the first listing, or a later one that differs from the pin
 		}
 	}
 	pinnedNames := map[string]bool{}
@@ -175,7 +186,7 @@ func Compare(pinned, listed []Tool) []Change {
 		switch {
 		case !ok:
 			out = append(out, Change{Tool: p.Name, Kind: Removed, Pinned: p.Definition})
-		case digestOf(parse(p.Definition)) != digestOf(parse(l.Definition)):
+		case p.digest() != l.digest():
 			out = append(out, Change{Tool: p.Name, Kind: Changed, Fields: Fields(p.Definition, l.Definition), Pinned: p.Definition, Listed: l.Definition})
 		}
 	}
@@ -186,6 +197,17 @@ func Compare(pinned, listed []Tool) []Change {
 		}
 	}
 	return out
+}
+
+// pinnedDigest returns the digest of the tool pinned under name, "" when
+// none is.
+func pinnedDigest(pinned []Tool, name string) string {
+	for _, p := range pinned {
+		if p.Name == name {
+			return p.digest()
+		}
+	}
+	return ""
 }
 
 // Fields returns the members of two JSON objects, such as two definitions,

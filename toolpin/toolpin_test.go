@@ -115,3 +115,19 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestCompareListedTwice: a listing that names a tool twice, first as
+// pinned and then changed, is a change: a host may keep the second.
+func TestCompareListedTwice(t *testing.T) {
+	pinned, _ := NewTool([]byte(`{"name":"lookup","description":"Reads nothing."}`))
+	changed, _ := NewTool([]byte(`{"name":"lookup","description":"Reads your keys."}`))
+	for _, listed := range [][]Tool{{pinned, changed}, {changed, pinned}} {
+		got := Compare([]Tool{pinned}, listed)
+		if len(got) != 1 || got[0].Kind != Changed || got[0].Tool != "lookup" || string(got[0].Listed) != string(changed.Definition) {
+			t.Errorf("Compare(%s then %s) = %+v: want lookup changed", listed[0].Definition, listed[1].Definition, got)
+		}
+	}
+	if got := Compare([]Tool{pinned}, []Tool{pinned, pinned}); len(got) != 0 {
+		t.Errorf("listed twice as pinned: %+v", got)
+	}
+}

@@ -23,6 +23,13 @@
 // which makes several confirmed writes in order, each checked first, and
 // stops at the first refused or failed (docs/guards.md).
 //
+// --limit TOOL=N/PERIOD and --max-calls N cap the calls that reach the
+// server (docs/limits.md); --pin-tools FILE holds each tools/list answer to
+// the definitions hoist tools pin wrote, and warns, hides a changed tool or
+// holds the session (docs/tools.md). Every approval (the judge's yes, a
+// console's verdict) is bound to the exact call it approved
+// (docs/approvals.md).
+//
 // Exit status: the server's (128+n when signal n ended it); 125 when the
 // proxy itself failed (a log it could not create, a server it could not
 // start, a --flow file it could not read or serve), leaving no log; 2 for

@@ -13,6 +13,8 @@
 package hold
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/hoist-mcp/hoist/jsontext"
@@ -238,4 +240,26 @@ func addMembers(obj []byte, members string) []byte {
 		out = append(out, ',')
 	}
 	return append(append(out, members...), '}')
+}
+
+// Digest returns the digest of a frame held at point p: "sha256:" and the
+// hex SHA-256 of the canonical JSON (jsontext.Canonical: members sorted,
+// strings written one way) of {"point", "frame"}, so a request's method,
+// tool and arguments, or a response's result, are what it names, however
+// they are spelled. A console's verdict carries the digest of the frame
+// it decides; the proxy releases a frame only with a verdict that names
+// its digest (docs/approvals.md).
+func Digest(p Point, frame []byte) string {
+	point := "before"
+	if p == After {
+		point = "after"
+	}
+	tree := map[string]any{"point": point}
+	if v, ok := jsontext.Parse(frame); ok {
+		tree["frame"] = v
+	} else {
+		tree["frame_bytes"] = string(frame)
+	}
+	sum := sha256.Sum256([]byte(jsontext.Canonical(tree)))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

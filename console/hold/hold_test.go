@@ -141,3 +141,21 @@ func TestLoop(t *testing.T) {
 		}
 	})
 }
+
+// TestDigest: a frame's digest is its content's, however it is spelled,
+// and the point it is held at is part of it.
+func TestDigest(t *testing.T) {
+	a := Digest(Before, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"cancel","arguments":{"order_id":"#W1","reason":"x"}}}`))
+	same := Digest(Before, []byte(` {"id":7,"jsonrpc":"2.0","params":{"arguments":{"reason":"x","order_id":"#W\u0031"},"name":"cancel"},"method":"tools/call"}`))
+	if a != same {
+		t.Errorf("one frame, two digests: %s %s", a, same)
+	}
+	for _, other := range []string{
+		Digest(Before, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"cancel","arguments":{"order_id":"#W2","reason":"x"}}}`)),
+		Digest(After, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"cancel","arguments":{"order_id":"#W1","reason":"x"}}}`)),
+	} {
+		if other == a {
+			t.Errorf("another frame has the digest %s", a)
+		}
+	}
+}

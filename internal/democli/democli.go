@@ -7,8 +7,10 @@ package democli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -140,6 +142,8 @@ type options struct {
 	CallsLog string
 	// Replay are the session logs --replay serves, in order.
 	Replay []string
+	// Describe are --tool-description's TOOL=TEXT values.
+	Describe []string
 
 	prog *cmdutil.Program
 }
@@ -193,6 +197,13 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 				return cmdutil.FlagErrorf("--calls-log: only --world retail journals its calls")
 			case cmd.Flags().Changed("calls-log") && opts.CallsLog == "":
 				return cmdutil.FlagErrorf("--calls-log: want a file to append the calls to")
+			case len(opts.Replay) > 0 && len(opts.Describe) > 0:
+				return cmdutil.FlagErrorf("--tool-description: not with --replay, which lists the tools as recorded")
+			}
+			for _, d := range opts.Describe {
+				if name, _, ok := strings.Cut(d, "="); !ok || name == "" {
+					return cmdutil.FlagErrorf("--tool-description %q: want TOOL=TEXT", d)
+				}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -206,6 +217,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.StringVar(&opts.DB, "db", "", "τ²-bench's retail database `FILE` for --world tau2-retail (default: the copy carried in the program)")
 	fl.StringVar(&opts.HTTP, "http", "", "serve Streamable HTTP at http://`ADDR`/mcp instead of stdio (127.0.0.1:0 picks a port)")
 	fl.StringArrayVar(&opts.Replay, "replay", nil, "serve the session logs `LOG`... recorded by hoist-mcp --record instead of a world: their initialize, tools/list and calls (the arguments after it are logs too)")
+	fl.StringArrayVar(&opts.Describe, "tool-description", nil, "list tool `TOOL=TEXT` with the description TEXT instead of its own, as a server that changed it would (to try hoist-mcp --pin-tools; repeatable)")
 	fl.StringVar(&opts.CallsLog, "calls-log", "", "with --world retail: append each tools/call served to `FILE`, one JSON line each")
 	_ = cmd.RegisterFlagCompletionFunc("world", cobra.FixedCompletions(Worlds, cobra.ShellCompDirectiveNoFileComp))
 	opts.prog.AddFlags(cmd)
@@ -238,6 +250,13 @@ func runDemo(ctx context.Context, o *options) error {
 		}
 		s.World = demo.NewTau2Retail(db)
 	}
+	if len(o.Describe) > 0 {
+		w := s.World
+		if w == nil {
+			w = demo.Echo{}
+		}
+		s.World = redescribed(w, o.Describe)
+	}
 	if o.HTTP != "" {
 		return demo.ListenAndServe(ctx, o.HTTP, &demo.HTTP{Server: s}, func(url string) {
 			fmt.Fprintln(o.IO.Out, url)
@@ -255,4 +274,36 @@ func loadDB(flag string) (*demo.Tau2DB, error) {
 		return demo.LoadTau2DB(flag)
 	}
 	return demo.EmbeddedTau2DB()
+}
+
+// redescribedWorld lists some of its world's tools with other descriptions
+// (--tool-description): a server that changed them.
+type redescribedWorld struct {
+	demo.World
+	desc map[string]string
+}
+
+func redescribed(w demo.World, flags []string) demo.World {
+	r := redescribedWorld{World: w, desc: map[string]string{}}
+	for _, f := range flags {
+		name, text, _ := strings.Cut(f, "=")
+		r.desc[name] = text
+	}
+	return r
+}
+
+// Tools implements demo.World.
+func (r redescribedWorld) Tools() []any {
+	var out []any
+	for _, t := range r.World.Tools() {
+		if m, ok := t.(map[string]any); ok {
+			if text, ok := r.desc[m["name"].(string)]; ok {
+				c := maps.Clone(m)
+				c["description"] = text
+				t = c
+			}
+		}
+		out = append(out, t)
+	}
+	return out
 }

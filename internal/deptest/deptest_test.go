@@ -55,8 +55,8 @@ var rules = Rules{
 		"evaluate": {"earned", "episode", "flow", "stats", "oracle", "binding", "jsontext"},
 		"drift":    {"episode", "earned", "flow", "stats", "binding"}, // drift compares two flows (the CLI learns the second); it reads no store and no log
 		"guards":   {"mcpmsg", "jsontext", "oracle"},
-		"oracle":   {"jsontext"},         // the model's questions (pure): prompts, parsing, cache keys; the callers turn their messages into its types
-		"judge":    {"guards", "oracle"}, // the confirmation judge: the guards' confirmations put to the oracle
+		"oracle":   {"jsontext"},                     // the model's questions (pure): prompts, parsing, cache keys; the callers turn their messages into its types
+		"judge":    {"guards", "oracle", "jsontext"}, // the confirmation judge: the guards' confirmations put to the oracle; jsontext: the canonical JSON of an approval's digest
 
 		// Who asks the oracle's questions: jev over HTTP, replay and mock,
 		// and the answer cache. Only the command lines wire them in.
@@ -71,7 +71,7 @@ var rules = Rules{
 		"proxy": {"active", "episode", "flow", "jsonrpc", "mcplog", "guards", "judge", "oracle", "jsontext", "mcpmsg", "console/hold"}, // episode: the tool types flow.Session.Listed takes; console/hold: the rules of a frame held for --console
 		// The active mode's state machine: no I/O of its own (TestActiveDoesNoIO);
 		// mcplog only for the side logs' line types, which it hands the proxy to write.
-		"active":    {"episode", "flow", "guards", "judge", "jsonrpc", "jsontext", "mcplog", "mcpmsg", "oracle"},
+		"active":    {"episode", "flow", "guards", "judge", "jsonrpc", "jsontext", "mcplog", "mcpmsg", "oracle", "toolpin"},
 		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding", "episode"},
 
 		// Recordings read back: served as a server (hoist-mcp-demo
@@ -84,7 +84,7 @@ var rules = Rules{
 		// the proxy, internal/mcpcli the proxy but no toolkit.
 		"internal/cli": {"audit", "console", "drift", "earned", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "recording", "redact", "store", "toolpin",
 			"judge", "oracle", "oracle/client", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
-		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "oracle/client", "mcplog", "proxy", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
+		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "oracle/client", "mcplog", "proxy", "toolpin", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams", "recording"},
 		"internal/cmdutil":    {"internal/buildinfo"},
@@ -128,6 +128,7 @@ var rules = Rules{
 		{"github.com/klauspost/compress", []string{"mcplog", "internal/demo"}, "zstd: mcplog reads and writes .jsonl.zst logs, and everything else reads logs through it; the demo decompresses the database it carries"},
 		{"github.com/schollz/progressbar/v3", []string{"internal/cli"}, "progress on a terminal is the toolkit's command line's business"},
 		{"golang.org/x/sync", []string{"ingest"}, "errgroup: ingest's bounded fan-out over many files"},
+		{"golang.org/x/time", []string{"active"}, "rate: the token buckets of the proxy's --limit, read on the state machine's clock"},
 		{"github.com/spf13/cobra", cli, "only the command lines parse flags"},
 		{"github.com/spf13/pflag", cli, "cobra's flags; only the command lines parse flags"},
 		{"github.com/google/go-cmp", nil, "test diffs"},

@@ -19,7 +19,9 @@ a request or tool under a breakpoint before the server sees it, its answer
 before the host does, an error, or the third identical call in a row of one
 tool (the loop hold). A held frame is continued, injected (the host gets the
 value as the result, and the server nothing), retried or aborted (the host
-gets error -32099). The proxy keeps trying to attach while the console is
+gets error -32099). Each verdict names the digest of the frame it decides;
+one that names another frame releases nothing, and the frame is held again.
+The proxy keeps trying to attach while the console is
 not there, and holds nothing meanwhile; when the console goes, every held
 frame is continued unchanged. The server's own requests to the host
 (sampling, elicitation) and notifications are held at a method breakpoint

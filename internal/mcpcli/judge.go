@@ -27,8 +27,10 @@ two share cached answers. log records each judgment; enforce also refuses a
 write whose P(yes) is below --confirm-threshold (0.5), telling the agent to
 describe the change and ask first. A judge that cannot answer (no key, a
 replay miss, an error, --confirm-questions spent) refuses nothing.
---confirm-second proposed also asks whether the agent had proposed the
-change; --confirm-second-shadow only logs that answer. Judgments go to
+Each yes is an approval bound to the call: a digest of its method, tool and
+arguments, the judge's policy version and a minute; the write is sent only
+when its approval names it (docs/approvals.md). --confirm-second proposed
+also asks whether the agent had proposed the change; --confirm-second-shadow only logs that answer. Judgments go to
 --confirm-log (default <session>.confirm.jsonl beside the log). The
 recommended setting: --confirm-judge enforce --confirm-second proposed
 --confirm-second-shadow. --oracle jev (the default) asks a model over the

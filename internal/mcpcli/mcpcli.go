@@ -108,6 +108,8 @@ sentence on when to use it follows the server's instructions.
 
 ` + consoleHelp + `
 
+` + callsHelp + `
+
 Exit status. When the host closes stdin, the server's stdin is closed, its
 remaining output forwarded, and the proxy exits with the server's status
 (128+n if signal n ended it); a server that does not exit within
@@ -193,6 +195,7 @@ type options struct {
 	guardsLog       string
 	judge           judgeFlags
 	console         consoleFlags
+	calls           callsFlags
 	tokenFile       string
 	idleMinutes     float64
 	readTimeout     time.Duration
@@ -279,6 +282,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	addJudgeFlags(fl, &opts.judge)
 	addConsoleFlags(fl, &opts.console)
 	fl.BoolVar(&opts.Proxy.Commit, "commit", false, "add hoist_commit to the server's tools: the writes the user confirmed, in one call, in order, each checked by --guards")
+	addCallsFlags(fl, &opts.calls)
 	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete what is older than `N` days from --record and from --oracle-cache when the judge or the flow asks the model (0 keeps all)")
 	fl.BoolVar(&opts.Proxy.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	fl.BoolVar(&opts.Proxy.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
@@ -486,6 +490,9 @@ func validate(cmd *cobra.Command, o *options, lookupEnv func(string) (string, bo
 		return err
 	}
 	if err := validateConsole(o); err != nil {
+		return err
+	}
+	if err := validateCalls(o, cmd.Flags().Changed); err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("record") {

@@ -16,6 +16,7 @@ import (
 	"github.com/hoist-mcp/hoist/guards"
 	"github.com/hoist-mcp/hoist/internal/iostreams"
 	"github.com/hoist-mcp/hoist/proxy"
+	"github.com/hoist-mcp/hoist/toolpin"
 )
 
 // env is the environment the tests' --upstream-header reads.
@@ -229,6 +230,14 @@ func TestFlagErrors(t *testing.T) {
 		{"console token without --console", []string{"--console-token-file", "t", "--", "srv"}, "--console-token-file: needs --console"},
 		{"console not host:port", []string{"--console", "8940", "--", "srv"}, "--console 8940: want host:port (address 8940: missing port in address)"},
 		{"wait for attach without --console", []string{"--wait-for-attach", "--", "srv"}, "--wait-for-attach: needs --console"},
+		{"a limit without a period", []string{"--limit", "lookup=10", "--", "srv"}, `--limit "lookup=10": want TOOL=N/PERIOD, such as lookup=10/1m or '*=100/h'`},
+		{"a limit of no calls", []string{"--limit", "lookup=0/m", "--", "srv"}, `--limit "lookup=0/m": N must be a whole number of calls, at least 1`},
+		{"a limit's unknown period", []string{"--limit", "*=5/week", "--", "srv"}, `--limit "*=5/week": PERIOD must be a duration such as s, m, h, 10s or 1m30s`},
+		{"a pin action without --pin-tools", []string{"--pin-tools-action", "hide", "--", "srv"}, "--pin-tools-action: needs --pin-tools"},
+		{"an unknown pin action", []string{"--pin-tools", "x.pin.json", "--pin-tools-action", "smash", "--", "srv"}, `--pin-tools-action "smash": want warn, hide or hold`},
+		{"an unknown action for new tools", []string{"--pin-tools", "x.pin.json", "--pin-tools-new", "drop", "--", "srv"}, `--pin-tools-new "drop": want warn, hide or hold`},
+		{"a pin file that is not there", []string{"--pin-tools", "no-such.pin.json", "--", "srv"}, "--pin-tools: open no-such.pin.json: no such file or directory"},
+		{"a negative budget", []string{"--max-calls", "-1", "--", "srv"}, "--max-calls: must be 0 or more"},
 		{"unknown shell", []string{"--completion", "tcsh"}, `--completion "tcsh": want bash, zsh, fish, powershell`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -287,5 +296,38 @@ func TestCompletion(t *testing.T) {
 	code, stdout, _ = run(t, "__complete", "--completion", "")
 	if code != 0 || !strings.Contains(stdout, "bash\n") || !strings.Contains(stdout, "powershell\n") {
 		t.Errorf("__complete --completion '': exit %d, stdout %q", code, stdout)
+	}
+}
+
+// TestCallsFlags: --limit, --max-calls and --pin-tools reach the proxy's
+// options; a pin file edited by hand without its digest is refused,
+// naming the member.
+func TestCallsFlags(t *testing.T) {
+	dir := t.TempDir()
+	def := `{"name":"lookup","description":"Reads nothing."}`
+	good := `{"hoist_tool_pin":1,"server":"demo","pinned_from":"","pinned_unix_ms":0,"tools":[{"name":"lookup","digest":"` + toolpin.Digest([]byte(def)) + `","definition":` + def + `}]}`
+	pin := filepath.Join(dir, "demo.pin.json")
+	if err := os.WriteFile(pin, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, stderr, err := parse(t, "--limit", "lookup=2/m", "--limit", "*=100/h", "--max-calls", "50", "--pin-tools", pin, "--pin-tools-action", "hide", "--", "srv")
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr)
+	}
+	l := o.Proxy.Limits
+	if l == nil || l.MaxCalls != 50 || len(l.Rules) != 2 || l.Rules[0].Tool != "lookup" || l.Rules[0].N != 2 || l.Rules[0].Per != time.Minute || l.Rules[1].Tool != "*" {
+		t.Errorf("limits %+v", l)
+	}
+	p := o.Proxy.Pins
+	if p == nil || p.Changed != "hide" || p.Added != "warn" || len(p.Tools) != 1 || p.Tools[0].Name != "lookup" {
+		t.Errorf("pins %+v", p)
+	}
+	edited := strings.Replace(good, "Reads nothing.", "Reads your keys.", 1)
+	if err := os.WriteFile(pin, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "--pin-tools", pin, "--", "srv")
+	if code != 2 || !strings.Contains(stderr, "--pin-tools "+pin+": tools[0].digest: ") || !strings.Contains(stderr, "was it edited?") {
+		t.Errorf("an edited pin file: exit %d, %s", code, stderr)
 	}
 }

@@ -80,7 +80,6 @@ func lineChart(t table) string {
 		plotW  = 480
 		plotH  = 240
 		top    = 40
-		legend = 160
 	)
 	var series []string
 	lo, hi, yTop := math.Inf(1), math.Inf(-1), 0.0
@@ -93,6 +92,12 @@ func lineChart(t table) string {
 		}
 		lo, hi = min(lo, r.Scale), max(hi, r.Scale)
 		yTop = max(yTop, r.Value, r.Hi, r.Target)
+	}
+	// The legend is as wide as its longest name (about 7 px a character
+	// at 12 px), so that no name is cut off at the picture's edge.
+	legend := 160
+	for _, s := range series {
+		legend = max(legend, 44+7*len([]rune(s)))
 	}
 	ticks := niceTicks(yTop * 1.05)
 	yTop = ticks[len(ticks)-1]

@@ -283,12 +283,17 @@ func measured(rows []results.Row) string {
 	var parts []string
 	switch {
 	case first == "":
+	case first == last:
+		parts = append(parts, fmt.Sprintf("Measured %s UTC", first))
 	case first[:10] == last[:10]:
 		parts = append(parts, fmt.Sprintf("Measured %s–%s UTC", first, last[11:]))
 	default:
 		parts = append(parts, fmt.Sprintf("Measured %s – %s UTC", first, last))
 	}
-	if hi > 0 {
+	switch {
+	case hi > 0 && fmt.Sprintf("%.1f", lo) == fmt.Sprintf("%.1f", hi):
+		parts = append(parts, fmt.Sprintf("load average %.1f", hi))
+	case hi > 0:
 		parts = append(parts, fmt.Sprintf("load average %.1f – %.1f", lo, hi))
 	}
 	if len(parts) == 0 {
