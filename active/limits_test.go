@@ -107,6 +107,9 @@ func TestLimitReadsTheNameAsTheServerDoes(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"Name":"lookup","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"other","name":"lookup","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"other","NAME":"lookup","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools\/call","params":{"name":"lookup","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":7,"Method":"tools/call","params":{"name":"lookup","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/call","Params":{"name":"lookup","arguments":{}}}`,
 	} {
 		if ok, _ := d.sent(line); ok {
 			t.Errorf("%s went on to the server past lookup=1/h", line)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hoist-mcp/hoist/internal/oracletest"
+	"github.com/hoist-mcp/hoist/judge"
 )
 
 // The confirmation judge in front of hoist-mcp-demo --world retail (issue
@@ -54,6 +55,11 @@ type confirmLine struct {
 	Enforced bool   `json:"enforced"`
 	Refusal  string `json:"refusal"`
 	WaitedUS *int64 `json:"waited_us"`
+	Approval *struct {
+		Digest  string `json:"digest"`
+		Policy  string `json:"policy"`
+		Expires int64  `json:"expires_unix_ms"`
+	} `json:"approval"`
 }
 
 func readConfirmLog(t *testing.T, path string) []confirmLine { return readJSONL[confirmLine](t, path) }
@@ -132,9 +138,11 @@ func TestJudgeEnforceStdio(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 	}
 	var cancels int
+	var served string
 	for _, c := range servedCalls(t, journal) {
 		if strings.HasPrefix(c, "cancel_pending_order") {
 			cancels++
+			served = strings.TrimPrefix(c, "cancel_pending_order ")
 		}
 	}
 	if cancels != 1 {
@@ -156,6 +164,15 @@ func TestJudgeEnforceStdio(t *testing.T) {
 	}
 	if l := lines[1]; l.Failed || l.Enforced || l.Refusal != "" || math.Abs(*l.Answers[0].PYes-0.95) > 1e-9 || l.Answers[0].Key == lines[0].Answers[0].Key {
 		t.Errorf("the confirmed write's judgment: %+v", l)
+	}
+	// The yes is an approval of the call the shop served, and the no
+	// carries none (docs/approvals.md).
+	if a := lines[1].Approval; a == nil || a.Digest != judge.CallDigest("tools/call", "cancel_pending_order", []byte(served)) ||
+		a.Policy != "confirm-judge confirm/1 threshold 0.5" || a.Expires <= 0 {
+		t.Errorf("the confirmed write's approval: %+v, want that of cancel_pending_order %s", a, served)
+	}
+	if lines[0].Approval != nil {
+		t.Errorf("the refused write has an approval: %+v", lines[0].Approval)
 	}
 	if !strings.Contains(p.stderr.String(), "confirmation judge: refused cancel_pending_order (p_yes 0.15)") {
 		t.Errorf("stderr does not say the judge refused:\n%s", p.stderr)

@@ -14,8 +14,8 @@ import (
 // callsHelp is --help's paragraphs on what stands between the agent's
 // calls and the server whatever the domain: pinned tools and limits.
 const callsHelp = `Pinned tools. --pin-tools FILE compares each tools/list answer with the
-definitions in FILE (written by hoist tools pin): for a tool listed with
-another name, description, inputSchema, outputSchema, annotations or title,
+definitions in FILE (written by hoist tools pin): for a pinned tool listed
+with another description, inputSchema, outputSchema, annotations or title,
 stderr names the tool and the members that changed. --pin-tools-action
 says what else is done: warn (the default) nothing; hide removes the tool
 from the tools/list answer the host sees (the proxy answers it) and refuses
@@ -46,8 +46,8 @@ type callsFlags struct {
 
 func addCallsFlags(fl *pflag.FlagSet, c *callsFlags) {
 	fl.StringVar(&c.pinFile, "pin-tools", "", "compare each tools/list answer with the definitions pinned in `FILE` (from hoist tools pin), and say which tool and member changed")
-	fl.StringVar(&c.pinChanged, "pin-tools-action", "warn", "for a pinned tool whose definition changed: warn, hide (drop it from the host's tools/list and refuse its calls) or hold (refuse every further call) (`ACTION`)")
-	fl.StringVar(&c.pinNew, "pin-tools-new", "warn", "for a listed tool the pin file lacks: warn, hide or hold (`ACTION`)")
+	fl.StringVar(&c.pinChanged, "pin-tools-action", "warn", "what to do about a pinned tool whose definition changed, `ACTION` warn, hide (drop it from the host's tools/list and refuse its calls) or hold (refuse every further call)")
+	fl.StringVar(&c.pinNew, "pin-tools-new", "warn", "what to do about a listed tool the pin file lacks, `ACTION` warn, hide or hold")
 	fl.StringArrayVar(&c.limits, "limit", nil, "let at most N calls of TOOL reach the server in any PERIOD (`TOOL=N/PERIOD`, PERIOD s, m, h or like 10s; TOOL * counts every call; repeatable)")
 	fl.IntVar(&c.maxCalls, "max-calls", 0, "refuse every call after the session's first `N` reached the server (0: no budget)")
 }
