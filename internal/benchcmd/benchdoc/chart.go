@@ -76,10 +76,10 @@ func barChart(t table) string {
 // the scale spans more than twenty times), the target as a dashed line.
 func lineChart(t table) string {
 	const (
-		left   = 80
-		plotW  = 480
-		plotH  = 240
-		top    = 40
+		left  = 80
+		plotW = 480
+		plotH = 240
+		top   = 40
 	)
 	var series []string
 	lo, hi, yTop := math.Inf(1), math.Inf(-1), 0.0
