@@ -191,6 +191,10 @@ type Options struct {
 	Tools []string
 	// TaskID picks the fold (--task-id; by default the session).
 	TaskID string
+	// Agent is the model that drives the agent (episode.AgentModel; ""
+	// when unknown): a lookup's held-out hit rate is this agent's, backed
+	// off to every agent's (HeldOut.Rate).
+	Agent string
 	// Rand draws exploration; it must be set when Rule.Epsilon > 0.
 	Rand *rand.Rand
 	// Shadow decides and logs, but the proxy makes no lookup.
@@ -238,9 +242,12 @@ type Session struct {
 	failed   []bool            // whether each call's result failed
 	used     int               // lookups made this session
 	probs    []float64
-	names    map[*Bound][]string          // each binding's argument names, sorted
-	exprs    map[*Bound]map[string]string // each binding's expressions as the flow log writes them
-	ask      *asker                       // the flow's questions; nil without Options.Oracle
+	names    map[*Bound][]string   // each binding's argument names, sorted
+	narrows  map[*Bound]*narrowing // each fan-out's narrowing, nil for none
+	// agentFactor is AgentFactor of the session's agent, 0 until needed.
+	agentFactor float64
+	exprs       map[*Bound]map[string]string // each binding's expressions as the flow log writes them
+	ask         *asker                       // the flow's questions; nil without Options.Oracle
 	// latest is each tool's latest call with a result, by index; dead the
 	// calls whose results no binding can read any more, forgotten when the
 	// next run starts; byIndex is true when the flow reads calls by index,
@@ -573,6 +580,12 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		}
 		pb := best.PBinding(s.fold, reach)
 		exprs := s.bindingText(best)
+		if n := s.narrowed(best, scale); n != nil {
+			// The customer named elements of the list: those only.
+			if o, ok := binding.Bind(s.argNames(best), n.args, &s.scope, s.opt.Caps.PerCall); ok && len(o) > 0 {
+				objs, exprs, pb = o, n.text, n.p
+			}
+		}
 		o := Offer{
 			Tool:     l.Tool,
 			Binding:  exprs,
@@ -590,6 +603,9 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		}
 		if mb := l.MeanBytes(s.fold); mb > DetourBytes {
 			o.Cost = mb / DetourBytes
+		}
+		if s.gated(site.Tool, l.Tool, o.Threshold(s.opt.Rule.Threshold)) {
+			continue // its offers hit too rarely for this agent, held out
 		}
 		for _, args := range objs {
 			o.Args = args

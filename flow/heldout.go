@@ -1,0 +1,147 @@
+package flow
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// HeldOut is what the arbiter's held-out replay saw of a lookup's offers
+// (learn.FitArbiter): every offer of it once per run, with whether the
+// agent made that call itself before its next write; in total and by the
+// model that drove the agent (episode.AgentModel). Counts are by the
+// fold of the replayed episode's task, whose offers were scored by counts
+// without it, so served to fold f, Offers.For(f) and Hits.For(f) are the
+// hit rate other folds' tasks saw: a cross-fold estimate, not a fit.
+//
+// It is a gate beside the decider: a lookup whose held-out hit rate, for
+// this agent backed off to every agent's (Rate), is below the rule's
+// threshold (scaled by its cost) is not offered. Agents differ: one
+// checks every reservation a fan-out looks up, another one or two, and
+// pooled, such a lookup sits near the threshold for both.
+type HeldOut struct {
+	// Site is the tool of the site that offered the lookup (both of its
+	// outcomes: an offer does not say whether its site failed), Lookup
+	// the lookup's tool.
+	Site   string `json:"site"`
+	Lookup string `json:"lookup"`
+	Offers Count  `json:"offers"`
+	Hits   Count  `json:"hits"`
+	// Agents are the same counts by agent model, for the models the
+	// replay saw; an episode of no known model counts in the total only.
+	Agents map[string]AgentCounts `json:"agents,omitempty"`
+}
+
+// AgentCounts are one agent model's offers and hits.
+type AgentCounts struct {
+	Offers Count `json:"offers"`
+	Hits   Count `json:"hits"`
+}
+
+// HeldOutMinOffers is the least held-out offers (in the served fold) a
+// lookup needs before its hit rate gates it: fewer say too little.
+const HeldOutMinOffers = 10
+
+// HeldOutPrior is the back-off's weight, in offers: an agent's rate is
+// its hits and this many offers at every agent's rate, over its offers
+// and these, so an agent seen on a few offers is served nearly the pooled
+// rate, and one seen on many its own.
+const HeldOutPrior = 10
+
+// Rate returns the held-out hit rate of the lookup's offers served to fold
+// f for agent (its model; "" for unknown), backed off to every agent's
+// rate scaled by factor, how much more often the agent's offers hit than
+// every agent's over all lookups (AgentFactor; 1 for none): (hits_a +
+// m·q) / (offers_a + m), m = HeldOutPrior, q = min(1, p·factor), where p
+// = (hits + ½) / (offers + 1) is every agent's. NaN when the fold has
+// fewer than HeldOutMinOffers offers in total: no gate.
+func (h *HeldOut) Rate(f int, agent string, factor float64) float64 {
+	n := h.Offers.For(f)
+	if n < HeldOutMinOffers {
+		return math.NaN()
+	}
+	p := (float64(h.Hits.For(f)) + 0.5) / (float64(n) + 1)
+	if agent == "" {
+		return p
+	}
+	q := min(1, p*factor)
+	a := h.Agents[agent]
+	return (float64(a.Hits.For(f)) + HeldOutPrior*q) / (float64(a.Offers.For(f)) + HeldOutPrior)
+}
+
+// AgentFactor returns how much more often agent's held-out offers hit
+// than every agent's, over every lookup, in fold f: the ratio of the two
+// rates, each smoothed by a half on each side; 1 for an agent not seen.
+func AgentFactor(hs []HeldOut, f int, agent string) float64 {
+	var n, k, na, ka int
+	for i := range hs {
+		n += hs[i].Offers.For(f)
+		k += hs[i].Hits.For(f)
+		if a, ok := hs[i].Agents[agent]; ok {
+			na += a.Offers.For(f)
+			ka += a.Hits.For(f)
+		}
+	}
+	if agent == "" || na == 0 {
+		return 1
+	}
+	return ((float64(ka) + 0.5) / (float64(na) + 1)) / ((float64(k) + 0.5) / (float64(n) + 1))
+}
+
+// validate checks the counts: hits within offers, an agent's within the
+// total.
+func (h *HeldOut) validate(field string, check func(string, Count, int) error) error {
+	if h.Site == "" || h.Lookup == "" {
+		return &FieldError{Field: field, Err: fmt.Errorf("want a site and a lookup")}
+	}
+	if err := check(field+".offers", h.Offers, 1<<40); err != nil {
+		return err
+	}
+	if err := check(field+".hits", h.Hits, h.Offers.N); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(h.Agents))
+	for name := range h.Agents {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		a := h.Agents[name]
+		af := fmt.Sprintf("%s.agents[%q]", field, name)
+		if name == "" {
+			return &FieldError{Field: af, Err: fmt.Errorf("an agent without a name: its offers count in the total only")}
+		}
+		if err := check(af+".offers", a.Offers, h.Offers.N); err != nil {
+			return err
+		}
+		if err := check(af+".hits", a.Hits, a.Offers.N); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gated reports whether the held-out hit rate of lookup at the site of
+// tool site, for the session's agent, is below threshold t: then it is
+// not offered.
+func (s *Session) gated(site, lookup string, t float64) bool {
+	a := s.f.Arbiter
+	if a == nil || len(a.HeldOut) == 0 {
+		return false
+	}
+	i, ok := slices.BinarySearchFunc(a.HeldOut, [2]string{site, lookup}, func(h HeldOut, k [2]string) int {
+		if c := strings.Compare(h.Site, k[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(h.Lookup, k[1])
+	})
+	if !ok {
+		return false
+	}
+	if s.agentFactor == 0 {
+		s.agentFactor = AgentFactor(a.HeldOut, s.fold, s.opt.Agent)
+	}
+	p := a.HeldOut[i].Rate(s.fold, s.opt.Agent, s.agentFactor)
+	return !math.IsNaN(p) && p < t
+}
