@@ -17,9 +17,16 @@
 //     appeared verbatim in an earlier result). The replay is audit.Walk,
 //     hoist audit's own, so the figure is the shipped algorithm's.
 //
+// The replay prints the precision by agent model under each domain;
+// -calibration adds the decider's reliability table, with its ECE over
+// every offer and in the band 0.2 to 0.5; -ablate, -by-agent and
+// -max-bytes give the rows of docs/flow.md's ablation ("What each lever
+// earned").
+//
 // Usage:
 //
 //	go run ./internal/benchcmd/flowbench [-tau2 ../shared/data/tau2] [-copies 10] [-folds 5]
+//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-by-agent] [-max-bytes N]
 package main
 
 import (
