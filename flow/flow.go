@@ -675,8 +675,8 @@ func (f *Flow) Validate() error {
 			h := &f.Arbiter.HeldOut[i]
 			field := fmt.Sprintf("arbiter.held_out[%d]", i)
 			if i > 0 {
-				if p := f.Arbiter.HeldOut[i-1]; p.Site > h.Site || p.Site == h.Site && p.Lookup >= h.Lookup {
-					return bad(field, "not sorted by site, then lookup, or repeated")
+				if p := f.Arbiter.HeldOut[i-1]; compareHeldOut(p.Site, p.Lookup, p.Binding, h.Site, h.Lookup, h.Binding) >= 0 {
+					return bad(field, "not sorted by site, lookup, then binding, or repeated")
 				}
 			}
 			if err := h.validate(field, checkCount); err != nil {

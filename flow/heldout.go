@@ -26,8 +26,12 @@ type HeldOut struct {
 	// the lookup's tool.
 	Site   string `json:"site"`
 	Lookup string `json:"lookup"`
-	Offers Count  `json:"offers"`
-	Hits   Count  `json:"hits"`
+	// Binding is the offers' binding (OfferBinding): a lookup's bindings
+	// hit at rates of their own, a named element's more often than every
+	// element's.
+	Binding string `json:"binding"`
+	Offers  Count  `json:"offers"`
+	Hits    Count  `json:"hits"`
 	// Agents are the same counts by agent model, for the models the
 	// replay saw; an episode of no known model counts in the total only.
 	Agents map[string]AgentCounts `json:"agents,omitempty"`
@@ -122,19 +126,17 @@ func (h *HeldOut) validate(field string, check func(string, Count, int) error) e
 	return nil
 }
 
-// gated reports whether the held-out hit rate of lookup at the site of
-// tool site, for the session's agent, is below threshold t: then it is
-// not offered.
-func (s *Session) gated(site, lookup string, t float64) bool {
+// gated reports whether the held-out hit rate of the offers of lookup by
+// the binding exprs (as offers log it) at the site of tool site, for the
+// session's agent, is below threshold t: then they are not made.
+func (s *Session) gated(site, lookup string, exprs map[string]string, t float64) bool {
 	a := s.f.Arbiter
 	if a == nil || len(a.HeldOut) == 0 {
 		return false
 	}
-	i, ok := slices.BinarySearchFunc(a.HeldOut, [2]string{site, lookup}, func(h HeldOut, k [2]string) int {
-		if c := strings.Compare(h.Site, k[0]); c != 0 {
-			return c
-		}
-		return strings.Compare(h.Lookup, k[1])
+	bound := OfferBinding(exprs)
+	i, ok := slices.BinarySearchFunc(a.HeldOut, [3]string{site, lookup, bound}, func(h HeldOut, k [3]string) int {
+		return compareHeldOut(h.Site, h.Lookup, h.Binding, k[0], k[1], k[2])
 	})
 	if !ok {
 		return false
@@ -144,4 +146,36 @@ func (s *Session) gated(site, lookup string, t float64) bool {
 	}
 	p := a.HeldOut[i].Rate(s.fold, s.opt.Agent, s.agentFactor)
 	return !math.IsNaN(p) && p < t
+}
+
+// compareHeldOut orders held-out counts by site, lookup, then binding.
+func compareHeldOut(s1, l1, b1, s2, l2, b2 string) int {
+	if c := strings.Compare(s1, s2); c != 0 {
+		return c
+	}
+	if c := strings.Compare(l1, l2); c != 0 {
+		return c
+	}
+	return strings.Compare(b1, b2)
+}
+
+// OfferBinding is an offer's binding as held-out counts key it: each
+// argument's expression as the flow log writes it, name=expression, sorted
+// by name and joined by ", ".
+func OfferBinding(args map[string]string) string {
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for i, k := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(args[k])
+	}
+	return b.String()
 }

@@ -5,12 +5,13 @@ import (
 	"testing"
 )
 
-// A lookup's held-out hit rate gates it by the agent's model, backed off
-// to every model's when the model was seen on few offers (issue 26, lever
-// 2): get_order after get_user hit 9 of 10 offers for "careful", 2 of 20
-// for "hasty", and 1 of 2 for "rare".
+// A binding's held-out hit rate gates its offers by the agent's model,
+// backed off to every model's when the model was seen on few offers
+// (issue 26, lever 2): get_order after get_user, by $result.orders[*], hit
+// 9 of 10 offers for "careful", 2 of 20 for "hasty", and 1 of 2 for
+// "rare".
 func TestServeHeldOutByAgent(t *testing.T) {
-	held := &HeldOut{Site: "get_user", Lookup: "get_order", Offers: Count{N: 32}, Hits: Count{N: 12}, Agents: map[string]AgentCounts{
+	held := &HeldOut{Site: "get_user", Lookup: "get_order", Binding: "x=$result.orders[*]", Offers: Count{N: 32}, Hits: Count{N: 12}, Agents: map[string]AgentCounts{
 		"careful": {Offers: Count{N: 10}, Hits: Count{N: 9}},
 		"hasty":   {Offers: Count{N: 20}, Hits: Count{N: 2}},
 		"rare":    {Offers: Count{N: 2}, Hits: Count{N: 1}},
@@ -41,10 +42,17 @@ func TestServeHeldOutByAgent(t *testing.T) {
 			t.Errorf("agent %q: get_order offered %v, want %v (rate %.3f)", agent, got, want, held.Rate(-1, agent, AgentFactor([]HeldOut{*held}, -1, agent)))
 		}
 	}
-	// Without the gate, every agent is offered it.
+	// Without the gate, every agent is offered it; and the counts of
+	// another binding of the lookup do not gate this one.
 	f.Arbiter.HeldOut = nil
 	if !offered("hasty") {
 		t.Error("without held-out rates, get_order is not offered to hasty")
+	}
+	other := *held
+	other.Binding = "x=$result.orders[0]"
+	f.Arbiter.HeldOut = []HeldOut{other}
+	if !offered("hasty") {
+		t.Error("gated by another binding's held-out rate")
 	}
 	// Too few offers in the served fold: no gate.
 	few := &HeldOut{Offers: Count{N: HeldOutMinOffers - 1}, Hits: Count{N: 0}}
@@ -58,7 +66,7 @@ func TestServeHeldOutByAgent(t *testing.T) {
 func TestHeldOutValidate(t *testing.T) {
 	f := shopFlow(t)
 	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{
-		{Site: "get_user", Lookup: "get_order", Offers: Count{N: 5}, Hits: Count{N: 3}, Agents: map[string]AgentCounts{
+		{Site: "get_user", Lookup: "get_order", Binding: "x=$result.orders[*]", Offers: Count{N: 5}, Hits: Count{N: 3}, Agents: map[string]AgentCounts{
 			"m": {Offers: Count{N: 2}, Hits: Count{N: 3}},
 		}},
 	}}

@@ -97,10 +97,12 @@ type Caps struct {
 	MaxBytes   int `json:"max_bytes"`
 }
 
-// DefaultMaxBytes is --flow-max-bytes's default: a few KiB, about what
-// three of a shop's records take, so that one result never grows by a whole
-// knowledge graph.
-const DefaultMaxBytes = 8192
+// DefaultMaxBytes is --flow-max-bytes's default: 16 KiB, sized by the
+// held-out replay of the τ²-bench training tasks (docs/flow.md, "What
+// each lever earned"): 8 KiB left out runs of an order and its products
+// that saved turns, and no larger cap saved one more; small enough that one
+// result never grows by a whole knowledge graph.
+const DefaultMaxBytes = 16384
 
 // DefaultCaps are the manual's defaults.
 var DefaultCaps = Caps{PerCall: 8, PerSession: 40, Questions: 300, MaxBytes: DefaultMaxBytes}
@@ -604,7 +606,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if mb := l.MeanBytes(s.fold); mb > DetourBytes {
 			o.Cost = mb / DetourBytes
 		}
-		if s.gated(site.Tool, l.Tool, o.Threshold(s.opt.Rule.Threshold)) {
+		if s.gated(site.Tool, l.Tool, exprs, o.Threshold(s.opt.Rule.Threshold)) {
 			continue // its offers hit too rarely for this agent, held out
 		}
 		for _, args := range objs {

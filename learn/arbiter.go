@@ -83,7 +83,7 @@ func ReplayTable(ctx context.Context, src episode.Source, filter episode.Filter,
 			once.Each(d, hit, func(o *flow.Offer, hit bool) {
 				x = flow.InputsOf(o).Vector(feats, x)
 				t.add(fold, hit, x)
-				t.addRate(rateKey{site: o.From, lookup: o.Tool, agent: agent, fold: fold}, hit)
+				t.addRate(rateKey{site: o.From, lookup: o.Tool, binding: flow.OfferBinding(o.Binding), agent: agent, fold: fold}, hit)
 			})
 		},
 		Oracle:    ao.Oracle,

@@ -18,8 +18,8 @@ import (
 // does not say whether its site's call failed, so both outcomes of a tool
 // share their lookups' rates.
 type rateKey struct {
-	site, lookup, agent string
-	fold                int
+	site, lookup, binding, agent string
+	fold                         int
 }
 
 // rateAcc is a cell's offers and hits.
@@ -53,7 +53,7 @@ func (t *Table) sortedRates() []rateKey {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b rateKey) int {
-		return cmp.Or(strings.Compare(a.site, b.site), strings.Compare(a.lookup, b.lookup),
+		return cmp.Or(strings.Compare(a.site, b.site), strings.Compare(a.lookup, b.lookup), strings.Compare(a.binding, b.binding),
 			strings.Compare(a.agent, b.agent), cmp.Compare(a.fold, b.fold))
 	})
 	return keys
@@ -66,8 +66,8 @@ func (t *Table) heldOut(f *flow.Flow) {
 	var out []flow.HeldOut
 	for _, key := range t.sortedRates() {
 		r := t.rates[key]
-		if n := len(out); n == 0 || out[n-1].Site != key.site || out[n-1].Lookup != key.lookup {
-			out = append(out, flow.HeldOut{Site: key.site, Lookup: key.lookup, Offers: flow.NewCount(k), Hits: flow.NewCount(k)})
+		if n := len(out); n == 0 || out[n-1].Site != key.site || out[n-1].Lookup != key.lookup || out[n-1].Binding != key.binding {
+			out = append(out, flow.HeldOut{Site: key.site, Lookup: key.lookup, Binding: key.binding, Offers: flow.NewCount(k), Hits: flow.NewCount(k)})
 		}
 		h := &out[len(out)-1]
 		h.Offers.AddN(key.fold, r.offers)

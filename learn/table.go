@@ -137,12 +137,13 @@ type tableJSON struct {
 }
 
 type rateJSON struct {
-	Site   string `json:"site"`
-	Lookup string `json:"lookup"`
-	Agent  string `json:"agent,omitempty"`
-	Fold   int    `json:"fold"`
-	Offers int    `json:"offers"`
-	Hits   int    `json:"hits"`
+	Site    string `json:"site"`
+	Lookup  string `json:"lookup"`
+	Binding string `json:"binding"`
+	Agent   string `json:"agent,omitempty"`
+	Fold    int    `json:"fold"`
+	Offers  int    `json:"offers"`
+	Hits    int    `json:"hits"`
 }
 
 func (t *Table) toJSON() tableJSON {
@@ -158,7 +159,7 @@ func (t *Table) toJSON() tableJSON {
 	}
 	for _, k := range t.sortedRates() {
 		r := t.rates[k]
-		j.Rates = append(j.Rates, rateJSON{Site: k.site, Lookup: k.lookup, Agent: k.agent, Fold: k.fold, Offers: r.offers, Hits: r.hits})
+		j.Rates = append(j.Rates, rateJSON{Site: k.site, Lookup: k.lookup, Binding: k.binding, Agent: k.agent, Fold: k.fold, Offers: r.offers, Hits: r.hits})
 	}
 	return j
 }
@@ -193,7 +194,7 @@ func tableFromJSON(j tableJSON) (*Table, error) {
 		if r.Site == "" || r.Lookup == "" || r.Fold < 0 || r.Fold > 1000 || r.Offers < 1 || r.Hits < 0 || r.Hits > r.Offers {
 			return nil, bad(fmt.Sprintf("rates[%d]", i), "want a site, a lookup, a fold, offers (1 or more) and hits (at most the offers)")
 		}
-		t.addRateN(rateKey{site: r.Site, lookup: r.Lookup, agent: r.Agent, fold: r.Fold}, r.Offers, r.Hits)
+		t.addRateN(rateKey{site: r.Site, lookup: r.Lookup, binding: r.Binding, agent: r.Agent, fold: r.Fold}, r.Offers, r.Hits)
 	}
 	return t, nil
 }
