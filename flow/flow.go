@@ -675,16 +675,33 @@ func (f *Flow) Validate() error {
 			h := &f.Arbiter.HeldOut[i]
 			field := fmt.Sprintf("arbiter.held_out[%d]", i)
 			if i > 0 {
-				if p := f.Arbiter.HeldOut[i-1]; compareHeldOut(p.Site, p.Lookup, p.Binding, h.Site, h.Lookup, h.Binding) >= 0 {
-					return bad(field, "not sorted by site, lookup, then binding, or repeated")
+				if CompareHeldOut(f.Arbiter.HeldOut[i-1].Key(), h.Key()) >= 0 {
+					return bad(field, "not sorted by site, failed, lookup, binding, then narrowed, or repeated")
 				}
 			}
 			if err := h.validate(field, checkCount); err != nil {
 				return err
 			}
+			if !f.hasBinding(h.Key()) {
+				return bad(field, "site %s (failed %v), lookup %s, binding %d: no such binding", h.Site, h.Failed, h.Lookup, h.Binding)
+			}
 		}
 	}
 	return nil
+}
+
+// hasBinding reports whether the flow has the binding k names.
+func (f *Flow) hasBinding(k HeldOutKey) bool {
+	s := f.site(k.Site, k.Failed)
+	if s == nil {
+		return false
+	}
+	for i := range s.Lookups {
+		if s.Lookups[i].Tool == k.Lookup {
+			return k.Binding < len(s.Lookups[i].Bindings)
+		}
+	}
+	return false
 }
 
 // site returns the site of tool and outcome, or nil.

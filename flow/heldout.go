@@ -1,40 +1,108 @@
 package flow
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/hoist-mcp/hoist/binding"
 )
 
-// HeldOut is what the arbiter's held-out replay saw of a lookup's offers
-// (learn.FitArbiter): every offer of it once per run, with whether the
-// agent made that call itself before its next write; in total and by the
-// model that drove the agent (episode.AgentModel). Counts are by the
-// fold of the replayed episode's task, whose offers were scored by counts
-// without it, so served to fold f, Offers.For(f) and Hits.For(f) are the
-// hit rate other folds' tasks saw: a cross-fold estimate, not a fit.
+// HeldOut is what the arbiter's held-out replay saw of the offers of one
+// binding of a lookup (learn.FitArbiter): every offer of it once per run,
+// with whether the agent made that call itself before its next write; in
+// total and by the model that drove the agent (episode.AgentModel). Counts
+// are by the fold of the replayed episode's task, whose offers were scored
+// by counts without it, so served to fold f, Offers.For(f) and
+// Hits.For(f) are the hit rate other folds' tasks saw: a cross-fold
+// estimate, not a fit.
 //
-// It is a gate beside the decider: a lookup whose held-out hit rate, for
-// this agent backed off to every agent's (Rate), is below the rule's
-// threshold (scaled by its cost) is not offered. Agents differ: one
-// checks every reservation a fan-out looks up, another one or two, and
-// pooled, such a lookup sits near the threshold for both.
+// It is a gate beside the decider: an offer whose binding's held-out hit
+// rate, for this agent backed off to every agent's (Rate), is below the
+// rule's threshold (scaled by its cost) is not made. A lookup's bindings
+// hit at rates of their own (the element the customer named more often
+// than every element), and so may agents: one checks every reservation a
+// fan-out looks up, another one or two.
 type HeldOut struct {
-	// Site is the tool of the site that offered the lookup (both of its
-	// outcomes: an offer does not say whether its site failed), Lookup
-	// the lookup's tool.
-	Site   string `json:"site"`
-	Lookup string `json:"lookup"`
-	// Binding is the offers' binding (OfferBinding): a lookup's bindings
-	// hit at rates of their own, a named element's more often than every
-	// element's.
-	Binding string `json:"binding"`
-	Offers  Count  `json:"offers"`
-	Hits    Count  `json:"hits"`
+	// Site and Failed are the site, Lookup the lookup's tool, Binding the
+	// index of the binding in the lookup's bindings, and Narrowed whether
+	// the offers were of its fan-out narrowed to what the customer named
+	// (Narrow).
+	Site     string `json:"site"`
+	Failed   bool   `json:"failed"`
+	Lookup   string `json:"lookup"`
+	Binding  int    `json:"binding"`
+	Narrowed bool   `json:"narrowed,omitempty"`
+	Offers   Count  `json:"offers"`
+	Hits     Count  `json:"hits"`
 	// Agents are the same counts by agent model, for the models the
 	// replay saw; an episode of no known model counts in the total only.
 	Agents map[string]AgentCounts `json:"agents,omitempty"`
+}
+
+// HeldOutKey is what a HeldOut counts the offers of.
+type HeldOutKey struct {
+	Site     string
+	Failed   bool
+	Lookup   string
+	Binding  int
+	Narrowed bool
+}
+
+// Key returns what h counts the offers of.
+func (h *HeldOut) Key() HeldOutKey {
+	return HeldOutKey{Site: h.Site, Failed: h.Failed, Lookup: h.Lookup, Binding: h.Binding, Narrowed: h.Narrowed}
+}
+
+// CompareHeldOut orders held-out counts: by site, failed (false first),
+// lookup, binding, then narrowed (false first).
+func CompareHeldOut(a, b HeldOutKey) int {
+	return cmp.Or(strings.Compare(a.Site, b.Site), compareBool(a.Failed, b.Failed), strings.Compare(a.Lookup, b.Lookup),
+		cmp.Compare(a.Binding, b.Binding), compareBool(a.Narrowed, b.Narrowed))
+}
+
+// OfferBindings returns, for each binding of f's lookups, the text its
+// offers log (OfferBinding), and its narrowed fan-out's, by site tool and
+// lookup tool: how learn finds the binding an offer of its replay was of
+// (an offer names its site's tool, not whether it failed: a text both
+// outcomes' bindings log is the one of the site that did not fail).
+func OfferBindings(f *Flow) map[[3]string]HeldOutKey {
+	out := map[[3]string]HeldOutKey{}
+	put := func(k [3]string, v HeldOutKey) {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	for si := range f.Sites {
+		s := &f.Sites[si]
+		for li := range s.Lookups {
+			l := &s.Lookups[li]
+			for bi := range l.Bindings {
+				b := &l.Bindings[bi]
+				key := HeldOutKey{Site: s.Tool, Failed: s.Failed, Lookup: l.Tool, Binding: bi}
+				put([3]string{s.Tool, l.Tool, OfferBinding(b.argText())}, key)
+				if b.Narrow == nil {
+					continue
+				}
+				names := make([]string, 0, len(b.Args))
+				for k := range b.Args {
+					names = append(names, k)
+				}
+				slices.Sort(names)
+				if n, ok := binding.Narrow(names, b.Args); ok {
+					text := map[string]string{}
+					for k, e := range n {
+						text[k] = e.String()
+					}
+					key.Narrowed = true
+					put([3]string{s.Tool, l.Tool, OfferBinding(text)}, key)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // AgentCounts are one agent model's offers and hits.
@@ -96,8 +164,8 @@ func AgentFactor(hs []HeldOut, f int, agent string) float64 {
 // validate checks the counts: hits within offers, an agent's within the
 // total.
 func (h *HeldOut) validate(field string, check func(string, Count, int) error) error {
-	if h.Site == "" || h.Lookup == "" {
-		return &FieldError{Field: field, Err: fmt.Errorf("want a site and a lookup")}
+	if h.Site == "" || h.Lookup == "" || h.Binding < 0 {
+		return &FieldError{Field: field, Err: fmt.Errorf("want a site, a lookup and a binding's index")}
 	}
 	if err := check(field+".offers", h.Offers, 1<<40); err != nil {
 		return err
@@ -127,17 +195,15 @@ func (h *HeldOut) validate(field string, check func(string, Count, int) error) e
 }
 
 // gated reports whether the held-out hit rate of the offers of lookup by
-// the binding exprs (as offers log it) at the site of tool site, for the
-// session's agent, is below threshold t: then they are not made.
-func (s *Session) gated(site, lookup string, exprs map[string]string, t float64) bool {
+// its binding at index bi (narrowed or not) at site, for the session's
+// agent, is below threshold t: then they are not made.
+func (s *Session) gated(site *Site, lookup string, bi int, narrowed bool, t float64) bool {
 	a := s.f.Arbiter
 	if a == nil || len(a.HeldOut) == 0 {
 		return false
 	}
-	bound := OfferBinding(exprs)
-	i, ok := slices.BinarySearchFunc(a.HeldOut, [3]string{site, lookup, bound}, func(h HeldOut, k [3]string) int {
-		return compareHeldOut(h.Site, h.Lookup, h.Binding, k[0], k[1], k[2])
-	})
+	key := HeldOutKey{Site: site.Tool, Failed: site.Failed, Lookup: lookup, Binding: bi, Narrowed: narrowed}
+	i, ok := slices.BinarySearchFunc(a.HeldOut, key, func(h HeldOut, k HeldOutKey) int { return CompareHeldOut(h.Key(), k) })
 	if !ok {
 		return false
 	}
@@ -146,17 +212,6 @@ func (s *Session) gated(site, lookup string, exprs map[string]string, t float64)
 	}
 	p := a.HeldOut[i].Rate(s.fold, s.opt.Agent, s.agentFactor)
 	return !math.IsNaN(p) && p < t
-}
-
-// compareHeldOut orders held-out counts by site, lookup, then binding.
-func compareHeldOut(s1, l1, b1, s2, l2, b2 string) int {
-	if c := strings.Compare(s1, s2); c != 0 {
-		return c
-	}
-	if c := strings.Compare(l1, l2); c != 0 {
-		return c
-	}
-	return strings.Compare(b1, b2)
 }
 
 // OfferBinding is an offer's binding as held-out counts key it: each

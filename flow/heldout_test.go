@@ -11,7 +11,7 @@ import (
 // 9 of 10 offers for "careful", 2 of 20 for "hasty", and 1 of 2 for
 // "rare".
 func TestServeHeldOutByAgent(t *testing.T) {
-	held := &HeldOut{Site: "get_user", Lookup: "get_order", Binding: "x=$result.orders[*]", Offers: Count{N: 32}, Hits: Count{N: 12}, Agents: map[string]AgentCounts{
+	held := &HeldOut{Site: "get_user", Lookup: "get_order", Binding: 0, Offers: Count{N: 32}, Hits: Count{N: 12}, Agents: map[string]AgentCounts{
 		"careful": {Offers: Count{N: 10}, Hits: Count{N: 9}},
 		"hasty":   {Offers: Count{N: 20}, Hits: Count{N: 2}},
 		"rare":    {Offers: Count{N: 2}, Hits: Count{N: 1}},
@@ -49,7 +49,7 @@ func TestServeHeldOutByAgent(t *testing.T) {
 		t.Error("without held-out rates, get_order is not offered to hasty")
 	}
 	other := *held
-	other.Binding = "x=$result.orders[0]"
+	other.Binding = 1
 	f.Arbiter.HeldOut = []HeldOut{other}
 	if !offered("hasty") {
 		t.Error("gated by another binding's held-out rate")
@@ -66,12 +66,24 @@ func TestServeHeldOutByAgent(t *testing.T) {
 func TestHeldOutValidate(t *testing.T) {
 	f := shopFlow(t)
 	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{
-		{Site: "get_user", Lookup: "get_order", Binding: "x=$result.orders[*]", Offers: Count{N: 5}, Hits: Count{N: 3}, Agents: map[string]AgentCounts{
+		{Site: "get_user", Lookup: "get_order", Binding: 0, Offers: Count{N: 5}, Hits: Count{N: 3}, Agents: map[string]AgentCounts{
 			"m": {Offers: Count{N: 2}, Hits: Count{N: 3}},
 		}},
 	}}
 	err := f.Validate()
 	if err == nil || err.Error() != `arbiter.held_out[0].agents["m"].hits.n: 3 out of range 0..2` {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+// Held-out counts of a binding the flow does not have are refused.
+func TestHeldOutOfNoBinding(t *testing.T) {
+	f := shopFlow(t)
+	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{
+		{Site: "get_user", Lookup: "get_order", Binding: 2, Offers: Count{N: 5}, Hits: Count{N: 3}},
+	}}
+	err := f.Validate()
+	if err == nil || err.Error() != `arbiter.held_out[0]: site get_user (failed false), lookup get_order, binding 2: no such binding` {
 		t.Errorf("Validate: %v", err)
 	}
 }

@@ -560,6 +560,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		// Of the bindings that bind, the one that earned most in the
 		// fold's counts (Bound.Value), the first of equals.
 		var best *Bound
+		bestAt, narrowedTo := -1, false
 		var objs []json.RawMessage
 		bestV, scale := 0.0, max(1, l.MeanBytes(s.fold)/DetourBytes)
 		for bi := range l.Bindings {
@@ -575,7 +576,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 			if !ok || len(o) == 0 {
 				continue
 			}
-			best, objs, bestV = b, o, v
+			best, objs, bestV, bestAt = b, o, v, bi
 		}
 		if best == nil {
 			continue
@@ -585,7 +586,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if n := s.narrowed(best, scale); n != nil {
 			// The customer named elements of the list: those only.
 			if o, ok := binding.Bind(s.argNames(best), n.args, &s.scope, s.opt.Caps.PerCall); ok && len(o) > 0 {
-				objs, exprs, pb = o, n.text, n.p
+				objs, exprs, pb, narrowedTo = o, n.text, n.p, true
 			}
 		}
 		o := Offer{
@@ -606,7 +607,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if mb := l.MeanBytes(s.fold); mb > DetourBytes {
 			o.Cost = mb / DetourBytes
 		}
-		if s.gated(site.Tool, l.Tool, exprs, o.Threshold(s.opt.Rule.Threshold)) {
+		if s.gated(site, l.Tool, bestAt, narrowedTo, o.Threshold(s.opt.Rule.Threshold)) {
 			continue // its offers hit too rarely for this agent, held out
 		}
 		for _, args := range objs {

@@ -59,17 +59,24 @@ func (t *Table) sortedRates() []rateKey {
 	return keys
 }
 
-// heldOut writes the table's rates into f's arbiter, sorted by site,
-// then lookup.
+// heldOut writes the table's rates into f's arbiter, by the binding each
+// offer was of (flow.OfferBindings), sorted. An offer of no binding of f
+// (a table of another flow) is left out.
 func (t *Table) heldOut(f *flow.Flow) {
 	k := f.Folds
-	var out []flow.HeldOut
+	of := flow.OfferBindings(f)
+	byKey := map[flow.HeldOutKey]*flow.HeldOut{}
 	for _, key := range t.sortedRates() {
 		r := t.rates[key]
-		if n := len(out); n == 0 || out[n-1].Site != key.site || out[n-1].Lookup != key.lookup || out[n-1].Binding != key.binding {
-			out = append(out, flow.HeldOut{Site: key.site, Lookup: key.lookup, Binding: key.binding, Offers: flow.NewCount(k), Hits: flow.NewCount(k)})
+		hk, ok := of[[3]string{key.site, key.lookup, key.binding}]
+		if !ok {
+			continue
 		}
-		h := &out[len(out)-1]
+		h := byKey[hk]
+		if h == nil {
+			h = &flow.HeldOut{Site: hk.Site, Failed: hk.Failed, Lookup: hk.Lookup, Binding: hk.Binding, Narrowed: hk.Narrowed, Offers: flow.NewCount(k), Hits: flow.NewCount(k)}
+			byKey[hk] = h
+		}
 		h.Offers.AddN(key.fold, r.offers)
 		h.Hits.AddN(key.fold, r.hits)
 		if key.agent == "" {
@@ -85,6 +92,14 @@ func (t *Table) heldOut(f *flow.Flow) {
 		a.Offers.AddN(key.fold, r.offers)
 		a.Hits.AddN(key.fold, r.hits)
 		h.Agents[key.agent] = a
+	}
+	out := make([]flow.HeldOut, 0, len(byKey))
+	for _, h := range byKey {
+		out = append(out, *h)
+	}
+	slices.SortFunc(out, func(a, b flow.HeldOut) int { return flow.CompareHeldOut(a.Key(), b.Key()) })
+	if len(out) == 0 {
+		out = nil
 	}
 	f.Arbiter.HeldOut = out
 }
