@@ -39,6 +39,10 @@ type Arbiter struct {
 	// Fit says what the weights were fitted on and how well they are
 	// calibrated out of fold.
 	Fit ArbiterFit `json:"fit"`
+	// HeldOut is what the fit's held-out replay saw of each lookup's
+	// offers, by site and lookup, sorted: a lookup whose rate is below
+	// the threshold is not offered (HeldOut.Rate).
+	HeldOut []HeldOut `json:"held_out,omitempty"`
 
 	none bool // read from version 1's "arbiter": false
 }
@@ -52,6 +56,10 @@ type ArbiterFit struct {
 	Hits    int     `json:"hits"`
 	ECE     float64 `json:"ece"`
 	LogLoss float64 `json:"log_loss"`
+	// ECEBand is the ECE of the offers predicted 0.2 to 0.5 only (BandECE),
+	// around the threshold, where a miscalibration moves decisions; absent
+	// when none was.
+	ECEBand float64 `json:"ece_band,omitempty"`
 }
 
 // UnmarshalJSON reads an arbiter, or version 1's false (none).

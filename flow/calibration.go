@@ -57,6 +57,27 @@ func Reliability(ps []float64, hits []bool) (bins []Bin, ece float64) {
 	return bins, ece
 }
 
+// BandECE is the expected calibration error of the probabilities in
+// [lo, hi) only: Reliability's bins of width 0.1 that fall in the band,
+// weighted by their offers. Around the threshold is where a
+// miscalibration moves decisions; an ECE over every offer is mostly the
+// many offers far below it.
+func BandECE(ps []float64, hits []bool, lo, hi float64) float64 {
+	bins, _ := Reliability(ps, hits)
+	n, e := 0, 0.0
+	for _, b := range bins {
+		if b.Offers == 0 || b.Lo < lo-1e-9 || b.Hi > hi+1e-9 {
+			continue
+		}
+		n += b.Offers
+		e += float64(b.Offers) * math.Abs(b.MeanP-b.Rate)
+	}
+	if n == 0 {
+		return 0
+	}
+	return e / float64(n)
+}
+
 // OfferOnce reports each offer of a run once, at the first decision that
 // offers it: a run's later decisions offer again what its earlier ones
 // passed over, and a reliability table counts an offer once. Feed it every

@@ -241,6 +241,9 @@ type Bound struct {
 	// P(binding) of a fan-out is Used/Calls, per call.
 	Calls *Count `json:"calls,omitempty"`
 	Used  *Count `json:"used,omitempty"`
+	// Narrow counts a fan-out over every element narrowed to the elements
+	// the customer named, where that bound (narrow.go); nil for none.
+	Narrow *Narrow `json:"narrow,omitempty"`
 
 	// text is Args as the flow log writes them, made once by Parse (when
 	// texted) for every session that serves the flow; never written after.
@@ -623,6 +626,11 @@ func (f *Flow) Validate() error {
 						return err
 					}
 				}
+				if b.Narrow != nil {
+					if err := b.Narrow.validate(bf+".narrow", checkCount); err != nil {
+						return err
+					}
+				}
 				for arg := range b.Args {
 					if t.Input != nil {
 						if _, ok := t.Input[arg]; !ok {
@@ -663,8 +671,37 @@ func (f *Flow) Validate() error {
 		if err := f.Arbiter.validate(k); err != nil {
 			return err
 		}
+		for i := range f.Arbiter.HeldOut {
+			h := &f.Arbiter.HeldOut[i]
+			field := fmt.Sprintf("arbiter.held_out[%d]", i)
+			if i > 0 {
+				if CompareHeldOut(f.Arbiter.HeldOut[i-1].Key(), h.Key()) >= 0 {
+					return bad(field, "not sorted by site, failed, lookup, binding, then narrowed, or repeated")
+				}
+			}
+			if err := h.validate(field, checkCount); err != nil {
+				return err
+			}
+			if !f.hasBinding(h.Key()) {
+				return bad(field, "site %s (failed %v), lookup %s, binding %d: no such binding", h.Site, h.Failed, h.Lookup, h.Binding)
+			}
+		}
 	}
 	return nil
+}
+
+// hasBinding reports whether the flow has the binding k names.
+func (f *Flow) hasBinding(k HeldOutKey) bool {
+	s := f.site(k.Site, k.Failed)
+	if s == nil {
+		return false
+	}
+	for i := range s.Lookups {
+		if s.Lookups[i].Tool == k.Lookup {
+			return k.Binding < len(s.Lookups[i].Bindings)
+		}
+	}
+	return false
 }
 
 // site returns the site of tool and outcome, or nil.

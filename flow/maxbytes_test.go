@@ -77,3 +77,32 @@ func TestCostOfLargeResults(t *testing.T) {
 		t.Errorf("results of 6 KiB: took %+v, want it at threshold 0.75", got)
 	}
 }
+
+// The default cap, sized by the held-out replay (docs/flow.md, "What each
+// lever earned"), keeps a run of the user and both orders of about 5 KiB
+// each, as retail's runs of an order's details and its products are: at
+// 8 KiB the second order was left out, and 5 retail turns with it.
+func TestDefaultMaxBytesKeepsTwoLargeRecords(t *testing.T) {
+	s, err := NewSession(shopFlow(t), Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, _ := serve(t, s, func(o Offer) (string, bool) {
+		if o.Tool == "get_order" {
+			return `{"order":"` + strings.Repeat("x", 5000) + `"}`, false
+		}
+		return answerShop(o)
+	})
+	var orders int
+	for _, d := range ds {
+		if d.Taken >= 0 && d.Offers[d.Taken].Tool == "get_order" {
+			orders++
+		}
+		if strings.HasPrefix(d.Reason, "over --flow-max-bytes") {
+			t.Errorf("default caps: %s", d.Reason)
+		}
+	}
+	if orders != 2 {
+		t.Errorf("%d orders looked up, want both", orders)
+	}
+}

@@ -258,6 +258,7 @@ func mergeLookups(have, add []Lookup, k int) []Lookup {
 			addCounts(&hb.Matched, b.Matched)
 			hb.Calls = addOptional(hb.Calls, b.Calls, k)
 			hb.Used = addOptional(hb.Used, b.Used, k)
+			hb.Narrow = addNarrow(hb.Narrow, b.Narrow, k)
 		}
 	}
 	return have

@@ -81,7 +81,7 @@ func ReplayEpisode(f *Flow, ep *episode.Episode, opt ReplayOptions) *Replay {
 		if len(f.Servers) == 1 && len(ep.Servers) <= 1 {
 			name = "" // a one-server flow serves a one-server session, whatever it is called
 		}
-		s, err := NewSession(f, Options{Rule: opt.Rule, Caps: opt.Caps, Server: name, TaskID: TaskKey(ep), Oracle: opt.Oracle, AskAlways: opt.AskAlways, Context: opt.Context})
+		s, err := NewSession(f, Options{Rule: opt.Rule, Caps: opt.Caps, Server: name, TaskID: TaskKey(ep), Agent: ep.AgentModel, Oracle: opt.Oracle, AskAlways: opt.AskAlways, Context: opt.Context})
 		if err != nil {
 			s = nil
 		} else {

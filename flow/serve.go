@@ -97,10 +97,12 @@ type Caps struct {
 	MaxBytes   int `json:"max_bytes"`
 }
 
-// DefaultMaxBytes is --flow-max-bytes's default: a few KiB, about what
-// three of a shop's records take, so that one result never grows by a whole
-// knowledge graph.
-const DefaultMaxBytes = 8192
+// DefaultMaxBytes is --flow-max-bytes's default: 16 KiB, sized by the
+// held-out replay of the τ²-bench training tasks (docs/flow.md, "What
+// each lever earned"): 8 KiB left out runs of an order and its products
+// that saved turns, and no larger cap saved one more; small enough that one
+// result never grows by a whole knowledge graph.
+const DefaultMaxBytes = 16384
 
 // DefaultCaps are the manual's defaults.
 var DefaultCaps = Caps{PerCall: 8, PerSession: 40, Questions: 300, MaxBytes: DefaultMaxBytes}
@@ -191,6 +193,10 @@ type Options struct {
 	Tools []string
 	// TaskID picks the fold (--task-id; by default the session).
 	TaskID string
+	// Agent is the model that drives the agent (episode.AgentModel; ""
+	// when unknown): a lookup's held-out hit rate is this agent's, backed
+	// off to every agent's (HeldOut.Rate).
+	Agent string
 	// Rand draws exploration; it must be set when Rule.Epsilon > 0.
 	Rand *rand.Rand
 	// Shadow decides and logs, but the proxy makes no lookup.
@@ -238,9 +244,12 @@ type Session struct {
 	failed   []bool            // whether each call's result failed
 	used     int               // lookups made this session
 	probs    []float64
-	names    map[*Bound][]string          // each binding's argument names, sorted
-	exprs    map[*Bound]map[string]string // each binding's expressions as the flow log writes them
-	ask      *asker                       // the flow's questions; nil without Options.Oracle
+	names    map[*Bound][]string   // each binding's argument names, sorted
+	narrows  map[*Bound]*narrowing // each fan-out's narrowing, nil for none
+	// agentFactor is AgentFactor of the session's agent, 0 until needed.
+	agentFactor float64
+	exprs       map[*Bound]map[string]string // each binding's expressions as the flow log writes them
+	ask         *asker                       // the flow's questions; nil without Options.Oracle
 	// latest is each tool's latest call with a result, by index; dead the
 	// calls whose results no binding can read any more, forgotten when the
 	// next run starts; byIndex is true when the flow reads calls by index,
@@ -551,6 +560,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		// Of the bindings that bind, the one that earned most in the
 		// fold's counts (Bound.Value), the first of equals.
 		var best *Bound
+		bestAt, narrowedTo := -1, false
 		var objs []json.RawMessage
 		bestV, scale := 0.0, max(1, l.MeanBytes(s.fold)/DetourBytes)
 		for bi := range l.Bindings {
@@ -566,13 +576,19 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 			if !ok || len(o) == 0 {
 				continue
 			}
-			best, objs, bestV = b, o, v
+			best, objs, bestV, bestAt = b, o, v, bi
 		}
 		if best == nil {
 			continue
 		}
 		pb := best.PBinding(s.fold, reach)
 		exprs := s.bindingText(best)
+		if n := s.narrowed(best, scale); n != nil {
+			// The customer named elements of the list: those only.
+			if o, ok := binding.Bind(s.argNames(best), n.args, &s.scope, s.opt.Caps.PerCall); ok && len(o) > 0 {
+				objs, exprs, pb, narrowedTo = o, n.text, n.p, true
+			}
+		}
 		o := Offer{
 			Tool:     l.Tool,
 			Binding:  exprs,
@@ -590,6 +606,9 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		}
 		if mb := l.MeanBytes(s.fold); mb > DetourBytes {
 			o.Cost = mb / DetourBytes
+		}
+		if s.gated(site, l.Tool, bestAt, narrowedTo, o.Threshold(s.opt.Rule.Threshold)) {
+			continue // its offers hit too rarely for this agent, held out
 		}
 		for _, args := range objs {
 			o.Args = args

@@ -2,6 +2,7 @@ package learn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -115,5 +116,78 @@ func TestFitArbiterWithOracle(t *testing.T) {
 	}
 	if plain := fit(nil); slices.Contains(plain.Arbiter.Features, flow.FeatureOracle) {
 		t.Errorf("without an oracle: features %v", plain.Arbiter.Features)
+	}
+}
+
+// The arbiter's fit counts each lookup's held-out offers and hits by the
+// agent's model (issue 26, lever 2): "careful" reads every order of a
+// user, "hasty" one of six, so the fan-out over the orders hits for one
+// and not the other; served, each agent gets what its own rate earns.
+func TestFitArbiterHeldOutByAgent(t *testing.T) {
+	var eps sliceSource
+	for n := 1; n <= 40; n++ {
+		u := fmt.Sprintf("user_%d", n)
+		var ids []string
+		for c := range 6 {
+			ids = append(ids, fmt.Sprintf("#W%07d", (n*7919+c*104729)%10000000))
+		}
+		list, _ := json.Marshal(map[string][]string{"orders": ids})
+		calls := []call{
+			{tool: "find_user", args: fmt.Sprintf(`{"email":"c%d@example.com"}`, n), result: u},
+			{tool: "get_user", args: fmt.Sprintf(`{"user_id":%q}`, u), result: string(list), turn: 1},
+		}
+		model, read := "careful", ids
+		if n%2 == 0 {
+			model, read = "hasty", ids[n%6:n%6+1]
+		}
+		for _, id := range read {
+			calls = append(calls, call{tool: "get_order", args: fmt.Sprintf(`{"order_id":%q}`, id), result: `{}`, turn: 2})
+		}
+		calls = append(calls, call{tool: "cancel", args: fmt.Sprintf(`{"order_id":%q}`, read[0]), result: `ok`, turn: 3})
+		ep := crafted(fmt.Sprint(n), fmt.Sprint(n), calls...)
+		ep.AgentModel = model
+		eps = append(eps, ep)
+	}
+	f, err := FromSource(context.Background(), eps, episode.Filter{}, Options{Folds: 4, MinSupport: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := FitArbiterWith(context.Background(), eps, episode.Filter{}, f, ArbiterOptions{ByAgent: true}); err != nil {
+		t.Fatal(err)
+	}
+	var h *flow.HeldOut
+	for i, o := range f.Arbiter.HeldOut {
+		if o.Site == "get_user" && o.Lookup == "get_order" {
+			h = &f.Arbiter.HeldOut[i]
+		}
+	}
+	if h == nil || len(h.Agents) != 2 {
+		t.Fatalf("get_order's held-out counts %+v: want them by two agents", h)
+	}
+	careful, hasty := h.Rate(-1, "careful", 1), h.Rate(-1, "hasty", 1)
+	if !(careful > 0.8 && hasty < flow.DefaultThreshold) {
+		t.Errorf("held-out rate careful %.3f, hasty %.3f: want high and below the threshold", careful, hasty)
+	}
+	// Served (the held-out replay, each task in its own fold), the
+	// fan-out is looked up for careful's episodes only.
+	orders := map[string]int{}
+	for _, ep := range eps {
+		r := flow.ReplayEpisode(f, ep, flow.ReplayOptions{Rule: flow.Rule{Decider: flow.ArbiterDecider, Threshold: flow.DefaultThreshold}, Caps: flow.DefaultCaps})
+		for _, lk := range r.Lookups {
+			if lk.From == "get_user" {
+				orders[ep.AgentModel]++
+			}
+		}
+	}
+	if orders["careful"] == 0 || orders["hasty"] != 0 {
+		t.Errorf("orders looked up after get_user, by agent: %v; want careful's only", orders)
+	}
+	// The flow file keeps them.
+	b, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := flow.Parse(b, "agents.flow.json"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -168,6 +168,9 @@ type tupleAcc struct {
 	tasks       map[string]bool // the tasks it matched in, up to MinSupport
 	matched     flow.Count
 	calls, used flow.Count // a fan-out's calls and those the agent made
+	// narrow counts a fan-out over every element ([*]) where narrowed to
+	// the elements the customer named it bound (narrow.go).
+	narrow *narrowAcc
 }
 
 // addTask notes a task the tuple matched in, keeping the m least task keys:
@@ -356,6 +359,7 @@ func (l *Learner) merge(o *Learner) {
 				addCount(&ta.matched, ota.matched)
 				addCount(&ta.calls, ota.calls)
 				addCount(&ta.used, ota.used)
+				ta.narrow = addNarrow(ta.narrow, ota.narrow)
 				for i := range ta.args {
 					a, b := &ta.args[i], ota.args[i]
 					a.varied = a.varied || b.varied || a.first != b.first
@@ -719,6 +723,9 @@ func (l *Learner) countBindings(la *lookupAcc, made, prior []*episode.Call, deco
 				if ta.fan {
 					ta.calls.AddN(fold, calls)
 					ta.used.AddN(fold, used)
+					if scope.Said.Len() > 0 {
+						l.countNarrowed(ta, names, exprs, scope, actual, asked, fold, used, calls)
+					}
 				}
 			}
 		}
@@ -938,6 +945,7 @@ func (l *Learner) Flow() *flow.Flow {
 				if ta.fan {
 					calls, used := ta.calls, ta.used
 					b.Calls, b.Used = &calls, &used
+					b.Narrow = ta.narrow.bound()
 				}
 				for _, a := range ta.args {
 					b.Args[a.name] = l.bindings[a.expr]

@@ -82,6 +82,9 @@ type tupleJSON struct {
 	Matched flow.Count `json:"matched"`
 	Calls   flow.Count `json:"calls"`
 	Used    flow.Count `json:"used"`
+	// Narrow is the narrowed fan-out's calls, used, and the whole's
+	// calls and used where it bound (narrow.go).
+	Narrow []flow.Count `json:"narrow,omitempty"`
 }
 
 type argJSON struct {
@@ -137,6 +140,9 @@ func (l *Learner) Shard() (json.RawMessage, error) {
 			}
 			for _, ta := range la.tuples {
 				tj := tupleJSON{Args: []argJSON{}, Tasks: sortedKeys(ta.tasks), Matched: ta.matched, Calls: ta.calls, Used: ta.used}
+				if n := ta.narrow; n != nil {
+					tj.Narrow = []flow.Count{n.calls, n.used, n.allCalls, n.allUsed}
+				}
 				for _, a := range ta.args {
 					tj.Args = append(tj.Args, argJSON{Name: a.name, Expr: a.expr, First: a.first, Varied: a.varied})
 				}
@@ -287,6 +293,17 @@ func FromShard(raw json.RawMessage) (*Learner, error) {
 				}{{"matched", &ta.matched, tj.Matched}, {"calls", &ta.calls, tj.Calls}, {"used", &ta.used, tj.Used}} {
 					if *c.dst, err = count(at+"."+c.name, c.src); err != nil {
 						return nil, err
+					}
+				}
+				if len(tj.Narrow) != 0 {
+					if len(tj.Narrow) != 4 {
+						return nil, bad(at+".narrow", "%d counts, want 4: calls, used, all_calls, all_used", len(tj.Narrow))
+					}
+					ta.narrow = &narrowAcc{}
+					for i, dst := range []*flow.Count{&ta.narrow.calls, &ta.narrow.used, &ta.narrow.allCalls, &ta.narrow.allUsed} {
+						if *dst, err = count(at+".narrow", tj.Narrow[i]); err != nil {
+							return nil, err
+						}
 					}
 				}
 				for _, a := range tj.Args {

@@ -29,6 +29,7 @@ type Table struct {
 	episodes int
 	digest   [sha256.Size]byte // the sum of the replayed episodes' digests
 	rows     map[string]*tableRow
+	rates    map[rateKey]*rateAcc // the held-out hit rates (heldout.go)
 }
 
 type tableRow struct {
@@ -114,6 +115,9 @@ func (t *Table) Merge(o *Table) error {
 	for _, r := range o.rows {
 		t.addN(r.fold, r.hit, r.x, r.n)
 	}
+	for k, r := range o.rates {
+		t.addRateN(k, r.offers, r.hits)
+	}
 	t.episodes += o.episodes
 	flow.AddDigest(&t.digest, o.digest[:])
 	return nil
@@ -127,6 +131,19 @@ type tableJSON struct {
 	Episodes int         `json:"episodes"`
 	Digest   string      `json:"digest"`
 	Rows     [][]float64 `json:"rows"`
+	// Rates are the held-out hit rates' cells, sorted: each
+	// {site, lookup, agent, fold, offers, hits}.
+	Rates []rateJSON `json:"rates,omitempty"`
+}
+
+type rateJSON struct {
+	Site    string `json:"site"`
+	Lookup  string `json:"lookup"`
+	Binding string `json:"binding"`
+	Agent   string `json:"agent,omitempty"`
+	Fold    int    `json:"fold"`
+	Offers  int    `json:"offers"`
+	Hits    int    `json:"hits"`
 }
 
 func (t *Table) toJSON() tableJSON {
@@ -139,6 +156,10 @@ func (t *Table) toJSON() tableJSON {
 		}
 		row = append(row, float64(r.fold), hit, float64(r.n))
 		j.Rows = append(j.Rows, append(row, r.x...))
+	}
+	for _, k := range t.sortedRates() {
+		r := t.rates[k]
+		j.Rates = append(j.Rates, rateJSON{Site: k.site, Lookup: k.lookup, Binding: k.binding, Agent: k.agent, Fold: k.fold, Offers: r.offers, Hits: r.hits})
 	}
 	return j
 }
@@ -168,6 +189,12 @@ func tableFromJSON(j tableJSON) (*Table, error) {
 			return nil, bad(fmt.Sprintf("rows[%d]", i), "want a fold, 0 or 1, and a count of offers first")
 		}
 		t.addN(int(fold), hit == 1, r[3:], int(n))
+	}
+	for i, r := range j.Rates {
+		if r.Site == "" || r.Lookup == "" || r.Fold < 0 || r.Fold > 1000 || r.Offers < 1 || r.Hits < 0 || r.Hits > r.Offers {
+			return nil, bad(fmt.Sprintf("rates[%d]", i), "want a site, a lookup, a fold, offers (1 or more) and hits (at most the offers)")
+		}
+		t.addRateN(rateKey{site: r.Site, lookup: r.Lookup, binding: r.Binding, agent: r.Agent, fold: r.Fold}, r.Offers, r.Hits)
 	}
 	return t, nil
 }

@@ -17,9 +17,16 @@
 //     appeared verbatim in an earlier result). The replay is audit.Walk,
 //     hoist audit's own, so the figure is the shipped algorithm's.
 //
+// The replay prints the precision by agent model under each domain;
+// -calibration adds the decider's reliability table, with its ECE over
+// every offer and in the band 0.2 to 0.5; -ablate, -by-agent and
+// -max-bytes give the rows of docs/flow.md's ablation ("What each lever
+// earned").
+//
 // Usage:
 //
 //	go run ./internal/benchcmd/flowbench [-tau2 ../shared/data/tau2] [-copies 10] [-folds 5]
+//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-by-agent] [-max-bytes N]
 package main
 
 import (
@@ -63,6 +70,12 @@ func main() {
 	only := flag.String("only", "", "run only this part: decision, learn or replay")
 	scaleFlag := flag.String("scale", "1,4,16", "learn alone over these `multiples` of the episodes, comma-separated (make bench: 1,10,100)")
 	verbose := flag.Bool("v", false, "list the calls of ceiling turns the replay did not save, most frequent first")
+	deciders := flag.String("deciders", "reach,habit,arbiter", "replay with these `deciders`, comma-separated")
+	conv := flag.String("conversation", "both", "replay `with`, without the conversation, or both")
+	maxBytes := flag.Int("max-bytes", flow.DefaultMaxBytes, "the replay's --flow-max-bytes (0: no cap)")
+	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named)")
+	flag.BoolVar(&byAgent, "by-agent", false, "gate each lookup by its held-out hit rate for the episode's agent model, backed off to every model's (off by default: it did not pay)")
+	calib := flag.Bool("calibration", false, "print the arbiter's reliability table of the replay (every offer once per run), with its ECE overall and in the band 0.2 to 0.5")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to `FILE` at the end")
 	flag.Parse()
@@ -94,6 +107,38 @@ func main() {
 		}
 		scale = append(scale, k)
 	}
+	for d := range strings.SplitSeq(*deciders, ",") {
+		dd, err := flow.ParseDecider(strings.TrimSpace(d))
+		if err != nil || dd == "" {
+			fmt.Fprintf(os.Stderr, "flowbench: -deciders: %q: want reach, habit or arbiter\n", d)
+			os.Exit(2)
+		}
+		replayDeciders = append(replayDeciders, dd)
+	}
+	switch *conv {
+	case "both":
+		replayConv = []bool{false, true}
+	case "with":
+		replayConv = []bool{true}
+	case "without":
+		replayConv = []bool{false}
+	default:
+		fmt.Fprintf(os.Stderr, "flowbench: -conversation: %q: want with, without or both\n", *conv)
+		os.Exit(2)
+	}
+	replayCaps = flow.DefaultCaps
+	replayCaps.MaxBytes = *maxBytes
+	for a := range strings.SplitSeq(*ablate, ",") {
+		switch a = strings.TrimSpace(a); a {
+		case "":
+		case "heldout", "narrow":
+			ablated[a] = true
+		default:
+			fmt.Fprintf(os.Stderr, "flowbench: -ablate: %q: want heldout or narrow\n", a)
+			os.Exit(2)
+		}
+	}
+	calibration = *calib
 	if *verbose {
 		misses = map[string]int{}
 		defer printMisses()
@@ -110,6 +155,33 @@ var parts string
 
 // scale is -scale: the multiples of the episodes learn alone runs over.
 var scale []int
+
+// The replay's settings: -deciders, -conversation, -max-bytes, -ablate,
+// -calibration.
+var (
+	replayDeciders []flow.Decider
+	replayConv     []bool
+	replayCaps     flow.Caps
+	ablated        = map[string]bool{}
+	calibration    bool
+	byAgent        bool
+)
+
+func ablatedNote() string {
+	var out []string
+	for _, a := range []string{"heldout", "narrow"} {
+		if ablated[a] {
+			out = append(out, "without "+a)
+		}
+	}
+	if byAgent {
+		out = append(out, "by agent")
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return ", " + strings.Join(out, ", ")
+}
 
 func want(part string) bool { return parts == "" || parts == part }
 
@@ -163,13 +235,13 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 		return nil
 	}
 
-	for _, conv := range []bool{false, true} {
-		for _, d := range []flow.Decider{flow.Reach, flow.Habit, flow.ArbiterDecider} {
+	for _, conv := range replayConv {
+		for _, d := range replayDeciders {
 			with := "without the conversation"
 			if conv {
 				with = "with the conversation"
 			}
-			fmt.Fprintf(w, "\nheld-out replay (%d folds by task, %s, threshold %.2f, %s)\t%s\n", folds, d, threshold, with, replayHeader)
+			fmt.Fprintf(w, "\nheld-out replay (%d folds by task, %s, threshold %.2f, %s, --flow-max-bytes %d%s)\t%s\n", folds, d, threshold, with, replayCaps.MaxBytes, ablatedNote(), replayHeader)
 			var all replay
 			for _, domain := range []string{"retail", "airline"} {
 				var de []*episode.Episode
@@ -181,9 +253,13 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 				r := heldOut(de, domain, folds, flow.Rule{Decider: d, Threshold: threshold}, conv)
 				all.add(r)
 				r.print(w, domain)
+				r.printAgents(w)
 			}
 			all.print(w, "both")
 			w.Flush()
+			if calibration {
+				all.printCalibration(os.Stdout)
+			}
 		}
 	}
 	fmt.Fprintf(w, "\nload at end\t%s\n", loadavg())

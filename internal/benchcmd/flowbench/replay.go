@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/hoist-mcp/hoist/audit"
 	"github.com/hoist-mcp/hoist/episode"
@@ -22,6 +26,8 @@ type replay struct {
 	bytes     int    // what the hits appended
 	ps        []float64
 	hits      []bool // the decider's offers and whether each hit, for its ECE
+	// agents are the lookups and detours by agent model.
+	agents map[string][2]int
 }
 
 func (r *replay) add(o replay) {
@@ -36,6 +42,50 @@ func (r *replay) add(o replay) {
 	r.bytes += o.bytes
 	r.ps = append(r.ps, o.ps...)
 	r.hits = append(r.hits, o.hits...)
+	for m, v := range o.agents {
+		if r.agents == nil {
+			r.agents = map[string][2]int{}
+		}
+		a := r.agents[m]
+		r.agents[m] = [2]int{a[0] + v[0], a[1] + v[1]}
+	}
+}
+
+// printAgents prints the precision by agent model, lowest first.
+func (r replay) printAgents(w io.Writer) {
+	models := make([]string, 0, len(r.agents))
+	for m := range r.agents {
+		models = append(models, m)
+	}
+	prec := func(m string) float64 {
+		a := r.agents[m]
+		if a[0] == 0 {
+			return 1
+		}
+		return float64(a[0]-a[1]) / float64(a[0])
+	}
+	slices.SortFunc(models, func(a, b string) int { return cmp.Or(cmp.Compare(prec(a), prec(b)), strings.Compare(a, b)) })
+	for _, m := range models {
+		a := r.agents[m]
+		fmt.Fprintf(w, "    %s\t\t\t\t\t\t\t\t%s of %d\t\t\t\n", m, pct(a[0]-a[1], a[0]), a[0])
+	}
+}
+
+// printCalibration prints the reliability table of the decider's scores,
+// with the ECE overall and over the offers scored 0.2 to 0.5, around the
+// threshold.
+func (r replay) printCalibration(out io.Writer) {
+	bins, ece := flow.Reliability(r.ps, r.hits)
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(w, "  P(hit)\toffers\tmean P\thit rate\t\n")
+	for _, b := range bins {
+		if b.Offers == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  %.1f–%.1f\t%d\t%.3f\t%.3f\t\n", b.Lo, b.Hi, b.Offers, b.MeanP, b.Rate)
+	}
+	w.Flush()
+	fmt.Fprintf(out, "  ECE %.3f; in the band 0.2–0.5 %.3f\n", ece, flow.BandECE(r.ps, r.hits, 0.2, 0.5))
 }
 
 func pct(a, b int) string {
@@ -76,15 +126,34 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, c
 	}
 	f := l.Flow()
 	if rule.Decider == flow.ArbiterDecider {
-		if err := learn.FitArbiter(context.Background(), sliceSource{eps, 1}, episode.Filter{}, f); err != nil || f.Arbiter == nil {
+		ao := learn.ArbiterOptions{ByAgent: byAgent}
+		if err := learn.FitArbiterWith(context.Background(), sliceSource{eps, 1}, episode.Filter{}, f, ao); err != nil || f.Arbiter == nil {
 			return replay{}
 		}
 	}
+	ablate(f)
 	var r replay
 	for _, ep := range eps {
 		r.add(replayEpisode(f, ep, rule))
 	}
 	return r
+}
+
+// ablate takes out of f what -ablate names.
+func ablate(f *flow.Flow) {
+	if ablated["heldout"] && f.Arbiter != nil {
+		f.Arbiter.HeldOut = nil
+	}
+	for si := range f.Sites {
+		for li := range f.Sites[si].Lookups {
+			l := &f.Sites[si].Lookups[li]
+			if ablated["narrow"] {
+				for bi := range l.Bindings {
+					l.Bindings[bi].Narrow = nil
+				}
+			}
+		}
+	}
 }
 
 // withoutMessages returns copies of the episodes without their
@@ -112,7 +181,7 @@ func withoutMessages(eps []*episode.Episode) []*episode.Episode {
 // looked up since the last write.
 func replayEpisode(f *flow.Flow, ep *episode.Episode, rule flow.Rule) replay {
 	var r replay
-	opt := audit.Options{Rule: rule, Caps: flow.DefaultCaps, Offer: func(o *flow.Offer, hit bool) {
+	opt := audit.Options{Rule: rule, Caps: replayCaps, Offer: func(o *flow.Offer, hit bool) {
 		r.ps = append(r.ps, o.Score(rule.Decider))
 		r.hits = append(r.hits, hit)
 	}}
@@ -130,6 +199,11 @@ func replayEpisode(f *flow.Flow, ep *episode.Episode, rule flow.Rule) replay {
 	r.episodes, r.toolTurns, r.saved = 1, a.Turns, int(a.Total.Saved)
 	r.ceiling = [3]int{int(a.Total.Ceiling), int(a.Total.CeilingConst), int(a.Total.CeilingSaid)}
 	r.lookups, r.detours, r.bytes = a.Total.Lookups, a.Total.Detours, a.Total.Bytes
+	model := ep.AgentModel
+	if model == "" {
+		model = "(unknown)"
+	}
+	r.agents = map[string][2]int{model: {r.lookups, r.detours}}
 	return r
 }
 

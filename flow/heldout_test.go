@@ -1,0 +1,89 @@
+package flow
+
+import (
+	"math"
+	"testing"
+)
+
+// A binding's held-out hit rate gates its offers by the agent's model,
+// backed off to every model's when the model was seen on few offers
+// (issue 26, lever 2): get_order after get_user, by $result.orders[*], hit
+// 9 of 10 offers for "careful", 2 of 20 for "hasty", and 1 of 2 for
+// "rare".
+func TestServeHeldOutByAgent(t *testing.T) {
+	held := &HeldOut{Site: "get_user", Lookup: "get_order", Binding: 0, Offers: Count{N: 32}, Hits: Count{N: 12}, Agents: map[string]AgentCounts{
+		"careful": {Offers: Count{N: 10}, Hits: Count{N: 9}},
+		"hasty":   {Offers: Count{N: 20}, Hits: Count{N: 2}},
+		"rare":    {Offers: Count{N: 2}, Hits: Count{N: 1}},
+	}}
+	f := shopFlow(t)
+	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{*held}}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	offered := func(agent string) bool {
+		s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}, Agent: agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, _ := serve(t, s, answerShop)
+		for _, d := range ds {
+			for _, o := range d.Offers {
+				if o.Tool == "get_order" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	// Pooled: (12+½)/(32+1) = 0.38, above the threshold.
+	for agent, want := range map[string]bool{"careful": true, "hasty": false, "rare": true, "": true, "unseen": true} {
+		if got := offered(agent); got != want {
+			t.Errorf("agent %q: get_order offered %v, want %v (rate %.3f)", agent, got, want, held.Rate(-1, agent, AgentFactor([]HeldOut{*held}, -1, agent)))
+		}
+	}
+	// Without the gate, every agent is offered it; and the counts of
+	// another binding of the lookup do not gate this one.
+	f.Arbiter.HeldOut = nil
+	if !offered("hasty") {
+		t.Error("without held-out rates, get_order is not offered to hasty")
+	}
+	other := *held
+	other.Binding = 1
+	f.Arbiter.HeldOut = []HeldOut{other}
+	if !offered("hasty") {
+		t.Error("gated by another binding's held-out rate")
+	}
+	// Too few offers in the served fold: no gate.
+	few := &HeldOut{Offers: Count{N: HeldOutMinOffers - 1}, Hits: Count{N: 0}}
+	if p := few.Rate(-1, "", 1); !math.IsNaN(p) {
+		t.Errorf("rate of %d offers = %v, want NaN (no gate)", HeldOutMinOffers-1, p)
+	}
+}
+
+// A flow whose held-out counts are out of range is refused, naming the
+// field.
+func TestHeldOutValidate(t *testing.T) {
+	f := shopFlow(t)
+	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{
+		{Site: "get_user", Lookup: "get_order", Binding: 0, Offers: Count{N: 5}, Hits: Count{N: 3}, Agents: map[string]AgentCounts{
+			"m": {Offers: Count{N: 2}, Hits: Count{N: 3}},
+		}},
+	}}
+	err := f.Validate()
+	if err == nil || err.Error() != `arbiter.held_out[0].agents["m"].hits.n: 3 out of range 0..2` {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+// Held-out counts of a binding the flow does not have are refused.
+func TestHeldOutOfNoBinding(t *testing.T) {
+	f := shopFlow(t)
+	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{
+		{Site: "get_user", Lookup: "get_order", Binding: 2, Offers: Count{N: 5}, Hits: Count{N: 3}},
+	}}
+	err := f.Validate()
+	if err == nil || err.Error() != `arbiter.held_out[0]: site get_user (failed false), lookup get_order, binding 2: no such binding` {
+		t.Errorf("Validate: %v", err)
+	}
+}
