@@ -60,6 +60,7 @@ type DB struct {
 	r       *sqlx.DB // read-only pool
 	version int      // the store's schema version
 	latest  int      // the binary's
+	build   *build   // a store Build is building, until Publish; else nil
 }
 
 // NewerSchemaError is returned by Open for a store written by a newer hoist.
@@ -438,8 +439,15 @@ func (db *DB) Path() string { return db.path }
 // SchemaVersion returns the store's schema version.
 func (db *DB) SchemaVersion() int { return db.version }
 
-// Close closes both pools. It is safe to call more than once.
+// Close closes both pools. It is safe to call more than once. A store
+// Build was building and that was not published is removed.
 func (db *DB) Close() error {
+	err := db.closePools()
+	db.closeBuild()
+	return err
+}
+
+func (db *DB) closePools() error {
 	var errs []error
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
