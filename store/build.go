@@ -187,7 +187,7 @@ func (db *DB) Publish(ctx context.Context) error {
 	syncDir(filepath.Dir(b.abs))
 	db.build = nil
 	b.lock.Close()
-	o, err := open(ctx, db.path, b.all)
+	o, err := openWriter(ctx, db.path, b.all)
 	if err != nil {
 		return err
 	}

@@ -85,11 +85,12 @@ func TestBuildAppearsWhole(t *testing.T) {
 			}
 			defer r.Close()
 			var mode string
-			var app int32
+			var app, page int32
 			r.r.GetContext(ctx, &mode, "PRAGMA journal_mode")
 			r.r.GetContext(ctx, &app, "PRAGMA application_id")
-			if mode != "wal" || uint32(app) != ApplicationID {
-				t.Errorf("published store: journal_mode %s, application_id %#x", mode, app)
+			r.r.GetContext(ctx, &page, "PRAGMA page_size")
+			if mode != "wal" || uint32(app) != ApplicationID || page != pageSize {
+				t.Errorf("published store: journal_mode %s, application_id %#x, page_size %d", mode, app, page)
 			}
 			if ss, err := r.Sessions(ctx, episode.Filter{}); err != nil || len(ss) != 3 {
 				t.Errorf("published store holds %d sessions, %v; want 3", len(ss), err)

@@ -16,6 +16,10 @@
 // (_txlock=immediate) so that two processes writing at once queue on the
 // busy timeout instead of failing, and a pool of read-only connections.
 //
+// Build is Open for hoist ingest: a store that does not exist yet is built
+// in a file beside its path and renamed there whole by Publish, each page
+// written once, where through the WAL it is written twice.
+//
 // OpenReadOnly is for commands that only read. It never creates, marks or
 // migrates a store, works on a read-only file or directory, and leaves no
 // file beside the store. A store older than the binary is read as it is;
