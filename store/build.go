@@ -110,13 +110,10 @@ func Build(ctx context.Context, path string) (*DB, error) {
 // writer, which gives it its page size, mark and schema, and the read pool.
 func openBuild(ctx context.Context, path string, b *build) (*DB, error) {
 	db := &DB{path: path, latest: len(b.all), build: b}
-	w, err := sqlx.Open("sqlite3", uri(b.tmp, buildPragmas+"&mode=rw&_txlock=immediate"))
+	w, err := writerConn(path, uri(b.tmp, buildPragmas+"&mode=rw&_txlock=immediate"))
 	if err != nil {
-		return nil, fmt.Errorf("opening store %s: %w", path, err)
+		return nil, err
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
 	db.w = w
 	fail := func(err error) (*DB, error) {
 		db.closePools()

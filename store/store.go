@@ -147,13 +147,10 @@ func open(ctx context.Context, path string, all []migrations.Migration) (*DB, er
 		}
 	}
 	db := &DB{path: path, latest: len(all)}
-	w, err := sqlx.Open("sqlite3", uri(abs, pragmas+"&_txlock=immediate"))
+	w, err := writerConn(path, uri(abs, pragmas+"&_txlock=immediate"))
 	if err != nil {
-		return nil, fmt.Errorf("opening store %s: %w", path, err)
+		return nil, err
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
 	db.w = w
 	if err := checkPragmas(ctx, w, true, false); err != nil {
 		db.Close()
@@ -177,6 +174,19 @@ func open(ctx context.Context, path string, all []migrations.Migration) (*DB, er
 		return nil, classify(path, err)
 	}
 	return db, nil
+}
+
+// writerConn opens the one connection that writes the store at path,
+// reached by the URI u.
+func writerConn(path, u string) (*sqlx.DB, error) {
+	w, err := sqlx.Open("sqlite3", u)
+	if err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	return w, nil
 }
 
 // create makes the missing store file, never its directory: a mistyped
