@@ -16,6 +16,10 @@
 // (_txlock=immediate) so that two processes writing at once queue on the
 // busy timeout instead of failing, and a pool of read-only connections.
 //
+// Build is Open for hoist ingest: a store that does not exist yet is built
+// in a file beside its path and renamed there whole by Publish, each page
+// written once, where through the WAL it is written twice.
+//
 // OpenReadOnly is for commands that only read. It never creates, marks or
 // migrates a store, works on a read-only file or directory, and leaves no
 // file beside the store. A store older than the binary is read as it is;
@@ -60,6 +64,7 @@ type DB struct {
 	r       *sqlx.DB // read-only pool
 	version int      // the store's schema version
 	latest  int      // the binary's
+	build   *build   // a store Build is building, until Publish; else nil
 }
 
 // NewerSchemaError is returned by Open for a store written by a newer hoist.
@@ -142,13 +147,10 @@ func open(ctx context.Context, path string, all []migrations.Migration) (*DB, er
 		}
 	}
 	db := &DB{path: path, latest: len(all)}
-	w, err := sqlx.Open("sqlite3", uri(abs, pragmas+"&_txlock=immediate"))
+	w, err := writerConn(path, uri(abs, pragmas+"&_txlock=immediate"))
 	if err != nil {
-		return nil, fmt.Errorf("opening store %s: %w", path, err)
+		return nil, err
 	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
 	db.w = w
 	if err := checkPragmas(ctx, w, true, false); err != nil {
 		db.Close()
@@ -172,6 +174,19 @@ func open(ctx context.Context, path string, all []migrations.Migration) (*DB, er
 		return nil, classify(path, err)
 	}
 	return db, nil
+}
+
+// writerConn opens the one connection that writes the store at path,
+// reached by the URI u.
+func writerConn(path, u string) (*sqlx.DB, error) {
+	w, err := sqlx.Open("sqlite3", u)
+	if err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	return w, nil
 }
 
 // create makes the missing store file, never its directory: a mistyped
@@ -438,8 +453,15 @@ func (db *DB) Path() string { return db.path }
 // SchemaVersion returns the store's schema version.
 func (db *DB) SchemaVersion() int { return db.version }
 
-// Close closes both pools. It is safe to call more than once.
+// Close closes both pools. It is safe to call more than once. A store
+// Build was building and that was not published is removed.
 func (db *DB) Close() error {
+	err := db.closePools()
+	db.closeBuild()
+	return err
+}
+
+func (db *DB) closePools() error {
 	var errs []error
 	if db.r != nil {
 		errs = append(errs, db.r.Close())

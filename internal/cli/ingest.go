@@ -48,7 +48,9 @@ Ingest is incremental and safe to repeat: a log already ingested and unchanged
 is skipped, a log or flow log that grew (a session still being recorded) is
 read again, and two ingests running at once leave the store as one would.
 Sessions are written whole, many to a transaction, so an interrupted ingest
-leaves no half-written session. A line that is not a log line (or not a flow-log line)
+leaves no half-written session. A store that does not exist yet (or an empty
+file) is built beside its path, as .NAME.build, and put at the path whole:
+an ingest into it that fails or is interrupted leaves no store. A line that is not a log line (or not a flow-log line)
 is named as file:line and skipped, and the rest of its log still loads; a file
 that is not a session log is named and skipped.
 
@@ -125,7 +127,8 @@ func runIngest(ctx context.Context, opts *ingestOptions) error {
 	if err := opts.checkStoreDir(); err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, path)
+	// A new store is built beside its path and appears there whole.
+	db, err := store.Build(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -137,6 +140,9 @@ func runIngest(ctx context.Context, opts *ingestOptions) error {
 		st, err = ingestTau2(ctx, opts, db)
 	}
 	if err != nil {
+		return err
+	}
+	if err := db.Publish(ctx); err != nil {
 		return err
 	}
 	if st.Problems() {

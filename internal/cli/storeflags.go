@@ -128,7 +128,7 @@ func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *
 	if err := o.checkStoreDir(); err != nil {
 		return nil, false, err
 	}
-	db, err = store.Open(ctx, path)
+	db, err = store.Build(ctx, path)
 	var ro *store.ReadOnlyError
 	if errors.As(err, &ro) {
 		return nil, false, fmt.Errorf("%w, or leave out --sessions to read it as it is", err)
@@ -137,6 +137,9 @@ func openStore(ctx context.Context, io iostreams.Streams, o *storeOptions) (db *
 		return nil, false, err
 	}
 	st, err := ingestSessions(ctx, io, db, o.Sessions, o.Quiet, false)
+	if err == nil {
+		err = db.Publish(ctx)
+	}
 	if err != nil {
 		db.Close()
 		return nil, false, err
