@@ -77,6 +77,9 @@ type active struct {
 	session  string
 	toServer func(line []byte) // one whole line, terminator included; may block
 	toHost   func(line []byte) // one whole line, terminator included
+	// observe, when set, is shown each action before it is carried out
+	// (--otel: telemetry.go).
+	observe func(machine.Action)
 	// newTimer starts the wait for a lookup's answer: a channel that
 	// receives when it is over, and the function that cancels it (tests
 	// replace it to end a wait when they choose).
@@ -171,7 +174,7 @@ func (a *active) build() error {
 		Commit:  a.commit,
 		Context: a.context != nil,
 		IDs:     a.ids,
-		FlowLog: a.flowLog != nil,
+		FlowLog: a.flowLog != nil || a.observe != nil,
 	}
 	if f := a.opts.Flow; f != nil {
 		seed := a.opts.Seed
@@ -187,8 +190,8 @@ func (a *active) build() error {
 		if g.Judge != nil {
 			c.Guards.Judge = &machine.JudgeConfig{Enforce: g.Judge.Enforce}
 		}
-		c.GuardsLog = a.gd != nil && a.gd.log != nil
-		c.ConfirmLog = a.gd != nil && a.gd.jd != nil && a.gd.jd.log != nil
+		c.GuardsLog = a.gd != nil && (a.gd.log != nil || a.observe != nil)
+		c.ConfirmLog = a.gd != nil && a.gd.jd != nil && (a.gd.jd.log != nil || a.observe != nil)
 	}
 	m, err := machine.New(c)
 	if err != nil {
@@ -459,6 +462,9 @@ func (a *active) handle(e envelope) {
 // own.
 func (a *active) apply(acts []machine.Action) {
 	for _, act := range acts {
+		if a.observe != nil {
+			a.observe(act)
+		}
 		switch x := act.(type) {
 		case machine.ToHost:
 			if x.Own {

@@ -94,6 +94,9 @@ type consoleClient struct {
 	toHost  func(line []byte) // one whole line, terminator included
 	toSrv   func(line []byte) // one whole line, terminator included
 
+	// observe, when set, is told of each hold and its decision (--otel).
+	observe func(id []byte, point, method, why, action string)
+
 	modern atomic.Bool
 	// bp are the attached console's breakpoints; off while detached, when
 	// the pumps look at nothing.
@@ -339,6 +342,9 @@ func (c *consoleClient) hold(p hold.Point, m jsonrpc.Message, line []byte, metho
 		point = "after"
 	}
 	c.say("console: holding %s %s id=%s (%s)", point, method, m.ID, why)
+	if c.observe != nil {
+		c.observe(m.ID, point, method, why, "")
+	}
 	if !c.send(consoleMsg{Type: "held", N: n, Point: point, ID: json.RawMessage(m.ID), Method: method, Frame: json.RawMessage(line), Why: why}) {
 		// The console never saw it, so no verdict will come.
 		c.mu.Lock()
@@ -363,6 +369,9 @@ func (c *consoleClient) hold(p hold.Point, m jsonrpc.Message, line []byte, metho
 		return hold.Verdict{Forward: true}
 	}
 	c.say("console: %s %s id=%s", v.Action, method, m.ID)
+	if c.observe != nil {
+		c.observe(m.ID, point, method, why, string(v.Action))
+	}
 	return verdict
 }
 

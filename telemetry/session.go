@@ -1,0 +1,433 @@
+package telemetry
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/hoist-mcp/hoist/jsonrpc"
+	"github.com/hoist-mcp/hoist/jsontext"
+	"github.com/hoist-mcp/hoist/mcpmsg"
+)
+
+// Transports of the host's side, as network.transport names them.
+const (
+	Pipe = "pipe" // stdio, also with --upstream
+	TCP  = "tcp"  // --listen
+)
+
+// Attributes of hoist's own, beside the conventions'.
+const (
+	// AttrLookup marks a span of a request the proxy made of its own (a
+	// flow's lookup, a step of hoist_commit).
+	AttrLookup = attribute.Key("hoist.lookup")
+	// AttrUnanswered marks a span the session ended before its answer.
+	AttrUnanswered = attribute.Key("hoist.unanswered")
+)
+
+// ErrorTool is error.type for a tool result with isError true (MCP
+// semantic conventions).
+const ErrorTool = "tool_error"
+
+// Session traces one MCP session: the host's requests, the proxy's own,
+// and the events the proxy notes on them. Every method may be called on a
+// nil *Session, which does nothing: that is how the proxy runs without
+// --otel. The methods are safe for concurrent use.
+type Session struct {
+	p         *Provider
+	id        string
+	transport string
+
+	mu      sync.Mutex
+	calls   map[string]*call // the host's requests in flight, by raw id
+	own     map[string]*call // the proxy's, by raw id
+	last    *call            // the host's latest tools/call
+	version string           // mcp.protocol.version, from initialize
+}
+
+type call struct {
+	ctx    context.Context
+	span   trace.Span
+	start  time.Time
+	method string
+	tool   string
+	own    bool
+	done   bool
+}
+
+// Session starts tracing a session: id is mcp.session.id, transport the
+// host's (Pipe or TCP). A nil Provider gives a nil Session.
+func (p *Provider) Session(id, transport string) *Session {
+	if p == nil {
+		return nil
+	}
+	return &Session{p: p, id: id, transport: transport, calls: map[string]*call{}, own: map[string]*call{}}
+}
+
+// FromHost notes a line the host sent (without terminator): each request
+// in it starts a span, parented by the traceparent in its params._meta
+// when it has one. The line is only read.
+func (s *Session) FromHost(line []byte) {
+	if s == nil {
+		return
+	}
+	for m := range jsonrpc.Messages(line) {
+		if m.Kind == jsonrpc.Request {
+			s.start(m, false)
+		}
+	}
+}
+
+// Lookup notes a request the proxy sent the server of its own (a line,
+// terminator or not): a client span, the child of the host's call it
+// followed.
+func (s *Session) Lookup(line []byte) {
+	if s == nil {
+		return
+	}
+	for m := range jsonrpc.Messages(jsonrpc.TrimLine(line)) {
+		if m.Kind == jsonrpc.Request {
+			s.start(m, true)
+		}
+	}
+}
+
+// FromServer notes a line from the server (terminator or not): an answer
+// to one of the proxy's own requests ends its span; with delivered, the
+// line reaches the host as it is, and an answer to the host's ends its
+// span too (else ToHost does, when it reaches the host).
+func (s *Session) FromServer(line []byte, delivered bool) {
+	if s == nil {
+		return
+	}
+	for m := range jsonrpc.Messages(jsonrpc.TrimLine(line)) {
+		if m.Kind == jsonrpc.Response {
+			s.end(m, true, delivered)
+		}
+	}
+}
+
+// ToHost notes a line the host is handed (terminator or not): each
+// response in it ends its request's span.
+func (s *Session) ToHost(line []byte) {
+	if s == nil {
+		return
+	}
+	for m := range jsonrpc.Messages(jsonrpc.TrimLine(line)) {
+		if m.Kind == jsonrpc.Response {
+			s.end(m, false, true)
+		}
+	}
+}
+
+// start begins the span of request m.
+func (s *Session) start(m jsonrpc.Message, own bool) {
+	now := time.Now()
+	method := m.Method
+	name := method
+	var tool string
+	attrs := make([]attribute.KeyValue, 0, 9)
+	attrs = append(attrs,
+		semconv.McpMethodNameKey.String(method),
+		semconv.JSONRPCRequestID(requestID(m.ID)),
+		semconv.NetworkTransportKey.String(s.transport))
+	if s.id != "" {
+		attrs = append(attrs, semconv.McpSessionIDKey.String(s.id))
+	}
+	if method == mcpmsg.MethodToolsCall {
+		tool = mcpmsg.ReadCall(m.Params).Name
+		name += " " + tool
+		attrs = append(attrs, semconv.GenAIToolName(tool), semconv.GenAIOperationNameExecuteTool)
+	}
+	if own {
+		attrs = append(attrs, AttrLookup.Bool(true))
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if method == mcpmsg.MethodInitialize && !own {
+		if v := mcpmsg.ReadInitialize(m.Params).ProtocolVersion; v != "" && s.version == "" {
+			s.version = v
+		}
+	}
+	if s.version != "" {
+		attrs = append(attrs, semconv.McpProtocolVersionKey.String(s.version))
+	}
+	ctx := context.Background()
+	kind := trace.SpanKindServer
+	if own {
+		kind = trace.SpanKindClient
+		if s.last != nil {
+			ctx = s.last.ctx
+		}
+	} else {
+		ctx = s.parent(m.Params)
+	}
+	ctx, span := s.p.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithTimestamp(now), trace.WithAttributes(attrs...))
+	c := &call{ctx: ctx, span: span, start: now, method: method, tool: tool, own: own}
+	in := s.calls
+	if own {
+		in = s.own
+	}
+	key := string(m.ID)
+	if old := in[key]; old != nil {
+		// An id used again before its answer: the first is left without.
+		s.finish(old, now, true)
+	}
+	in[key] = c
+	if !own && method == mcpmsg.MethodToolsCall {
+		s.last = c
+	}
+}
+
+// parent returns the context a traceparent (and tracestate) in params._meta
+// carries, or the background.
+func (s *Session) parent(params []byte) context.Context {
+	ctx := context.Background()
+	meta, ok := jsontext.Lookup(params, "_meta")
+	if !ok || jsontext.Kind(meta) != '{' {
+		return ctx
+	}
+	carrier := propagation.MapCarrier{}
+	for k, v := range jsontext.Members(meta) {
+		switch string(k) {
+		case "traceparent", "tracestate":
+			if jsontext.Kind(v) == '"' {
+				carrier[string(k)] = jsontext.Unquote(v)
+			}
+		}
+	}
+	if len(carrier) == 0 {
+		return ctx
+	}
+	return s.p.prop.Extract(ctx, carrier)
+}
+
+// end ends the span of the request response m answers: the proxy's own
+// when own, the host's when host.
+func (s *Session) end(m jsonrpc.Message, own, host bool) {
+	now := time.Now()
+	key := string(m.ID)
+	s.mu.Lock()
+	c := (*call)(nil)
+	if own {
+		if c = s.own[key]; c != nil {
+			delete(s.own, key)
+		}
+	}
+	if c == nil && host {
+		if c = s.calls[key]; c != nil {
+			delete(s.calls, key)
+		}
+	}
+	if c == nil {
+		s.mu.Unlock()
+		return
+	}
+	if c.method == mcpmsg.MethodInitialize && !c.own && m.Result != nil {
+		if v := mcpmsg.ReadInitialized(m.Result).ProtocolVersion; v != "" {
+			s.version = v
+			c.span.SetAttributes(semconv.McpProtocolVersionKey.String(v))
+		}
+	}
+	version := s.version
+	s.mu.Unlock()
+
+	var errType string
+	switch {
+	case m.Error != nil:
+		code := "_OTHER"
+		if v, ok := jsontext.Lookup(m.Error, "code"); ok && jsontext.Kind(v) != '"' && jsontext.Kind(v) != '{' {
+			code = string(v)
+		}
+		errType = code
+		msg := ""
+		if v, ok := jsontext.Lookup(m.Error, "message"); ok && jsontext.Kind(v) == '"' {
+			msg = jsontext.Unquote(v)
+		}
+		c.span.SetAttributes(semconv.RPCResponseStatusCode(code))
+		c.span.SetStatus(codes.Error, msg)
+	case c.method == mcpmsg.MethodToolsCall && m.Result != nil && isError(m.Result):
+		errType = ErrorTool
+		c.span.SetStatus(codes.Error, "the tool's result has isError")
+	}
+	if errType != "" {
+		c.span.SetAttributes(semconv.ErrorTypeKey.String(errType))
+	}
+	s.record(c, now, version, errType)
+	c.span.End(trace.WithTimestamp(now))
+}
+
+// record records the request's duration: mcp.server.operation.duration for
+// the host's, mcp.client.operation.duration for the proxy's own.
+func (s *Session) record(c *call, now time.Time, version, errType string) {
+	d := now.Sub(c.start).Seconds()
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, semconv.NetworkTransportKey.String(s.transport))
+	if c.tool != "" {
+		attrs = append(attrs, semconv.GenAIToolName(c.tool))
+	}
+	if version != "" {
+		attrs = append(attrs, semconv.McpProtocolVersionKey.String(version))
+	}
+	if errType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
+	}
+	ctx := context.Background()
+	if c.own {
+		s.p.client.Record(ctx, d, mcpconv.MethodNameAttr(c.method), attrs...)
+		return
+	}
+	s.p.server.Record(ctx, d, mcpconv.MethodNameAttr(c.method), attrs...)
+}
+
+// finish ends c without an answer (the id was used again, or the session
+// ended): its span says so. Called with s.mu held.
+func (s *Session) finish(c *call, now time.Time, unanswered bool) {
+	if c.done {
+		return
+	}
+	c.done = true
+	c.span.SetAttributes(AttrUnanswered.Bool(unanswered))
+	c.span.End(trace.WithTimestamp(now))
+}
+
+// Close ends the spans of the requests still unanswered when the session
+// ends, so that they are exported too.
+func (s *Session) Close() {
+	if s == nil {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, c := range s.calls {
+		s.finish(c, now, true)
+		delete(s.calls, k)
+	}
+	for k, c := range s.own {
+		s.finish(c, now, true)
+		delete(s.own, k)
+	}
+	s.last = nil
+}
+
+// isError reports whether a tools/call result has isError true.
+func isError(result []byte) bool {
+	v, ok := jsontext.Lookup(result, "isError")
+	return ok && string(v) == "true"
+}
+
+// requestID is jsonrpc.request.id: a string id's text, a number as sent.
+func requestID(id []byte) string {
+	if jsontext.Kind(id) == '"' {
+		return jsontext.Unquote(id)
+	}
+	return string(id)
+}
+
+// EventLimit bounds the text of one event attribute.
+const EventLimit = 1024
+
+// Event notes a line of one of the proxy's side logs (kind "flow",
+// "guards" or "confirm": a flow decision, a guard verdict, a judge's
+// answer) as an event on the span of the call it is about: the host's
+// request its "id" names, else the host's latest tools/call. Its scalar
+// members become attributes hoist.<name>; arrays and objects their JSON
+// text, cut to EventLimit bytes; a call's arguments are left out.
+func (s *Session) Event(kind string, line []byte) {
+	if s == nil || !jsontext.Valid(line) || jsontext.Kind(line) != '{' {
+		return
+	}
+	typ := "line"
+	var id []byte
+	attrs := make([]attribute.KeyValue, 0, 8)
+	for k, v := range jsontext.Members(line) {
+		name := string(k)
+		switch name {
+		case "type":
+			if jsontext.Kind(v) == '"' {
+				typ = jsontext.Unquote(v)
+			}
+			continue
+		case "args", "arguments":
+			continue
+		case "id":
+			id = v
+		}
+		attrs = append(attrs, attr("hoist."+name, v))
+	}
+	s.note(id, "hoist."+kind+"."+typ, attrs)
+}
+
+// Hold notes a console hold of the frame of request id (raw JSON; nil when
+// it is not a request's) at point ("before" or "after"), why it was held,
+// and, once decided, the person's action ("" while it waits).
+func (s *Session) Hold(id []byte, point, method, why, action string) {
+	if s == nil {
+		return
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String("hoist.point", point),
+		attribute.String("hoist.method", method),
+		attribute.String("hoist.why", why),
+	}
+	name := "hoist.console.hold"
+	if action != "" {
+		name = "hoist.console.decision"
+		attrs = append(attrs, attribute.String("hoist.action", action))
+	}
+	s.note(id, name, attrs)
+}
+
+// note adds an event to the span of the host's request id, else of the
+// host's latest tools/call.
+func (s *Session) note(id []byte, name string, attrs []attribute.KeyValue) {
+	s.mu.Lock()
+	c := s.last
+	if id != nil {
+		if byID := s.calls[string(id)]; byID != nil {
+			c = byID
+		}
+	}
+	s.mu.Unlock()
+	if c != nil {
+		c.span.AddEvent(name, trace.WithAttributes(attrs...))
+	}
+}
+
+// attr turns a JSON value into an attribute.
+func attr(name string, v []byte) attribute.KeyValue {
+	switch jsontext.Kind(v) {
+	case '"':
+		return attribute.String(name, cut(jsontext.Unquote(v)))
+	case 't', 'f':
+		return attribute.Bool(name, string(v) == "true")
+	case '{', '[':
+		return attribute.String(name, cut(string(jsontext.AppendCompact(nil, v))))
+	case 'n':
+		return attribute.String(name, "null")
+	}
+	if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+		return attribute.Int64(name, i)
+	}
+	if f, err := strconv.ParseFloat(string(v), 64); err == nil {
+		return attribute.Float64(name, f)
+	}
+	return attribute.String(name, cut(string(v)))
+}
+
+func cut(s string) string {
+	if len(s) > EventLimit {
+		return s[:EventLimit] + "…"
+	}
+	return s
+}
