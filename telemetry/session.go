@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 	"sync"
@@ -38,13 +39,23 @@ const (
 const ErrorTool = "tool_error"
 
 // Session traces one MCP session: the host's requests, the proxy's own,
-// and the events the proxy notes on them. Every method may be called on a
-// nil *Session, which does nothing: that is how the proxy runs without
-// --otel. The methods are safe for concurrent use.
+// and the events the proxy notes on them. The transports' calls only copy
+// the line and its time into a bounded queue; a goroutine of the session's
+// reads them and makes the spans, so the forwarding never waits for the
+// parsing or the SDK. Every method may be called on a nil *Session, which
+// does nothing: that is how the proxy runs without --otel. The methods are
+// safe for concurrent use.
 type Session struct {
 	p         *Provider
 	id        string
 	transport string
+
+	// q carries what the transports note to the worker, which does the
+	// parsing and the spans off the forwarding path; closed by Close.
+	q      chan op
+	done   chan struct{}
+	qmu    sync.RWMutex
+	closed bool
 
 	mu      sync.Mutex
 	calls   map[string]*call // the host's requests in flight, by raw id
@@ -69,7 +80,87 @@ func (p *Provider) Session(id, transport string) *Session {
 	if p == nil {
 		return nil
 	}
-	return &Session{p: p, id: id, transport: transport, calls: map[string]*call{}, own: map[string]*call{}}
+	s := &Session{p: p, id: id, transport: transport, calls: map[string]*call{}, own: map[string]*call{},
+		q: make(chan op, QueueLines), done: make(chan struct{})}
+	go s.work()
+	return s
+}
+
+// QueueLines bounds the lines a session's worker may have waiting; past it
+// a line is not traced (its span is missing, or ends when the session
+// does), and the forwarding never waits.
+const QueueLines = 4096
+
+// op is one thing a transport noted, for the worker.
+type op struct {
+	what      opKind
+	at        time.Time
+	line      []byte
+	delivered bool
+	name      string    // Event's log kind
+	hold      [4]string // Hold's point, method, why, action
+}
+
+type opKind uint8
+
+const (
+	opHost opKind = iota
+	opLookup
+	opServer
+	opToHost
+	opEvent
+	opHold
+)
+
+// enqueue hands the worker o, with a copy of line (the caller's buffer is
+// reused once it returns), unless the queue is full or closed.
+func (s *Session) enqueue(o op, line []byte) {
+	o.at = time.Now()
+	s.qmu.RLock()
+	defer s.qmu.RUnlock()
+	if s.closed {
+		return
+	}
+	o.line = bytes.Clone(line)
+	select {
+	case s.q <- o:
+	default:
+	}
+}
+
+// work handles what the transports noted, in order.
+func (s *Session) work() {
+	defer close(s.done)
+	for o := range s.q {
+		switch o.what {
+		case opHost:
+			for m := range jsonrpc.Messages(o.line) {
+				if m.Kind == jsonrpc.Request {
+					s.start(m, false, o.at)
+				}
+			}
+		case opLookup:
+			for m := range jsonrpc.Messages(jsonrpc.TrimLine(o.line)) {
+				if m.Kind == jsonrpc.Request {
+					s.start(m, true, o.at)
+				}
+			}
+		case opServer, opToHost:
+			for m := range jsonrpc.Messages(jsonrpc.TrimLine(o.line)) {
+				if m.Kind == jsonrpc.Response {
+					if o.what == opServer {
+						s.end(m, true, o.delivered, o.at)
+					} else {
+						s.end(m, false, true, o.at)
+					}
+				}
+			}
+		case opEvent:
+			s.event(o.name, o.line, o.at)
+		case opHold:
+			s.hold(o.line, o.hold, o.at)
+		}
+	}
 }
 
 // FromHost notes a line the host sent (without terminator): each request
@@ -79,11 +170,7 @@ func (s *Session) FromHost(line []byte) {
 	if s == nil {
 		return
 	}
-	for m := range jsonrpc.Messages(line) {
-		if m.Kind == jsonrpc.Request {
-			s.start(m, false)
-		}
-	}
+	s.enqueue(op{what: opHost}, line)
 }
 
 // Lookup notes a request the proxy sent the server of its own (a line,
@@ -93,11 +180,7 @@ func (s *Session) Lookup(line []byte) {
 	if s == nil {
 		return
 	}
-	for m := range jsonrpc.Messages(jsonrpc.TrimLine(line)) {
-		if m.Kind == jsonrpc.Request {
-			s.start(m, true)
-		}
-	}
+	s.enqueue(op{what: opLookup}, line)
 }
 
 // FromServer notes a line from the server (terminator or not): an answer
@@ -108,11 +191,7 @@ func (s *Session) FromServer(line []byte, delivered bool) {
 	if s == nil {
 		return
 	}
-	for m := range jsonrpc.Messages(jsonrpc.TrimLine(line)) {
-		if m.Kind == jsonrpc.Response {
-			s.end(m, true, delivered)
-		}
-	}
+	s.enqueue(op{what: opServer, delivered: delivered}, line)
 }
 
 // ToHost notes a line the host is handed (terminator or not): each
@@ -121,16 +200,11 @@ func (s *Session) ToHost(line []byte) {
 	if s == nil {
 		return
 	}
-	for m := range jsonrpc.Messages(jsonrpc.TrimLine(line)) {
-		if m.Kind == jsonrpc.Response {
-			s.end(m, false, true)
-		}
-	}
+	s.enqueue(op{what: opToHost}, line)
 }
 
 // start begins the span of request m.
-func (s *Session) start(m jsonrpc.Message, own bool) {
-	now := time.Now()
+func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 	method := m.Method
 	name := method
 	var tool string
@@ -213,8 +287,7 @@ func (s *Session) parent(params []byte) context.Context {
 
 // end ends the span of the request response m answers: the proxy's own
 // when own, the host's when host.
-func (s *Session) end(m jsonrpc.Message, own, host bool) {
-	now := time.Now()
+func (s *Session) end(m jsonrpc.Message, own, host bool, now time.Time) {
 	key := string(m.ID)
 	s.mu.Lock()
 	c := (*call)(nil)
@@ -306,6 +379,13 @@ func (s *Session) Close() {
 	if s == nil {
 		return
 	}
+	s.qmu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.q)
+	}
+	s.qmu.Unlock()
+	<-s.done
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -344,7 +424,14 @@ const EventLimit = 1024
 // members become attributes hoist.<name>; arrays and objects their JSON
 // text, cut to EventLimit bytes; a call's arguments are left out.
 func (s *Session) Event(kind string, line []byte) {
-	if s == nil || !jsontext.Valid(line) || jsontext.Kind(line) != '{' {
+	if s == nil {
+		return
+	}
+	s.enqueue(op{what: opEvent, name: kind}, line)
+}
+
+func (s *Session) event(kind string, line []byte, at time.Time) {
+	if !jsontext.Valid(line) || jsontext.Kind(line) != '{' {
 		return
 	}
 	typ := "line"
@@ -365,7 +452,7 @@ func (s *Session) Event(kind string, line []byte) {
 		}
 		attrs = append(attrs, attr("hoist."+name, v))
 	}
-	s.note(id, "hoist."+kind+"."+typ, attrs)
+	s.note(id, "hoist."+kind+"."+typ, attrs, at)
 }
 
 // Hold notes a console hold of the frame of request id (raw JSON; nil when
@@ -374,6 +461,14 @@ func (s *Session) Event(kind string, line []byte) {
 func (s *Session) Hold(id []byte, point, method, why, action string) {
 	if s == nil {
 		return
+	}
+	s.enqueue(op{what: opHold, hold: [4]string{point, method, why, action}}, id)
+}
+
+func (s *Session) hold(id []byte, h [4]string, at time.Time) {
+	point, method, why, action := h[0], h[1], h[2], h[3]
+	if len(id) == 0 {
+		id = nil
 	}
 	attrs := []attribute.KeyValue{
 		attribute.String("hoist.point", point),
@@ -385,12 +480,12 @@ func (s *Session) Hold(id []byte, point, method, why, action string) {
 		name = "hoist.console.decision"
 		attrs = append(attrs, attribute.String("hoist.action", action))
 	}
-	s.note(id, name, attrs)
+	s.note(id, name, attrs, at)
 }
 
 // note adds an event to the span of the host's request id, else of the
 // host's latest tools/call.
-func (s *Session) note(id []byte, name string, attrs []attribute.KeyValue) {
+func (s *Session) note(id []byte, name string, attrs []attribute.KeyValue, at time.Time) {
 	s.mu.Lock()
 	c := s.last
 	if id != nil {
@@ -400,7 +495,7 @@ func (s *Session) note(id []byte, name string, attrs []attribute.KeyValue) {
 	}
 	s.mu.Unlock()
 	if c != nil {
-		c.span.AddEvent(name, trace.WithAttributes(attrs...))
+		c.span.AddEvent(name, trace.WithAttributes(attrs...), trace.WithTimestamp(at))
 	}
 }
 

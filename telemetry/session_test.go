@@ -112,6 +112,7 @@ func TestOperationDuration(t *testing.T) {
 	s.FromServer([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`), true)
 	s.FromHost([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup","arguments":{}}}`))
 	s.FromServer([]byte(`{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`), true)
+	s.Close() // the worker has handled every line
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
