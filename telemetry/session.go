@@ -1,7 +1,6 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
 	"strconv"
 	"sync"
@@ -9,9 +8,9 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
@@ -39,23 +38,15 @@ const (
 const ErrorTool = "tool_error"
 
 // Session traces one MCP session: the host's requests, the proxy's own,
-// and the events the proxy notes on them. The transports' calls only copy
-// the line and its time into a bounded queue; a goroutine of the session's
-// reads them and makes the spans, so the forwarding never waits for the
-// parsing or the SDK. Every method may be called on a nil *Session, which
-// does nothing: that is how the proxy runs without --otel. The methods are
-// safe for concurrent use.
+// and the events the proxy notes on them. A call reads the members it
+// needs by their boundaries (scan.go) and starts or ends a span in memory;
+// the SDK exports on goroutines of its own. Every method may be called on
+// a nil *Session, which does nothing: that is how the proxy runs without
+// --otel. The methods are safe for concurrent use.
 type Session struct {
 	p         *Provider
 	id        string
 	transport string
-
-	// q carries what the transports note to the worker, which does the
-	// parsing and the spans off the forwarding path; closed by Close.
-	q      chan op
-	done   chan struct{}
-	qmu    sync.RWMutex
-	closed bool
 
 	mu      sync.Mutex
 	calls   map[string]*call // the host's requests in flight, by raw id
@@ -80,18 +71,10 @@ func (p *Provider) Session(id, transport string) *Session {
 	if p == nil {
 		return nil
 	}
-	s := &Session{p: p, id: id, transport: transport, calls: map[string]*call{}, own: map[string]*call{},
-		q: make(chan op, QueueLines), done: make(chan struct{})}
-	go s.work()
-	return s
+	return &Session{p: p, id: id, transport: transport, calls: map[string]*call{}, own: map[string]*call{}}
 }
 
-// QueueLines bounds the lines a session's worker may have waiting; past it
-// a line is not traced (its span is missing, or ends when the session
-// does), and the forwarding never waits.
-const QueueLines = 4096
-
-// op is one thing a transport noted, for the worker.
+// op is one thing a transport noted.
 type op struct {
 	what      opKind
 	at        time.Time
@@ -112,54 +95,44 @@ const (
 	opHold
 )
 
-// enqueue hands the worker o, with a copy of line (the caller's buffer is
-// reused once it returns), unless the queue is full or closed.
-func (s *Session) enqueue(o op, line []byte) {
+// see handles o: line is read, never kept, and a line that is not
+// JSON-RPC, or a panic while reading it, leaves no span.
+func (s *Session) see(o op, line []byte) {
+	defer func() { recover() }()
 	o.at = time.Now()
-	s.qmu.RLock()
-	defer s.qmu.RUnlock()
-	if s.closed {
-		return
-	}
-	o.line = bytes.Clone(line)
-	select {
-	case s.q <- o:
-	default:
-	}
+	o.line = line
+	s.handle(o)
 }
 
-// work handles what the transports noted, in order.
-func (s *Session) work() {
-	defer close(s.done)
-	for o := range s.q {
-		switch o.what {
-		case opHost:
-			for m := range jsonrpc.Messages(o.line) {
-				if m.Kind == jsonrpc.Request {
-					s.start(m, false, o.at)
+// handle does what o noted.
+func (s *Session) handle(o op) {
+	switch o.what {
+	case opHost:
+		messages(o.line, func(m jsonrpc.Message) {
+			if m.Kind == jsonrpc.Request {
+				s.start(m, false, o.at)
+			}
+		})
+	case opLookup:
+		messages(jsonrpc.TrimLine(o.line), func(m jsonrpc.Message) {
+			if m.Kind == jsonrpc.Request {
+				s.start(m, true, o.at)
+			}
+		})
+	case opServer, opToHost:
+		messages(jsonrpc.TrimLine(o.line), func(m jsonrpc.Message) {
+			if m.Kind == jsonrpc.Response {
+				if o.what == opServer {
+					s.end(m, true, o.delivered, o.at)
+				} else {
+					s.end(m, false, true, o.at)
 				}
 			}
-		case opLookup:
-			for m := range jsonrpc.Messages(jsonrpc.TrimLine(o.line)) {
-				if m.Kind == jsonrpc.Request {
-					s.start(m, true, o.at)
-				}
-			}
-		case opServer, opToHost:
-			for m := range jsonrpc.Messages(jsonrpc.TrimLine(o.line)) {
-				if m.Kind == jsonrpc.Response {
-					if o.what == opServer {
-						s.end(m, true, o.delivered, o.at)
-					} else {
-						s.end(m, false, true, o.at)
-					}
-				}
-			}
-		case opEvent:
-			s.event(o.name, o.line, o.at)
-		case opHold:
-			s.hold(o.line, o.hold, o.at)
-		}
+		})
+	case opEvent:
+		s.event(o.name, o.line, o.at)
+	case opHold:
+		s.hold(o.line, o.hold, o.at)
 	}
 }
 
@@ -170,7 +143,7 @@ func (s *Session) FromHost(line []byte) {
 	if s == nil {
 		return
 	}
-	s.enqueue(op{what: opHost}, line)
+	s.see(op{what: opHost}, line)
 }
 
 // Lookup notes a request the proxy sent the server of its own (a line,
@@ -180,7 +153,7 @@ func (s *Session) Lookup(line []byte) {
 	if s == nil {
 		return
 	}
-	s.enqueue(op{what: opLookup}, line)
+	s.see(op{what: opLookup}, line)
 }
 
 // FromServer notes a line from the server (terminator or not): an answer
@@ -191,7 +164,7 @@ func (s *Session) FromServer(line []byte, delivered bool) {
 	if s == nil {
 		return
 	}
-	s.enqueue(op{what: opServer, delivered: delivered}, line)
+	s.see(op{what: opServer, delivered: delivered}, line)
 }
 
 // ToHost notes a line the host is handed (terminator or not): each
@@ -200,7 +173,7 @@ func (s *Session) ToHost(line []byte) {
 	if s == nil {
 		return
 	}
-	s.enqueue(op{what: opToHost}, line)
+	s.see(op{what: opToHost}, line)
 }
 
 // start begins the span of request m.
@@ -217,7 +190,7 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 		attrs = append(attrs, semconv.McpSessionIDKey.String(s.id))
 	}
 	if method == mcpmsg.MethodToolsCall {
-		tool = mcpmsg.ReadCall(m.Params).Name
+		tool = str(member(m.Params, "name"))
 		name += " " + tool
 		attrs = append(attrs, semconv.GenAIToolName(tool), semconv.GenAIOperationNameExecuteTool)
 	}
@@ -228,7 +201,7 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if method == mcpmsg.MethodInitialize && !own {
-		if v := mcpmsg.ReadInitialize(m.Params).ProtocolVersion; v != "" && s.version == "" {
+		if v := str(member(m.Params, "protocolVersion")); v != "" && s.version == "" {
 			s.version = v
 		}
 	}
@@ -266,19 +239,20 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 // carries, or the background.
 func (s *Session) parent(params []byte) context.Context {
 	ctx := context.Background()
-	meta, ok := jsontext.Lookup(params, "_meta")
-	if !ok || jsontext.Kind(meta) != '{' {
+	meta := member(params, "_meta")
+	if jsontext.Kind(meta) != '{' {
 		return ctx
 	}
 	carrier := propagation.MapCarrier{}
-	for k, v := range jsontext.Members(meta) {
+	jsontext.ScanPrefix(meta, func(k, v []byte) bool {
 		switch string(k) {
 		case "traceparent", "tracestate":
-			if jsontext.Kind(v) == '"' {
-				carrier[string(k)] = jsontext.Unquote(v)
+			if t := str(v); t != "" {
+				carrier[string(k)] = t
 			}
 		}
-	}
+		return true
+	})
 	if len(carrier) == 0 {
 		return ctx
 	}
@@ -306,7 +280,7 @@ func (s *Session) end(m jsonrpc.Message, own, host bool, now time.Time) {
 		return
 	}
 	if c.method == mcpmsg.MethodInitialize && !c.own && m.Result != nil {
-		if v := mcpmsg.ReadInitialized(m.Result).ProtocolVersion; v != "" {
+		if v := str(member(m.Result, "protocolVersion")); v != "" {
 			s.version = v
 			c.span.SetAttributes(semconv.McpProtocolVersionKey.String(v))
 		}
@@ -318,14 +292,12 @@ func (s *Session) end(m jsonrpc.Message, own, host bool, now time.Time) {
 	switch {
 	case m.Error != nil:
 		code := "_OTHER"
-		if v, ok := jsontext.Lookup(m.Error, "code"); ok && jsontext.Kind(v) != '"' && jsontext.Kind(v) != '{' {
+		if v := member(m.Error, "code"); len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
 			code = string(v)
 		}
 		errType = code
 		msg := ""
-		if v, ok := jsontext.Lookup(m.Error, "message"); ok && jsontext.Kind(v) == '"' {
-			msg = jsontext.Unquote(v)
-		}
+		msg = str(member(m.Error, "message"))
 		c.span.SetAttributes(semconv.RPCResponseStatusCode(code))
 		c.span.SetStatus(codes.Error, msg)
 	case c.method == mcpmsg.MethodToolsCall && m.Result != nil && isError(m.Result):
@@ -340,26 +312,38 @@ func (s *Session) end(m jsonrpc.Message, own, host bool, now time.Time) {
 }
 
 // record records the request's duration: mcp.server.operation.duration for
-// the host's, mcp.client.operation.duration for the proxy's own.
+// the host's, mcp.client.operation.duration for the proxy's own. The
+// attribute sets are few (a method, a tool, a version, an error) and kept.
 func (s *Session) record(c *call, now time.Time, version, errType string) {
 	d := now.Sub(c.start).Seconds()
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, semconv.NetworkTransportKey.String(s.transport))
-	if c.tool != "" {
-		attrs = append(attrs, semconv.GenAIToolName(c.tool))
+	key := setKey{c.own, c.method, c.tool, version, errType}
+	opt, ok := s.p.sets.Load(key)
+	if !ok {
+		attrs := make([]attribute.KeyValue, 0, 5)
+		attrs = append(attrs, semconv.McpMethodNameKey.String(c.method), semconv.NetworkTransportKey.String(s.transport))
+		if c.tool != "" {
+			attrs = append(attrs, semconv.GenAIToolName(c.tool))
+		}
+		if version != "" {
+			attrs = append(attrs, semconv.McpProtocolVersionKey.String(version))
+		}
+		if errType != "" {
+			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
+		}
+		opt, _ = s.p.sets.LoadOrStore(key, metric.WithAttributeSet(attribute.NewSet(attrs...)))
 	}
-	if version != "" {
-		attrs = append(attrs, semconv.McpProtocolVersionKey.String(version))
-	}
-	if errType != "" {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
-	}
-	ctx := context.Background()
+	h := s.p.server.Inst()
 	if c.own {
-		s.p.client.Record(ctx, d, mcpconv.MethodNameAttr(c.method), attrs...)
-		return
+		h = s.p.client.Inst()
 	}
-	s.p.server.Record(ctx, d, mcpconv.MethodNameAttr(c.method), attrs...)
+	h.Record(context.Background(), d, opt.(metric.RecordOption))
+}
+
+// setKey names a kept attribute set of the metrics. The transport is the
+// same for every session of a process.
+type setKey struct {
+	own                         bool
+	method, tool, version, errT string
 }
 
 // finish ends c without an answer (the id was used again, or the session
@@ -379,13 +363,6 @@ func (s *Session) Close() {
 	if s == nil {
 		return
 	}
-	s.qmu.Lock()
-	if !s.closed {
-		s.closed = true
-		close(s.q)
-	}
-	s.qmu.Unlock()
-	<-s.done
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -402,14 +379,13 @@ func (s *Session) Close() {
 
 // isError reports whether a tools/call result has isError true.
 func isError(result []byte) bool {
-	v, ok := jsontext.Lookup(result, "isError")
-	return ok && string(v) == "true"
+	return string(member(result, "isError")) == "true"
 }
 
 // requestID is jsonrpc.request.id: a string id's text, a number as sent.
 func requestID(id []byte) string {
-	if jsontext.Kind(id) == '"' {
-		return jsontext.Unquote(id)
+	if t := str(id); t != "" {
+		return t
 	}
 	return string(id)
 }
@@ -427,7 +403,7 @@ func (s *Session) Event(kind string, line []byte) {
 	if s == nil {
 		return
 	}
-	s.enqueue(op{what: opEvent, name: kind}, line)
+	s.see(op{what: opEvent, name: kind}, line)
 }
 
 func (s *Session) event(kind string, line []byte, at time.Time) {
@@ -462,7 +438,7 @@ func (s *Session) Hold(id []byte, point, method, why, action string) {
 	if s == nil {
 		return
 	}
-	s.enqueue(op{what: opHold, hold: [4]string{point, method, why, action}}, id)
+	s.see(op{what: opHold, hold: [4]string{point, method, why, action}}, id)
 }
 
 func (s *Session) hold(id []byte, h [4]string, at time.Time) {

@@ -75,6 +75,7 @@ type Provider struct {
 	server mcpconv.ServerOperationDuration
 	client mcpconv.ClientOperationDuration
 	prop   propagation.TextMapPropagator
+	sets   sync.Map // setKey -> metric.RecordOption
 }
 
 // Start sets up tracing and metrics as the environment configures them.
