@@ -89,3 +89,26 @@ func messages(line []byte, fn func(jsonrpc.Message)) {
 	}
 	fn(m)
 }
+
+// params are the members of a request's params that its span needs, read
+// in one pass: a call's large arguments are skipped once.
+type params struct{ name, version, meta []byte }
+
+func readParams(p []byte) params {
+	var out params
+	jsontext.ScanPrefix(p, func(k, v []byte) bool {
+		if v == nil {
+			return true
+		}
+		switch string(k) {
+		case "name":
+			out.name = v
+		case "protocolVersion":
+			out.version = v
+		case "_meta":
+			out.meta = v
+		}
+		return true
+	})
+	return out
+}

@@ -178,6 +178,7 @@ func (s *Session) ToHost(line []byte) {
 
 // start begins the span of request m.
 func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
+	pm := readParams(m.Params)
 	method := m.Method
 	name := method
 	var tool string
@@ -190,7 +191,7 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 		attrs = append(attrs, semconv.McpSessionIDKey.String(s.id))
 	}
 	if method == mcpmsg.MethodToolsCall {
-		tool = str(member(m.Params, "name"))
+		tool = str(pm.name)
 		name += " " + tool
 		attrs = append(attrs, semconv.GenAIToolName(tool), semconv.GenAIOperationNameExecuteTool)
 	}
@@ -201,7 +202,7 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if method == mcpmsg.MethodInitialize && !own {
-		if v := str(member(m.Params, "protocolVersion")); v != "" && s.version == "" {
+		if v := str(pm.version); v != "" && s.version == "" {
 			s.version = v
 		}
 	}
@@ -216,7 +217,7 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 			ctx = s.last.ctx
 		}
 	} else {
-		ctx = s.parent(m.Params)
+		ctx = s.parent(pm.meta)
 	}
 	ctx, span := s.p.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithTimestamp(now), trace.WithAttributes(attrs...))
 	c := &call{ctx: ctx, span: span, start: now, method: method, tool: tool, own: own}
@@ -235,11 +236,10 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 	}
 }
 
-// parent returns the context a traceparent (and tracestate) in params._meta
-// carries, or the background.
-func (s *Session) parent(params []byte) context.Context {
+// parent returns the context a traceparent (and tracestate) in a request's
+// params._meta carries, or the background.
+func (s *Session) parent(meta []byte) context.Context {
 	ctx := context.Background()
-	meta := member(params, "_meta")
 	if jsontext.Kind(meta) != '{' {
 		return ctx
 	}
