@@ -39,76 +39,120 @@ func str(v []byte) string {
 	return jsontext.Unquote(v)
 }
 
-// messages calls fn with each JSON-RPC message of line (without its
-// terminator): the line's one object, read by its members' boundaries, or
-// each element of a batch, which is rare and validated first.
-func messages(line []byte, fn func(jsonrpc.Message)) {
-	if jsontext.Kind(line) == '[' {
-		for m := range jsonrpc.Messages(line) {
-			fn(m)
-		}
-		return
-	}
-	var m jsonrpc.Message
-	hasMethod := false
-	end := jsontext.ScanPrefix(line, func(k, v []byte) bool {
-		if v == nil {
-			return true
-		}
-		switch string(k) {
-		case "id":
-			m.ID = json.RawMessage(v)
-		case "method":
-			m.Method = str(v)
-			hasMethod = m.Method != "" || string(v) == `""`
-		case "params":
-			m.Params = json.RawMessage(v)
-		case "result":
-			m.Result = json.RawMessage(v)
-		case "error":
-			m.Error = nil
-			if string(v) != "null" {
-				m.Error = json.RawMessage(v)
-			}
-		}
-		return true
-	})
-	if end != jsontext.PrefixClosed {
-		return
-	}
-	switch {
-	case hasMethod && m.ID != nil:
-		m.Kind = jsonrpc.Request
-	case hasMethod:
-		m.Kind = jsonrpc.Notification
-	case m.ID != nil && (m.Result != nil || m.Error != nil):
-		m.Kind = jsonrpc.Response
-		m.IsError = m.Error != nil
-	default:
-		return
-	}
-	fn(m)
+// msg is what a span needs of one message, read in one pass: the
+// message, and of its params (a request's) or its result (a response's)
+// the few members telemetry reads, so that a large argument or result is
+// skipped once.
+type msg struct {
+	jsonrpc.Message
+	name, version, meta []byte // params: name, protocolVersion, _meta
+	isError             bool   // result: isError true
+	resultVersion       []byte // result: protocolVersion
 }
 
-// params are the members of a request's params that its span needs, read
-// in one pass: a call's large arguments are skipped once.
-type params struct{ name, version, meta []byte }
+// messages calls fn with each JSON-RPC message of line (without its
+// terminator): the line's one object, or each element of a batch, which
+// is rare and validated first.
+func messages(line []byte, fn func(msg)) {
+	if jsontext.Kind(line) == '[' {
+		for m := range jsonrpc.Messages(line) {
+			if m.Kind != jsonrpc.Batch {
+				if x, ok := readMessage(m.Raw); ok {
+					fn(x)
+				}
+			}
+		}
+		return
+	}
+	if x, ok := readMessage(line); ok {
+		fn(x)
+	}
+}
 
-func readParams(p []byte) params {
-	var out params
-	jsontext.ScanPrefix(p, func(k, v []byte) bool {
-		if v == nil {
-			return true
+// readMessage reads one object by its members' boundaries (jsontext's
+// Cursor, which checks nothing: the caller recovers from a panic on bytes
+// that are not JSON, and a cursor that stops moving ends the read).
+func readMessage(line []byte) (msg, bool) {
+	var x msg
+	c := jsontext.NewCursor(line)
+	if !c.Enter('{') {
+		return x, false
+	}
+	hasMethod := false
+	steps := 0
+	for c.More('}') {
+		if steps++; steps > len(line) {
+			return x, false
 		}
-		switch string(k) {
-		case "name":
-			out.name = v
-		case "protocolVersion":
-			out.version = v
-		case "_meta":
-			out.meta = v
+		switch string(c.Name()) {
+		case `"id"`:
+			x.ID = json.RawMessage(c.Value())
+		case `"method"`:
+			v := c.Value()
+			x.Method = str(v)
+			hasMethod = x.Method != "" || string(v) == `""`
+		case `"params"`:
+			x.Params = json.RawMessage("{}")
+			members(&c, len(line), func(name string, c *jsontext.Cursor) {
+				switch name {
+				case `"name"`:
+					x.name = c.Value()
+				case `"protocolVersion"`:
+					x.version = c.Value()
+				case `"_meta"`:
+					x.meta = c.Value()
+				default:
+					c.Value()
+				}
+			})
+		case `"result"`:
+			x.Result = json.RawMessage("{}")
+			members(&c, len(line), func(name string, c *jsontext.Cursor) {
+				switch name {
+				case `"isError"`:
+					x.isError = string(c.Value()) == "true"
+				case `"protocolVersion"`:
+					x.resultVersion = c.Value()
+				default:
+					c.Value()
+				}
+			})
+		case `"error"`:
+			v := c.Value()
+			x.Error = nil
+			if string(v) != "null" {
+				x.Error = json.RawMessage(v)
+			}
+		default:
+			c.Value()
 		}
-		return true
-	})
-	return out
+	}
+	switch {
+	case hasMethod && x.ID != nil:
+		x.Kind = jsonrpc.Request
+	case hasMethod:
+		x.Kind = jsonrpc.Notification
+	case x.ID != nil && (x.Result != nil || x.Error != nil):
+		x.Kind = jsonrpc.Response
+		x.IsError = x.Error != nil
+	default:
+		return x, false
+	}
+	return x, true
+}
+
+// members calls fn with each member name token of the object at the
+// cursor, fn moving past its value; a value that is not an object is
+// skipped.
+func members(c *jsontext.Cursor, limit int, fn func(name string, c *jsontext.Cursor)) {
+	if !c.Enter('{') {
+		c.Value()
+		return
+	}
+	for steps := 0; c.More('}'); steps++ {
+		if steps > limit {
+			panic("telemetry: not JSON")
+		}
+		fn(string(c.Name()), c)
+	}
 }

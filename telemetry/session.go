@@ -108,19 +108,19 @@ func (s *Session) see(o op, line []byte) {
 func (s *Session) handle(o op) {
 	switch o.what {
 	case opHost:
-		messages(o.line, func(m jsonrpc.Message) {
+		messages(o.line, func(m msg) {
 			if m.Kind == jsonrpc.Request {
 				s.start(m, false, o.at)
 			}
 		})
 	case opLookup:
-		messages(jsonrpc.TrimLine(o.line), func(m jsonrpc.Message) {
+		messages(jsonrpc.TrimLine(o.line), func(m msg) {
 			if m.Kind == jsonrpc.Request {
 				s.start(m, true, o.at)
 			}
 		})
 	case opServer, opToHost:
-		messages(jsonrpc.TrimLine(o.line), func(m jsonrpc.Message) {
+		messages(jsonrpc.TrimLine(o.line), func(m msg) {
 			if m.Kind == jsonrpc.Response {
 				if o.what == opServer {
 					s.end(m, true, o.delivered, o.at)
@@ -177,8 +177,7 @@ func (s *Session) ToHost(line []byte) {
 }
 
 // start begins the span of request m.
-func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
-	pm := readParams(m.Params)
+func (s *Session) start(m msg, own bool, now time.Time) {
 	method := m.Method
 	name := method
 	var tool string
@@ -191,7 +190,7 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 		attrs = append(attrs, semconv.McpSessionIDKey.String(s.id))
 	}
 	if method == mcpmsg.MethodToolsCall {
-		tool = str(pm.name)
+		tool = str(m.name)
 		name += " " + tool
 		attrs = append(attrs, semconv.GenAIToolName(tool), semconv.GenAIOperationNameExecuteTool)
 	}
@@ -202,7 +201,7 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if method == mcpmsg.MethodInitialize && !own {
-		if v := str(pm.version); v != "" && s.version == "" {
+		if v := str(m.version); v != "" && s.version == "" {
 			s.version = v
 		}
 	}
@@ -217,7 +216,7 @@ func (s *Session) start(m jsonrpc.Message, own bool, now time.Time) {
 			ctx = s.last.ctx
 		}
 	} else {
-		ctx = s.parent(pm.meta)
+		ctx = s.parent(m.meta)
 	}
 	ctx, span := s.p.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithTimestamp(now), trace.WithAttributes(attrs...))
 	c := &call{ctx: ctx, span: span, start: now, method: method, tool: tool, own: own}
@@ -261,7 +260,7 @@ func (s *Session) parent(meta []byte) context.Context {
 
 // end ends the span of the request response m answers: the proxy's own
 // when own, the host's when host.
-func (s *Session) end(m jsonrpc.Message, own, host bool, now time.Time) {
+func (s *Session) end(m msg, own, host bool, now time.Time) {
 	key := string(m.ID)
 	s.mu.Lock()
 	c := (*call)(nil)
@@ -280,7 +279,7 @@ func (s *Session) end(m jsonrpc.Message, own, host bool, now time.Time) {
 		return
 	}
 	if c.method == mcpmsg.MethodInitialize && !c.own && m.Result != nil {
-		if v := str(member(m.Result, "protocolVersion")); v != "" {
+		if v := str(m.resultVersion); v != "" {
 			s.version = v
 			c.span.SetAttributes(semconv.McpProtocolVersionKey.String(v))
 		}
@@ -300,7 +299,7 @@ func (s *Session) end(m jsonrpc.Message, own, host bool, now time.Time) {
 		msg = str(member(m.Error, "message"))
 		c.span.SetAttributes(semconv.RPCResponseStatusCode(code))
 		c.span.SetStatus(codes.Error, msg)
-	case c.method == mcpmsg.MethodToolsCall && m.Result != nil && isError(m.Result):
+	case c.method == mcpmsg.MethodToolsCall && m.Result != nil && m.isError:
 		errType = ErrorTool
 		c.span.SetStatus(codes.Error, "the tool's result has isError")
 	}
@@ -375,11 +374,6 @@ func (s *Session) Close() {
 		delete(s.own, k)
 	}
 	s.last = nil
-}
-
-// isError reports whether a tools/call result has isError true.
-func isError(result []byte) bool {
-	return string(member(result, "isError")) == "true"
 }
 
 // requestID is jsonrpc.request.id: a string id's text, a number as sent.

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -159,4 +160,31 @@ func TestNilSession(t *testing.T) {
 	if err := p.Shutdown(0); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestNotJSON feeds the readers lines that are not JSON, or cut short: no
+// panic escapes and no read runs on (such a line may make a span with odd
+// attributes; it is never forwarded any differently).
+func TestNotJSON(t *testing.T) {
+	p, _, _ := start(t)
+	s := p.Session("s", Pipe)
+	whole := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":"c\"d"}]},"_meta":{"traceparent":"00-` + "0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" + `"}}}`
+	for i := range len(whole) {
+		for _, line := range []string{whole[:i], whole[i:], whole[:i] + "," + whole[i:], whole[:i] + "}" + whole[i:]} {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				s.FromHost([]byte(line))
+				s.FromServer([]byte(line), true)
+				s.ToHost([]byte(line))
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("reading %q did not end", line)
+			}
+		}
+	}
+	s.Close()
+	p.Shutdown(0)
 }
