@@ -9,11 +9,10 @@ import (
 
 // The proxy forwards lines it has not validated, and a 64 KiB message
 // validated again for its span would cost more than the span: telemetry
-// reads the few members it needs by their boundaries only
-// (jsontext.ScanPrefix), which skips a large value at the speed of a
-// string scan and stops at whatever is not JSON. A line that is not JSON
-// yields nothing, or members that make a span with odd names; nothing it
-// reads is forwarded.
+// reads the few members it needs by their boundaries only, in one pass
+// (readMessage), which skips a large value at the speed of a string scan.
+// A line that is not JSON yields nothing, or members that make a span with
+// odd attributes; nothing it reads is forwarded.
 
 // member returns the value of obj's top-level member name (the last one
 // that is whole), or nil.
