@@ -397,10 +397,17 @@ func TestOtelUpstream(t *testing.T) {
 }
 
 // TestOtelCollectorDown: a collector that is not there costs the session
-// nothing: every answer comes, and the proxy exits with the server.
+// nothing: every answer comes, and the proxy exits with the server. The
+// export headers, well formed or not, never reach stderr.
 func TestOtelCollectorDown(t *testing.T) {
 	t.Parallel()
-	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" + freePort(t), "OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20s3cret-token"}
+	for _, headers := range []string{"authorization=Bearer%20s3cret-token", "authorization Bearer s3cret-token,x=%zz-s3cret"} {
+		t.Run(headers, func(t *testing.T) { collectorDown(t, headers) })
+	}
+}
+
+func collectorDown(t *testing.T, headers string) {
+	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:" + freePort(t), "OTEL_EXPORTER_OTLP_HEADERS=" + headers}
 	p := startProxy(t, env, "--otel", "--", testbin.Build(t, "hoist-mcp-demo"))
 	p.send(tryIt[0]+"\n", tryIt[1]+"\n", tryIt[2]+"\n", tryIt[3]+"\n")
 	for range 3 {

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -86,6 +87,10 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	// The SDK's own log says what it could not parse, and the export
+	// headers are secrets: it says nothing here. Export failures reach the
+	// proxy's stderr through the error handler, as their text.
+	otel.SetLogger(logr.Discard())
 	if c.Say != nil {
 		otel.SetErrorHandler(&errorOnce{say: c.Say})
 	}
