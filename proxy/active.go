@@ -77,9 +77,9 @@ type active struct {
 	session  string
 	toServer func(line []byte) // one whole line, terminator included; may block
 	toHost   func(line []byte) // one whole line, terminator included
-	// observe, when set, is shown each action before it is carried out
-	// (--otel: telemetry.go).
-	observe func(machine.Action)
+	// observe, when set, is shown the actions of each step before they
+	// are carried out (--otel: telemetry.go).
+	observe func([]machine.Action)
 	// newTimer starts the wait for a lookup's answer: a channel that
 	// receives when it is over, and the function that cancels it (tests
 	// replace it to end a wait when they choose).
@@ -461,10 +461,10 @@ func (a *active) handle(e envelope) {
 // the server: its writes and the slow steps run on goroutines of their
 // own.
 func (a *active) apply(acts []machine.Action) {
+	if a.observe != nil {
+		a.observe(acts)
+	}
 	for _, act := range acts {
-		if a.observe != nil {
-			a.observe(act)
-		}
 		switch x := act.(type) {
 		case machine.ToHost:
 			if x.Own {

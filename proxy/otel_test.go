@@ -422,3 +422,37 @@ func collectorDown(t *testing.T, headers string) {
 		t.Errorf("the exporter's header reached stderr:\n%s", p.stderr)
 	}
 }
+
+// TestOtelGuards: a write the guards refuse is a span whose error.type is
+// tool_error, with the guards' verdicts as an event on it, though no
+// guards log is kept on disk (no --record, no --guards-log).
+func TestOtelGuards(t *testing.T) {
+	t.Parallel()
+	j := startJaeger(t)
+	service := "hoist-guards-" + t.Name()
+	p, _, _, _ := openShop(t, j.env(service), "--otel", "--domain", "retail", "--guards")
+	p.send(toolCall(3, "find_user_id_by_email", `{"email":"c7@example.com"}`))
+	p.readLine()
+	p.send(toolCall(5, "cancel_pending_order", `{"order_id":"#W7a","reason":"found it cheaper"}`))
+	if got := p.readLine(); got != refusedReason {
+		t.Fatalf("the agent got\n%s\nwant\n%s", got, refusedReason)
+	}
+	if _, code := p.finish(); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+	}
+	cancels := named(j.spans(t, service, 4), "tools/call cancel_pending_order")
+	if len(cancels) != 1 {
+		t.Fatalf("cancel spans %+v", cancels)
+	}
+	c := cancels[0]
+	if c.tag("error.type") != "tool_error" || c.tag("jsonrpc.request.id") != "5" {
+		t.Errorf("the refused write's tags %+v", c.Tags)
+	}
+	evs := c.events()
+	if len(evs) != 1 || evs[0]["event"] != "hoist.guards.check" || evs[0]["hoist.refused"] != "retail.cancel_reason" || evs[0]["hoist.tool"] != "cancel_pending_order" {
+		t.Fatalf("the refused write's events %v", evs)
+	}
+	if _, ok := evs[0]["hoist.arguments"]; ok {
+		t.Errorf("the call's arguments are in its event: %v", evs[0])
+	}
+}

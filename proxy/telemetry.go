@@ -11,22 +11,26 @@ import (
 // forwarded, and whatever reaches the host. It only reads them; the bytes
 // forwarded are the same with or without it. A nil Session does nothing.
 
-// observer turns the active owner's actions into telemetry: the proxy's
-// own requests to the server (lookups, hoist_commit's calls) start child
-// spans, and the side logs' lines (flow decisions, guard verdicts, the
-// judge's answers) become events on the call's span.
-func observer(t *telemetry.Session) func(machine.Action) {
+// observer turns the active owner's actions into telemetry: the side logs'
+// lines (flow decisions, guard verdicts, the judge's answers) become events
+// on the call's span, and the proxy's own requests to the server (lookups,
+// hoist_commit's calls) start child spans. It sees a step's actions before
+// they are carried out, since a step may answer the host (ending the
+// call's span) before it logs why.
+func observer(t *telemetry.Session) func([]machine.Action) {
 	if t == nil {
 		return nil
 	}
-	return func(act machine.Action) {
-		switch x := act.(type) {
-		case machine.ToServer:
-			if x.Own {
-				t.Lookup(x.Line)
+	return func(acts []machine.Action) {
+		for _, act := range acts {
+			switch x := act.(type) {
+			case machine.Log:
+				t.Event(logKinds[x.To], x.Line)
+			case machine.ToServer:
+				if x.Own {
+					t.Lookup(x.Line)
+				}
 			}
-		case machine.Log:
-			t.Event(logKinds[x.To], x.Line)
 		}
 	}
 }
