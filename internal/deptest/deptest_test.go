@@ -212,6 +212,35 @@ func TestActiveDoesNoIO(t *testing.T) {
 	}
 }
 
+// TestTelemetryNetworkOnlyByExporter keeps telemetry's own files off the
+// network: its one way out is the OTLP exporters it sets up, which bring
+// net/http with them; the proxy's pumps call it with lines, never the
+// other way round.
+func TestTelemetryNetworkOnlyByExporter(t *testing.T) {
+	pkgs, err := List(".", module+"/telemetry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range pkgs {
+		if p.ImportPath != module+"/telemetry" {
+			continue
+		}
+		found = true
+		for _, imp := range p.Imports {
+			if imp == "net" || strings.HasPrefix(imp, "net/") {
+				t.Errorf("telemetry imports %s: it reaches the network only through the OTLP exporters", imp)
+			}
+		}
+		if !slices.Contains(p.Imports, "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp") {
+			t.Errorf("telemetry no longer imports the OTLP/HTTP trace exporter; update this test and docs/telemetry.md")
+		}
+	}
+	if !found {
+		t.Fatal("go list did not find the telemetry package")
+	}
+}
+
 func TestEveryDirectRequirementHasOwners(t *testing.T) {
 	direct, err := DirectRequires(".")
 	if err != nil {
