@@ -77,6 +77,9 @@ type active struct {
 	session  string
 	toServer func(line []byte) // one whole line, terminator included; may block
 	toHost   func(line []byte) // one whole line, terminator included
+	// observe, when set, is shown the actions of each step before they
+	// are carried out (--otel: telemetry.go).
+	observe func([]machine.Action)
 	// newTimer starts the wait for a lookup's answer: a channel that
 	// receives when it is over, and the function that cancels it (tests
 	// replace it to end a wait when they choose).
@@ -176,7 +179,7 @@ func (a *active) build() error {
 		Pins:    a.pins,
 		Context: a.context != nil,
 		IDs:     a.ids,
-		FlowLog: a.flowLog != nil,
+		FlowLog: a.flowLog != nil || a.observe != nil,
 	}
 	if f := a.opts.Flow; f != nil {
 		seed := a.opts.Seed
@@ -192,8 +195,8 @@ func (a *active) build() error {
 		if g.Judge != nil {
 			c.Guards.Judge = &machine.JudgeConfig{Enforce: g.Judge.Enforce, Policy: g.Judge.Judge.Policy()}
 		}
-		c.GuardsLog = a.gd != nil && a.gd.log != nil
-		c.ConfirmLog = a.gd != nil && a.gd.jd != nil && a.gd.jd.log != nil
+		c.GuardsLog = a.gd != nil && (a.gd.log != nil || a.observe != nil)
+		c.ConfirmLog = a.gd != nil && a.gd.jd != nil && (a.gd.jd.log != nil || a.observe != nil)
 	}
 	m, err := machine.New(c)
 	if err != nil {
@@ -467,6 +470,9 @@ func (a *active) handle(e envelope) {
 // the server: its writes and the slow steps run on goroutines of their
 // own.
 func (a *active) apply(acts []machine.Action) {
+	if a.observe != nil {
+		a.observe(acts)
+	}
 	for _, act := range acts {
 		switch x := act.(type) {
 		case machine.ToHost:

@@ -95,6 +95,9 @@ type consoleClient struct {
 	toHost  func(line []byte) // one whole line, terminator included
 	toSrv   func(line []byte) // one whole line, terminator included
 
+	// observe, when set, is told of each hold and its decision (--otel).
+	observe func(id []byte, point, method, why, action string)
+
 	modern atomic.Bool
 	// bp are the attached console's breakpoints; off while detached, when
 	// the pumps look at nothing.
@@ -336,6 +339,9 @@ func (c *consoleClient) hold(p hold.Point, m jsonrpc.Message, line []byte, metho
 		point = "after"
 	}
 	digest := hold.Digest(p, line)
+	if c.observe != nil {
+		c.observe(m.ID, point, method, why, "")
+	}
 	var v consoleMsg
 	for {
 		c.mu.Lock()
@@ -375,6 +381,9 @@ func (c *consoleClient) hold(p hold.Point, m jsonrpc.Message, line []byte, metho
 		return hold.Verdict{Forward: true}
 	}
 	c.say("console: %s %s id=%s", v.Action, method, m.ID)
+	if c.observe != nil {
+		c.observe(m.ID, point, method, why, string(v.Action))
+	}
 	return verdict
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
+	"github.com/hoist-mcp/hoist/telemetry"
 )
 
 // Limits of --listen (manual, "Hosts over HTTP"). ListenProtocol is the
@@ -764,6 +765,11 @@ func (l *listener) newSession(r *http.Request, key string) (*lsession, int, erro
 		done:    make(chan struct{}),
 		last:    time.Now(),
 	}
+	sessionID := s.id // mcp.session.id: the stateless era has none
+	if key != "" {
+		sessionID = ""
+	}
+	s.tel = o.Telemetry.Session(sessionID, telemetry.TCP)
 	hostSession := r.Header.Get("Hoist-Session")
 	if hostSession == "" {
 		hostSession = "http-" + s.id
@@ -815,6 +821,7 @@ func (l *listener) newSession(r *http.Request, key string) (*lsession, int, erro
 		}
 		a := newActive(fo, server, func(f string, args ...any) { l.d.say("session "+s.id[:8]+": "+f, args...) })
 		a.rec, a.context = s.rec, s.context
+		a.observe = observer(s.tel)
 		a.session = hostSession
 		if r.Header.Get("Hoist-Session") == "" {
 			a.session = s.name
@@ -837,6 +844,9 @@ func (l *listener) newSession(r *http.Request, key string) (*lsession, int, erro
 		s.console = newConsoleClient(*o.Console, s.name, o.serverName(), s.rec, func(f string, args ...any) { l.d.say("session "+s.id[:8]+": "+f, args...) })
 		s.console.toHost = func(line []byte) { s.deliver(jsonrpc.TrimLine(line)) }
 		s.console.toSrv = func(line []byte) { s.toServer(line) }
+		if s.tel != nil {
+			s.console.observe = s.tel.Hold
+		}
 	}
 	if err := s.startBackend(); err != nil {
 		s.closeConsole()

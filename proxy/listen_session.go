@@ -13,6 +13,7 @@ import (
 	"github.com/hoist-mcp/hoist/jsontext"
 	"github.com/hoist-mcp/hoist/mcplog"
 	"github.com/hoist-mcp/hoist/mcpmsg"
+	"github.com/hoist-mcp/hoist/telemetry"
 )
 
 // streamBuffer is how many messages the GET stream, and waiterBuffer a
@@ -39,6 +40,8 @@ type lsession struct {
 	active *active
 	// console is the session's attachment to --console, nil without it.
 	console *consoleClient
+	// tel traces the session's requests (--otel); nil without.
+	tel *telemetry.Session
 
 	child    *child
 	up       *upstream
@@ -176,6 +179,7 @@ func (w *diagWriter) Write(p []byte) (int, error) {
 
 // fromHost records a host message and forwards it to the server.
 func (s *lsession) fromHost(line []byte) {
+	s.tel.FromHost(line)
 	recordContext(s.context, s.rec, line)
 	s.record(mcplog.FromClient, line)
 	if c := s.console; c != nil {
@@ -293,6 +297,7 @@ func (s *lsession) closeStream(ch chan []byte) {
 // request); anything else to the GET stream when one is open, else to a
 // waiting request's event stream, else to the queue.
 func (s *lsession) route(line []byte, forID json.RawMessage) {
+	s.tel.FromServer(line, false) // the proxy's lookups end here; the host's in deliverFor
 	if c := s.console; c != nil {
 		out, taken := c.beforeHost(append(bytes.Clone(line), '\n'))
 		if taken {
@@ -316,6 +321,7 @@ func (s *lsession) deliver(line []byte) { s.deliverFor(line, nil) }
 // deliverFor passes a server message on to the host's streams; forID is
 // the request whose stream it came on, nil when unknown.
 func (s *lsession) deliverFor(line []byte, forID json.RawMessage) {
+	s.tel.ToHost(line)
 	m := jsonrpc.Classify(line)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -429,6 +435,7 @@ func (s *lsession) shutdown(why string) {
 		if dropped > 0 {
 			s.l.d.say("session %s: %d message(s) of the MCP server were dropped: no stream of the host could take them", s.id[:8], dropped)
 		}
+		s.tel.Close()
 		s.l.d.say("session %s ended: %s", s.id[:8], why)
 	})
 }

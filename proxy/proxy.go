@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/hoist-mcp/hoist/telemetry"
 )
 
 // Exit codes of the proxy itself (manual, "Usage"). Otherwise the proxy
@@ -63,6 +65,9 @@ type Options struct {
 	RetainDays int
 	// Trace prints one line per frame on stderr.
 	Trace bool
+	// Telemetry, when set, traces each session's requests (--otel;
+	// docs/telemetry.md).
+	Telemetry *telemetry.Provider
 	// InheritStderr hands the server the proxy's own stderr descriptor
 	// instead of a pipe the proxy copies from.
 	InheritStderr bool

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/telemetry"
 )
 
 // drainGrace is how long the proxy waits on the server's stdout and stderr
@@ -88,6 +89,8 @@ func RunStdio(ctx context.Context, o Options, st Streams) int {
 	}
 	s := &session{opts: o, d: &diag{w: st.Err}}
 	start := o.Now()
+	s.tel = o.Telemetry.Session(mcplog.SessionID(start, os.Getpid()), telemetry.Pipe)
+	defer s.tel.Close()
 
 	pruned, pruneErr := 0, error(nil)
 	if o.Record != "" {
@@ -193,6 +196,7 @@ func (s *session) startFlow(start time.Time) error {
 	}
 	a := newActive(fo, server, s.d.say)
 	a.rec, a.context = s.rec, s.context
+	a.observe = observer(s.tel)
 	a.session = mcplog.HostSession(o.Getenv)
 	if o.Getenv("HOIST_SESSION") == "" {
 		a.session = mcplog.SessionID(start, os.Getpid())
@@ -219,9 +223,10 @@ type session struct {
 	hostClosed atomic.Bool  // the host closed stdin (or stopped reading)
 	rawSaid    [2]atomic.Bool
 	tail       tailLines
-	context    *contextTail   // --context
-	active     *active        // --flow, --guards, --commit
-	console    *consoleClient // --console
+	context    *contextTail       // --context
+	active     *active            // --flow, --guards, --commit
+	console    *consoleClient     // --console
+	tel        *telemetry.Session // --otel; nil without
 }
 
 func (s *session) run(ctx context.Context, st Streams) int {
@@ -240,11 +245,19 @@ func (s *session) run(ctx context.Context, st Streams) int {
 	}
 	// If the host stops reading, the rest is still read and recorded, so
 	// the server never blocks on a full pipe.
-	out := &hostWriter{w: st.Out, gone: func() {
+	var out io.Writer = &hostWriter{w: st.Out, gone: func() {
 		s.hostClosed.Store(true)
 		c.stdin.Close()
 	}}
+	if s.tel != nil && s.serverWhole() {
+		// Every line reaches the host whole through out: a span ends when
+		// its answer does, not when a flow holds it.
+		out = tracedWriter{w: out, t: s.tel}
+	}
 	s.startConsole(out, gate)
+	if s.console != nil && s.tel != nil {
+		s.console.observe = s.tel.Hold // before the pumps, the only callers
+	}
 	go func() {
 		defer close(hostDone)
 		p := s.newPump(mcplog.FromClient, st.In, toServer, 0)
@@ -380,7 +393,7 @@ func (s *session) newPump(from string, src io.Reader, dst io.Writer, dir int) *p
 		src:      src,
 		dst:      dst,
 		maxFrame: s.opts.MaxFrameBytes,
-		keep:     s.rec != nil || s.opts.Trace || s.active != nil,
+		keep:     s.rec != nil || s.opts.Trace || s.active != nil || s.tel != nil,
 	}
 	direction := "host -> server"
 	if from == mcplog.FromServer {
@@ -388,6 +401,13 @@ func (s *session) newPump(from string, src io.Reader, dst io.Writer, dir int) *p
 	}
 	p.onLine = func(line []byte) {
 		body := jsonrpc.TrimLine(line)
+		if s.tel != nil {
+			if from == mcplog.FromClient {
+				s.tel.FromHost(body)
+			} else {
+				s.tel.FromServer(body, !s.serverWhole())
+			}
+		}
 		if s.active != nil && from == mcplog.FromClient && !s.active.holdsHost() {
 			s.active.fromHost(body) // held lines go to hostLine instead
 		}

@@ -29,6 +29,7 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 		if _, err := st.Out.Write(buf); err != nil {
 			hostGone = true
 		}
+		s.tel.ToHost(buf)
 	}
 	a := s.active
 	// Over stdio every message is the host's to read, whichever stream it
@@ -42,6 +43,9 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 		}
 		if s.opts.Trace {
 			s.d.say("trace server -> host %d B %s", len(buf), describe(jsonrpc.Classify(line)))
+		}
+		if from == mcplog.FromServer {
+			s.tel.FromServer(line, false) // the proxy's lookups end here; the host's in write
 		}
 		if c := s.console; c != nil && from == mcplog.FromServer {
 			out, taken := c.beforeHost(buf)
@@ -69,6 +73,9 @@ func (s *session) runUpstream(ctx context.Context, st Streams) int {
 		c := newConsoleClient(*o, s.consoleSession(), s.opts.serverName(), s.rec, s.d.say)
 		c.toHost = write
 		c.toSrv = func(line []byte) { u.send(jsonrpc.TrimLine(line)) }
+		if s.tel != nil {
+			c.observe = s.tel.Hold
+		}
 		s.console = c
 		c.start()
 	}
@@ -95,6 +102,7 @@ loop:
 			if s.opts.Trace {
 				s.d.say("trace host -> server %d B %s", len(line), describe(jsonrpc.Classify(body)))
 			}
+			s.tel.FromHost(body)
 			if s.rec != nil {
 				recordContext(s.context, s.rec, body)
 				s.rec.Record(mcplog.FromClient, body)

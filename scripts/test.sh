@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/peers.sh
 export HOIST_REQUIRE_PEERS=1
+scripts/jaeger.sh
 go test -race -count=1 ./... "$@"
 # Without -race: make lint has just built the Beam SDK for go vet, and a
 # race build would compile its 1.2 GB of modules a second time (minutes on

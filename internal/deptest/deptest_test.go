@@ -68,11 +68,14 @@ var rules = Rules{
 		"console/hold": {"jsontext", "mcpmsg"}, // the console's side of a held frame: pure logic
 
 		// The proxy and the scripted client.
-		"proxy": {"active", "episode", "flow", "jsonrpc", "mcplog", "guards", "judge", "oracle", "jsontext", "mcpmsg", "console/hold"}, // episode: the tool types flow.Session.Listed takes; console/hold: the rules of a frame held for --console
+		"proxy": {"active", "episode", "flow", "jsonrpc", "mcplog", "guards", "judge", "oracle", "jsontext", "mcpmsg", "console/hold", "telemetry"}, // episode: the tool types flow.Session.Listed takes; console/hold: the rules of a frame held for --console
 		// The active mode's state machine: no I/O of its own (TestActiveDoesNoIO);
 		// mcplog only for the side logs' line types, which it hands the proxy to write.
 		"active":    {"episode", "flow", "guards", "judge", "jsonrpc", "jsontext", "mcplog", "mcpmsg", "oracle", "toolpin"},
 		"procedure": {"jsonrpc", "mcplog", "jsontext", "mcpmsg", "binding", "episode"},
+		// --otel: spans and metrics of what the proxy forwards; its one
+		// network use is the OTLP exporter's.
+		"telemetry": {"jsonrpc", "jsontext", "mcpmsg"},
 
 		// Recordings read back: served as a server (hoist-mcp-demo
 		// --replay) and compared (hoist diff); tool definitions pinned and
@@ -84,7 +87,7 @@ var rules = Rules{
 		// the proxy, internal/mcpcli the proxy but no toolkit.
 		"internal/cli": {"audit", "console", "drift", "earned", "episode", "evaluate", "export", "flow", "guards", "ingest", "learn", "procedure", "promote", "recording", "redact", "store", "toolpin",
 			"judge", "oracle", "oracle/client", "internal/oraclecli", "internal/atomicfile", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
-		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "oracle/client", "mcplog", "proxy", "toolpin", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
+		"internal/mcpcli":     {"flow", "guards", "judge", "oracle", "oracle/client", "mcplog", "proxy", "telemetry", "toolpin", "internal/buildinfo", "internal/cmdutil", "internal/iostreams", "internal/oraclecli"},
 		"internal/proccli":    {"episode", "procedure", "internal/buildinfo", "internal/cmdutil", "internal/iostreams"},
 		"internal/democli":    {"internal/buildinfo", "internal/cmdutil", "internal/demo", "internal/iostreams", "recording"},
 		"internal/cmdutil":    {"internal/buildinfo"},
@@ -135,6 +138,14 @@ var rules = Rules{
 		{"go.uber.org/goleak", nil, "goroutine leak checks on the proxy's session-end paths"},
 		{"github.com/chromedp/chromedp", nil, "a real browser (Chromium over its DevTools protocol) for the console's tests"},
 		{"github.com/chromedp/cdproto", nil, "the DevTools protocol's types (frames, layout boxes) that the console's browser tests read"},
+		{"github.com/go-logr/logr", []string{"telemetry"}, "OpenTelemetry's logger, silenced: what it logs may hold the export headers"},
+		{"go.opentelemetry.io/otel", []string{"telemetry"}, "OpenTelemetry stays in telemetry: the proxy hands it lines, and it alone knows spans and exporters"},
+		{"go.opentelemetry.io/otel/metric", []string{"telemetry"}, "OpenTelemetry stays in telemetry: the proxy hands it lines, and it alone knows spans and exporters"},
+		{"go.opentelemetry.io/otel/trace", []string{"telemetry"}, "OpenTelemetry stays in telemetry: the proxy hands it lines, and it alone knows spans and exporters"},
+		{"go.opentelemetry.io/otel/sdk", []string{"telemetry"}, "OpenTelemetry stays in telemetry: the proxy hands it lines, and it alone knows spans and exporters"},
+		{"go.opentelemetry.io/otel/sdk/metric", []string{"telemetry"}, "OpenTelemetry stays in telemetry: the proxy hands it lines, and it alone knows spans and exporters"},
+		{"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp", []string{"telemetry"}, "OpenTelemetry stays in telemetry: the proxy hands it lines, and it alone knows spans and exporters"},
+		{"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp", []string{"telemetry"}, "OpenTelemetry stays in telemetry: the proxy hands it lines, and it alone knows spans and exporters"},
 		{"github.com/modelcontextprotocol/go-sdk", nil, "the forwarding path never re-encodes; the go-sdk is a real client and server for tests"},
 	},
 	Unlinked: Unlinked{
@@ -203,6 +214,35 @@ func TestActiveDoesNoIO(t *testing.T) {
 	}
 }
 
+// TestTelemetryNetworkOnlyByExporter keeps telemetry's own files off the
+// network: its one way out is the OTLP exporters it sets up, which bring
+// net/http with them; the proxy's pumps call it with lines, never the
+// other way round.
+func TestTelemetryNetworkOnlyByExporter(t *testing.T) {
+	pkgs, err := List(".", module+"/telemetry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range pkgs {
+		if p.ImportPath != module+"/telemetry" {
+			continue
+		}
+		found = true
+		for _, imp := range p.Imports {
+			if imp == "net" || strings.HasPrefix(imp, "net/") {
+				t.Errorf("telemetry imports %s: it reaches the network only through the OTLP exporters", imp)
+			}
+		}
+		if !slices.Contains(p.Imports, "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp") {
+			t.Errorf("telemetry no longer imports the OTLP/HTTP trace exporter; update this test and docs/telemetry.md")
+		}
+	}
+	if !found {
+		t.Fatal("go list did not find the telemetry package")
+	}
+}
+
 func TestEveryDirectRequirementHasOwners(t *testing.T) {
 	direct, err := DirectRequires(".")
 	if err != nil {
@@ -237,7 +277,7 @@ func TestCheck(t *testing.T) {
 		{"proxy imports internal/cli", []Package{
 			{ImportPath: m("proxy"), Name: "proxy", Imports: []string{m("jsonrpc"), m("internal/cli")}},
 		}, []string{
-			"proxy imports internal/cli: proxy may import only [active episode flow jsonrpc mcplog guards judge oracle jsontext mcpmsg console/hold] (DESIGN.md, Packages)",
+			"proxy imports internal/cli: proxy may import only [active episode flow jsonrpc mcplog guards judge oracle jsontext mcpmsg console/hold telemetry] (DESIGN.md, Packages)",
 		}},
 		{"jsonrpc imports internal/testbin", []Package{
 			{ImportPath: m("jsonrpc"), Name: "jsonrpc", Imports: []string{m("internal/testbin"), m("jsontext")}},

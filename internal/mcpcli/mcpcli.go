@@ -110,6 +110,8 @@ sentence on when to use it follows the server's instructions.
 
 ` + callsHelp + `
 
+` + otelHelp + `
+
 Exit status. When the host closes stdin, the server's stdin is closed, its
 remaining output forwarded, and the proxy exits with the server's status
 (128+n if signal n ended it); a server that does not exit within
@@ -201,6 +203,7 @@ type options struct {
 	readTimeout     time.Duration
 	record          string
 	upstreamHeaders []string
+	otel            bool
 	prog            *cmdutil.Program
 }
 
@@ -284,6 +287,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.BoolVar(&opts.Proxy.Commit, "commit", false, "add hoist_commit to the server's tools: the writes the user confirmed, in one call, in order, each checked by --guards")
 	addCallsFlags(fl, &opts.calls)
 	fl.IntVar(&opts.Proxy.RetainDays, "retain-days", 0, "at start, delete what is older than `N` days from --record and from --oracle-cache when the judge or the flow asks the model (0 keeps all)")
+	addOtelFlag(fl, &opts.otel)
 	fl.BoolVar(&opts.Proxy.Trace, "trace", false, "print one line per frame on stderr: direction, bytes, method or id")
 	fl.BoolVar(&opts.Proxy.InheritStderr, "inherit-stderr", false, "give the server the proxy's stderr descriptor instead of a pipe")
 	fl.IntVar(&opts.Proxy.MaxFrameBytes, "max-frame-bytes", proxy.DefaultMaxFrameBytes, "longest line (`BYTES`) to record; past it a stream becomes a raw pipe (in active mode a longer host line is refused)")
@@ -312,6 +316,12 @@ func runProxy(ctx context.Context, o *options) error {
 		errFile = f
 	}
 	streams := proxy.Streams{In: o.IO.In, Out: o.IO.Out, Err: o.IO.Err, ErrFile: errFile}
+	tel, stopOtel, err := startOtel(ctx, o.otel, o.IO)
+	if err != nil {
+		return err
+	}
+	defer stopOtel()
+	o.Proxy.Telemetry = tel
 	var code int
 	if o.Listen.Addr != "" {
 		code = proxy.RunListen(ctx, o.Proxy, o.Listen, streams)

@@ -5,6 +5,8 @@ package testbin
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -160,4 +162,70 @@ func StartConsole(t testing.TB, args ...string) (string, *exec.Cmd) {
 	}
 	t.Fatal("hoist console ended before it served")
 	return "", nil
+}
+
+// Jaeger returns the jaeger program (Jaeger v2 all-in-one), built from the
+// module internal/tools/jaeger, whose go.mod names it as a tool and keeps
+// its large dependency tree out of hoist's own. The binary is kept in the
+// user's cache directory under the hash of that module's go.sum, so it is
+// built once per version and machine, not once per test run; a cold build
+// takes minutes (scripts/test.sh builds it before the tests run).
+func Jaeger(t testing.TB) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := built["jaeger"]; ok {
+		return p
+	}
+	if err, ok := errs["jaeger"]; ok {
+		t.Fatal(err)
+	}
+	p, err := JaegerPath()
+	if err == nil {
+		if _, serr := os.Stat(p); serr != nil {
+			err = buildJaeger(p)
+		}
+	}
+	if err != nil {
+		errs["jaeger"] = err
+		t.Fatal(err)
+	}
+	built["jaeger"] = p
+	return p
+}
+
+// JaegerPath returns where Jaeger's binary is kept: in the user's cache
+// directory ($HOIST_TOOLS_CACHE overrides it), named by the hash of
+// internal/tools/jaeger/go.sum.
+func JaegerPath() (string, error) {
+	sum, err := os.ReadFile(filepath.Join(Root(), "internal", "tools", "jaeger", "go.sum"))
+	if err != nil {
+		return "", err
+	}
+	dir := os.Getenv("HOIST_TOOLS_CACHE")
+	if dir == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(c, "hoist-tools")
+	}
+	h := sha256.Sum256(sum)
+	return filepath.Join(dir, "jaeger-"+hex.EncodeToString(h[:8])), nil
+}
+
+// buildJaeger builds the jaeger tool into out, through a temporary name so
+// that a build cut short leaves no binary behind.
+func buildJaeger(out string) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
+	cmd := exec.Command("go", "build", "-o", tmp, "github.com/jaegertracing/jaeger/cmd/jaeger")
+	cmd.Dir = filepath.Join(Root(), "internal", "tools", "jaeger")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("building jaeger: %v\n%s", err, b)
+	}
+	return os.Rename(tmp, out)
 }

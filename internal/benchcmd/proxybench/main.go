@@ -35,6 +35,7 @@
 //
 //	go run ./internal/benchcmd/proxybench [-hoist bin/hoist-mcp] [-demo bin/hoist-mcp-demo] [-everything PATH] [-only relay] [flags]
 //	go run ./internal/benchcmd/proxybench -guards [-calls 5000]
+//	go run ./internal/benchcmd/proxybench -otel [-relay-rounds 5]
 //
 // Figures are noisier while other programs use the CPUs; the load average
 // at the start and at the end is printed with them. A proxy cannot shorten
@@ -83,6 +84,8 @@ type config struct {
 	rssLine, rssMiB  int
 	// guards runs only the guarded-write round trips (benchGuards).
 	guards bool
+	// otel runs only the relay with --otel against without (otelBench).
+	otel bool
 
 	everything      string
 	only            string
@@ -114,6 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.rssLine, "rss-line", 64<<10, "bytes per message of the RSS runs")
 	fs.IntVar(&c.rssMiB, "rss-mib", 64, "MiB sent per RSS run")
 	fs.BoolVar(&c.guards, "guards", false, "measure only a write checked by hoist-mcp --guards, against the passive proxy and the shop alone (issue 10)")
+	fs.BoolVar(&c.otel, "otel", false, "measure only the relay runs with --otel, its collector down, against without (issue 29)")
 	fs.StringVar(&c.everything, "everything", "peers/node_modules/.bin/mcp-server-everything", "server-everything's `binary` for the relay runs (scripts/peers.sh installs it); skipped when missing")
 	fs.StringVar(&c.only, "only", "", "run only this `part`: relay")
 	fs.IntVar(&c.relayCalls, "relay-calls", 2000, "calls per round of the relay runs' 16-byte cells")
@@ -165,6 +169,9 @@ func bench(c config, w io.Writer) error {
 	}
 	if c.guards {
 		return benchGuards(c, w)
+	}
+	if c.otel {
+		return otelBench(c, w)
 	}
 	record := func() ([]string, func()) {
 		d, err := os.MkdirTemp(c.dir, "record-")
