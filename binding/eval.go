@@ -182,6 +182,24 @@ func (r *Result) walkText(view, v []byte, path []step, e *ev, elem int) (failed 
 				return i, "not a list or an object"
 			}
 			return -1, ""
+		case st.pos:
+			if jsontext.Kind(v) != '[' {
+				return i, "not a list"
+			}
+			off := jsontext.Offset(view, v)
+			list, _ := jsontext.ParseValid(r.Text[off : off+len(v)]).([]any)
+			k, ok := e.said.Pick(list)
+			if !ok {
+				return i, "no element said by position"
+			}
+			j := 0
+			for el := range jsontext.Elements(v) {
+				if j == k {
+					v = el
+					break
+				}
+				j++
+			}
 		case st.isIdx:
 			if jsontext.Kind(v) != '[' {
 				return i, "not a list"
@@ -606,6 +624,16 @@ func walkPath(v any, path []step, base int, e *ev, elem int) fail {
 				return fail{base + i, "not a list or an object"}
 			}
 			return noFail
+		case st.pos:
+			arr, isArr := v.([]any)
+			if !isArr {
+				return fail{base + i, "not a list"}
+			}
+			k, ok := e.said.Pick(arr)
+			if !ok {
+				return fail{base + i, "no element said by position"}
+			}
+			v = arr[k]
 		case st.isIdx:
 			arr, isArr := v.([]any)
 			if !isArr {

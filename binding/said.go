@@ -22,6 +22,11 @@ type Said struct {
 	tokens []string // distinct tokens, in the order first said
 	seen   map[string]bool
 	folded int // texts folded into lower and tokens
+	// pos is the latest position said (Pick), found when posAt texts
+	// were said.
+	pos   position
+	posOK bool
+	posAt int
 }
 
 // Add appends a user message.

@@ -69,6 +69,10 @@ type Options struct {
 	// episodes, so flows learned from shards to be merged into the flow of
 	// the whole need it off (docs/scale.md).
 	KeepReferences bool
+	// NoPositions learns no [said#] binding, an element the customer
+	// picked by its position ("my most recent reservation"): the lever's
+	// ablation (flowbench -ablate position).
+	NoPositions bool
 }
 
 // Learner accumulates counts from episodes; Flow returns the flow so far.
@@ -466,6 +470,7 @@ func (l *Learner) count(ep *episode.Episode) {
 	}
 
 	ix := newIndexer()
+	ix.positions = !l.opt.NoPositions
 	args := make([]map[string]any, len(calls)) // decoded once per episode
 	scope := &binding.Scope{}
 	// The calls made since the last write, by tool: serving never repeats

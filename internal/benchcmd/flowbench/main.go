@@ -26,7 +26,7 @@
 // Usage:
 //
 //	go run ./internal/benchcmd/flowbench [-tau2 ../shared/data/tau2] [-copies 10] [-folds 5]
-//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-by-agent] [-max-bytes N]
+//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow|position] [-by-agent] [-max-bytes N]
 package main
 
 import (
@@ -73,7 +73,7 @@ func main() {
 	deciders := flag.String("deciders", "reach,habit,arbiter", "replay with these `deciders`, comma-separated")
 	conv := flag.String("conversation", "both", "replay `with`, without the conversation, or both")
 	maxBytes := flag.Int("max-bytes", flow.DefaultMaxBytes, "the replay's --flow-max-bytes (0: no cap)")
-	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named)")
+	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named), position (no element picked by the position the customer said, [said#])")
 	flag.BoolVar(&byAgent, "by-agent", false, "gate each lookup by its held-out hit rate for the episode's agent model, backed off to every model's (off by default: it did not pay)")
 	calib := flag.Bool("calibration", false, "print the arbiter's reliability table of the replay (every offer once per run), with its ECE overall and in the band 0.2 to 0.5")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
@@ -131,10 +131,10 @@ func main() {
 	for a := range strings.SplitSeq(*ablate, ",") {
 		switch a = strings.TrimSpace(a); a {
 		case "":
-		case "heldout", "narrow":
+		case "heldout", "narrow", "position":
 			ablated[a] = true
 		default:
-			fmt.Fprintf(os.Stderr, "flowbench: -ablate: %q: want heldout or narrow\n", a)
+			fmt.Fprintf(os.Stderr, "flowbench: -ablate: %q: want heldout, narrow or position\n", a)
 			os.Exit(2)
 		}
 	}
@@ -169,7 +169,7 @@ var (
 
 func ablatedNote() string {
 	var out []string
-	for _, a := range []string{"heldout", "narrow"} {
+	for _, a := range []string{"heldout", "narrow", "position"} {
 		if ablated[a] {
 			out = append(out, "without "+a)
 		}
