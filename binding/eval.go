@@ -447,7 +447,7 @@ func (b Expr) values(s *Scope, e *ev) fail {
 		if s == nil {
 			return fail{-1, "no conversation"}
 		}
-		return walkPath(s.Said.values(b.arg), b.path, 0, e, -1)
+		return walkPath(s.Said.values(b.arg, s), b.path, 0, e, -1)
 	case rootLines:
 		if s == nil || s.Site == nil {
 			return fail{-1, "no site result"}
