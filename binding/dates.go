@@ -71,19 +71,22 @@ func sub(s string, m []int, k int) string {
 	return s[m[2*k]:m[2*k+1]]
 }
 
-// yearOf returns the year of the latest date (YYYY-MM-DD) in the results
-// of s, the session's year for a date said without one; "" when none has
-// one.
+// yearOf returns the latest year of a date (YYYY-MM-DD) in the results of
+// s, the session's year for a date said without one ("" when no result has
+// a date): a customer's date of birth is years before the flights and
+// bookings a session reads.
 func yearOf(s *Scope) string {
 	if s == nil {
 		return ""
 	}
-	for i := len(s.Calls) - 1; i >= 0; i-- {
-		if r := s.Calls[i]; r != nil {
-			if m := isoDateRe.FindStringSubmatch(r.Text); m != nil {
-				return m[1]
-			}
+	year := ""
+	for _, r := range s.Calls {
+		if r == nil {
+			continue
+		}
+		for _, m := range isoDateRe.FindAllStringSubmatch(r.Text, -1) {
+			year = max(year, m[1])
 		}
 	}
-	return ""
+	return year
 }

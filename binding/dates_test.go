@@ -8,10 +8,11 @@ import (
 )
 
 // A date said in words binds as the date a tool takes (issue 26, lever 4):
-// "May 22" is 2024-05-22, its year the session's (the latest date in a
-// result), unless the customer said one.
+// "May 22" is 2024-05-22, its year the session's (the latest year of a
+// date in its results, not a date of birth's), unless the customer said
+// one.
 func TestWordDates(t *testing.T) {
-	const user = `{"reservations":[{"id":"ABC123","flights":[{"date":"2024-05-20","flight_number":"HAT001"},{"date":"2024-05-22","flight_number":"HAT002"}]}],"created_at":"2024-05-10T14:00:00"}`
+	const user = `{"dob":"1985-02-01","reservations":[{"id":"ABC123","flights":[{"date":"2024-05-20","flight_number":"HAT001"},{"date":"2024-05-22","flight_number":"HAT002"}]}],"created_at":"2024-05-10T14:00:00"}`
 	for _, tc := range []struct {
 		said, expr, want string
 	}{
