@@ -2,8 +2,8 @@ package binding
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
+	"strings"
 )
 
 // WordDates says whether a date the customer said in words ("May 22",
@@ -19,56 +19,76 @@ var months = map[string]int{
 	"december": 12, "dec": 12,
 }
 
-const monthRe = `(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)`
-
-// "May 22", "may 22nd, 2024"; "22 May", "the 22nd of May 2024".
-var (
-	monthDayRe = regexp.MustCompile(`\b` + monthRe + `\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4})\b)?`)
-	dayMonthRe = regexp.MustCompile(`\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRe + `\b\.?(?:,?\s+(\d{4})\b)?`)
-	isoDateRe  = regexp.MustCompile(`\b(\d{4})-\d{2}-\d{2}\b`)
-)
-
-// wordDates returns the dates said in words in a lowercased text, in the
-// order said: "2024-05-22" when the year was said, else "-05-22".
-func wordDates(lower string) []string {
-	type at struct {
-		pos  int
-		date string
-	}
-	var found []at
-	add := func(pos int, month, day, year string) {
-		d, _ := strconv.Atoi(day)
-		m := months[month]
-		if d < 1 || d > 31 || m == 0 {
-			return
+// wordDates returns the dates said in words among a message's tokens, in
+// the order said: "2024-05-22" when the year was said, else "-05-22". A
+// date is a month's name (or its abbreviation) and a day ("May 22",
+// "may 22nd, 2024"), or a day and a month ("22 May", "the 22nd of May").
+func wordDates(toks []string) []string {
+	var out []string
+	for i := 0; i < len(toks); i++ {
+		m, d, n := 0, 0, 0
+		if m = monthOf(toks[i]); m > 0 && i+1 < len(toks) {
+			if d = dayOf(toks[i+1]); d > 0 {
+				n = 2
+			}
+		} else if d = dayOf(toks[i]); d > 0 && i+1 < len(toks) {
+			j := i + 1
+			if strings.EqualFold(toks[j], "of") && j+1 < len(toks) {
+				j++
+			}
+			if m = monthOf(toks[j]); m > 0 {
+				n = j - i + 1
+			}
 		}
-		found = append(found, at{pos, year + fmt.Sprintf("-%02d-%02d", m, d)})
-	}
-	for _, m := range monthDayRe.FindAllStringSubmatchIndex(lower, -1) {
-		add(m[0], lower[m[2]:m[3]], lower[m[4]:m[5]], sub(lower, m, 3))
-	}
-	for _, m := range dayMonthRe.FindAllStringSubmatchIndex(lower, -1) {
-		add(m[0], lower[m[4]:m[5]], lower[m[2]:m[3]], sub(lower, m, 3))
-	}
-	// In the order said (the two forms' matches interleave).
-	for i := 1; i < len(found); i++ {
-		for j := i; j > 0 && found[j].pos < found[j-1].pos; j-- {
-			found[j], found[j-1] = found[j-1], found[j]
+		if n == 0 || m == 0 {
+			continue
 		}
-	}
-	out := make([]string, len(found))
-	for i, f := range found {
-		out[i] = f.date
+		year := ""
+		if k := i + n; k < len(toks) && len(toks[k]) == 4 && isDigits(toks[k]) {
+			year, n = toks[k], n+1
+		}
+		out = append(out, year+fmt.Sprintf("-%02d-%02d", m, d))
+		i += n - 1
 	}
 	return out
 }
 
-// sub returns submatch k of m in s, or "".
-func sub(s string, m []int, k int) string {
-	if m[2*k] < 0 {
-		return ""
+// monthOf returns the month a token names (1 to 12), or 0.
+func monthOf(tok string) int {
+	if len(tok) < 3 || len(tok) > 10 || tok[0] < 'A' || tok[0] > 'z' {
+		return 0
 	}
-	return s[m[2*k]:m[2*k+1]]
+	return months[strings.ToLower(strings.TrimSuffix(tok, "."))]
+}
+
+// dayOf returns the day of the month a token says ("22", "22nd"), or 0.
+func dayOf(tok string) int {
+	n := 0
+	for n < len(tok) && tok[n] >= '0' && tok[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 2 {
+		return 0
+	}
+	switch strings.ToLower(tok[n:]) {
+	case "", "st", "nd", "rd", "th":
+	default:
+		return 0
+	}
+	d, _ := strconv.Atoi(tok[:n])
+	if d < 1 || d > 31 {
+		return 0
+	}
+	return d
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // yearOf returns the latest year of a date (YYYY-MM-DD) in the results of
@@ -81,12 +101,25 @@ func yearOf(s *Scope) string {
 	}
 	year := ""
 	for _, r := range s.Calls {
-		if r == nil {
-			continue
-		}
-		for _, m := range isoDateRe.FindAllStringSubmatch(r.Text, -1) {
-			year = max(year, m[1])
+		if r != nil {
+			year = max(year, r.year())
 		}
 	}
 	return year
+}
+
+// year returns the latest year of a date in the result's text, found once.
+func (r *Result) year() string {
+	if !r.yearDone {
+		r.yearDone = true
+		t := r.Text
+		for i := 0; i+10 <= len(t); i++ {
+			if t[i] >= '0' && t[i] <= '9' && (i == 0 || t[i-1] < '0' || t[i-1] > '9') && isDate(t[i:]) &&
+				(i+10 == len(t) || t[i+10] < '0' || t[i+10] > '9') {
+				r.yr = max(r.yr, t[i:i+4])
+				i += 9
+			}
+		}
+	}
+	return r.yr
 }

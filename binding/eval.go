@@ -22,12 +22,15 @@ type Result struct {
 	// object), read by $args; "" when unknown.
 	Args string
 
-	args   *Result // Args as a result, made on the first $args
-	lines  []string
-	lined  bool
-	doc    any
-	parsed bool
-	valid  int8 // 0 unknown, 1 one JSON value, 2 not JSON
+	args *Result // Args as a result, made on the first $args
+	// yr is the latest year of a date in Text, when yearDone (year).
+	yr       string
+	yearDone bool
+	lines    []string
+	lined    bool
+	doc      any
+	parsed   bool
+	valid    int8 // 0 unknown, 1 one JSON value, 2 not JSON
 	// objects indexes the objects of Text that paths have walked into: the
 	// members of each, found once. Serving tries many bindings on one
 	// result, so each object is scanned once, not once per binding.

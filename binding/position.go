@@ -25,22 +25,22 @@ var ordinals = map[string]int{
 	"fourth": 3, "4th": 3, "fifth": 4, "5th": 4,
 }
 
-// position returns the latest position the customer said, if any.
+// position returns the latest position the customer said, if any. Each
+// message is read once: a later one that says a position replaces it.
 func (s *Said) position() (position, bool) {
 	if s == nil || len(s.texts) == 0 {
 		return position{}, false
 	}
-	if s.posAt == len(s.texts) {
-		return s.pos, s.posOK
-	}
-	s.posAt, s.posOK = len(s.texts), false
-	for i := len(s.texts) - 1; i >= 0 && !s.posOK; i-- {
-		m := positionRe.FindAllStringSubmatch(strings.ToLower(s.texts[i]), -1)
+	for ; s.posAt < len(s.texts); s.posAt++ {
+		t := strings.ToLower(s.texts[s.posAt])
+		if !mayPosition(t) {
+			continue
+		}
+		m := positionRe.FindAllStringSubmatch(t, -1)
 		if len(m) == 0 {
 			continue
 		}
-		w := strings.Join(strings.Fields(m[len(m)-1][1]), " ")
-		switch w {
+		switch w := strings.Join(strings.Fields(m[len(m)-1][1]), " "); w {
 		case "last", "latest", "newest", "most recent", "recent":
 			s.pos = position{newest: true}
 		case "earliest", "oldest":
@@ -52,6 +52,19 @@ func (s *Said) position() (position, bool) {
 	}
 	return s.pos, s.posOK
 }
+
+// mayPosition is a quick test that a lowercased text may say a position:
+// every phrase positionRe finds has one of these.
+func mayPosition(t string) bool {
+	for _, w := range positionWords {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var positionWords = []string{"first", "second", "third", "fourth", "fifth", "1st", "2nd", "3rd", "4th", "5th", "last", "latest", "newest", "recent", "earliest", "oldest"}
 
 // Pick returns the index of the element of list the customer picked by its
 // position, as [said#] reads it: the latest ordinal said ("the second

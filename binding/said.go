@@ -56,7 +56,7 @@ func (s *Said) fold() {
 			// A date said in words is said as a tool takes it: with its
 			// year in lower and tokens, without one as the month and day
 			// ("-05-22") that any year completes (values, named).
-			for _, d := range wordDates(strings.ToLower(t)) {
+			for _, d := range wordDates(toks) {
 				toks = append(toks, d)
 				if d[0] != '-' {
 					b.WriteString(d)
