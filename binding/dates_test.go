@@ -12,6 +12,8 @@ import (
 // date in its results, not a date of birth's), unless the customer said
 // one.
 func TestWordDates(t *testing.T) {
+	WordDates = true
+	defer func() { WordDates = false }()
 	const user = `{"dob":"1985-02-01","reservations":[{"id":"ABC123","flights":[{"date":"2024-05-20","flight_number":"HAT001"},{"date":"2024-05-22","flight_number":"HAT002"}]}],"created_at":"2024-05-10T14:00:00"}`
 	for _, tc := range []struct {
 		said, expr, want string

@@ -42,12 +42,12 @@ func TestLearnWordDates(t *testing.T) {
 		}
 		return false
 	}
+	if has() {
+		t.Errorf("%s learned without dates in words (the default)", want)
+	}
+	binding.WordDates = true
+	defer func() { binding.WordDates = false }()
 	if !has() {
 		t.Errorf("no %s after get_user", want)
-	}
-	binding.WordDates = false
-	defer func() { binding.WordDates = true }()
-	if has() {
-		t.Errorf("%s learned without dates in words", want)
 	}
 }

@@ -33,7 +33,7 @@ type indexer struct {
 	named   map[string]bool
 	saidLen int
 	stack   []frame // scratch: the path being walked
-	// positions finds [said#] bindings (Options.NoPositions off).
+	// positions finds [said#] bindings (Options.Positions).
 	positions bool
 }
 

@@ -33,7 +33,7 @@ func TestLearnPosition(t *testing.T) {
 		ep.Events = append([]episode.Event{{Type: episode.EventMessage, Message: &episode.Message{Role: "user", Text: said}}}, ep.Events...)
 		eps = append(eps, ep)
 	}
-	f := learnAll(Options{Folds: 3, MinSupport: 2}, eps...)
+	f := learnAll(Options{Folds: 3, MinSupport: 2, Positions: true}, eps...)
 	l := lookup(t, f, "get_user", "get_order")
 	if l == nil {
 		t.Fatal("no get_order after get_user")
@@ -60,8 +60,8 @@ func TestLearnPosition(t *testing.T) {
 			t.Errorf("episode %s: %d orders looked up after get_user, %d of them the agent's; want the one it read", ep.ID, all, hits)
 		}
 	}
-	// Learned without positions, no binding reproduces the lookups.
-	f = learnAll(Options{Folds: 3, MinSupport: 2, NoPositions: true}, eps...)
+	// Learned without positions (the default), no binding reproduces the lookups.
+	f = learnAll(Options{Folds: 3, MinSupport: 2}, eps...)
 	if l := lookup(t, f, "get_user", "get_order"); l != nil {
 		for _, b := range l.Bindings {
 			if s := flow.BindingString(b.Args); s == "order_id=$result.orders[said#]" {
