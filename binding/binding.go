@@ -54,6 +54,9 @@ type step struct {
 	// named, by the element itself, the member's name, or the value at sub.
 	said bool
 	sub  []step
+	// pos is [said#]: the element of a list the customer picked by its
+	// position ("the second one", "my most recent reservation"; Said.Pick).
+	pos bool
 }
 
 // fans reports whether the step fans out.
@@ -366,6 +369,9 @@ func (p *parser) step(fanned bool) (step, error) {
 				return step{}, p.fail("only one [*] fan-out per expression")
 			}
 			st.all = true
+		case strings.HasPrefix(p.s[p.i:], "said#]"):
+			p.i += 5
+			st.pos = true
 		case strings.HasPrefix(p.s[p.i:], "said") && p.i+4 < len(p.s) && (p.s[p.i+4] == ']' || p.s[p.i+4] == '.' || p.s[p.i+4] == '['):
 			if fanned {
 				return step{}, p.fail("only one fan-out ([*] or [said]) per expression")
@@ -516,6 +522,8 @@ func writePath(sb *strings.Builder, path []step) {
 			sb.WriteString("[said")
 			writePath(sb, st.sub)
 			sb.WriteByte(']')
+		case st.pos:
+			sb.WriteString("[said#]")
 		case st.isIdx:
 			sb.WriteByte('[')
 			sb.WriteString(strconv.Itoa(st.index))
@@ -565,8 +573,8 @@ func (b Expr) IsConst() bool { return b.root == rootConst }
 // ([expr]) collects its fan-out into one value, so it does not fan out.
 func (b Expr) FanOut() bool { return b.fan }
 
-// Said reports whether the binding reads the conversation: $said, or a
-// [said] filter.
+// Said reports whether the binding reads the conversation: $said, a
+// [said] filter or a [said#] position.
 func (b Expr) Said() bool {
 	switch b.root {
 	case rootSaid:
@@ -580,7 +588,7 @@ func (b Expr) Said() bool {
 		return false
 	}
 	for _, st := range b.path {
-		if st.said {
+		if st.said || st.pos {
 			return true
 		}
 	}

@@ -22,12 +22,15 @@ type Result struct {
 	// object), read by $args; "" when unknown.
 	Args string
 
-	args   *Result // Args as a result, made on the first $args
-	lines  []string
-	lined  bool
-	doc    any
-	parsed bool
-	valid  int8 // 0 unknown, 1 one JSON value, 2 not JSON
+	args *Result // Args as a result, made on the first $args
+	// yr is the latest year of a date in Text, when yearDone (year).
+	yr       string
+	yearDone bool
+	lines    []string
+	lined    bool
+	doc      any
+	parsed   bool
+	valid    int8 // 0 unknown, 1 one JSON value, 2 not JSON
 	// objects indexes the objects of Text that paths have walked into: the
 	// members of each, found once. Serving tries many bindings on one
 	// result, so each object is scanned once, not once per binding.
@@ -182,6 +185,24 @@ func (r *Result) walkText(view, v []byte, path []step, e *ev, elem int) (failed 
 				return i, "not a list or an object"
 			}
 			return -1, ""
+		case st.pos:
+			if jsontext.Kind(v) != '[' {
+				return i, "not a list"
+			}
+			off := jsontext.Offset(view, v)
+			list, _ := jsontext.ParseValid(r.Text[off : off+len(v)]).([]any)
+			k, ok := e.said.Pick(list)
+			if !ok {
+				return i, "no element said by position"
+			}
+			j := 0
+			for el := range jsontext.Elements(v) {
+				if j == k {
+					v = el
+					break
+				}
+				j++
+			}
 		case st.isIdx:
 			if jsontext.Kind(v) != '[' {
 				return i, "not a list"
@@ -429,7 +450,7 @@ func (b Expr) values(s *Scope, e *ev) fail {
 		if s == nil {
 			return fail{-1, "no conversation"}
 		}
-		return walkPath(s.Said.values(b.arg), b.path, 0, e, -1)
+		return walkPath(s.Said.values(b.arg, s), b.path, 0, e, -1)
 	case rootLines:
 		if s == nil || s.Site == nil {
 			return fail{-1, "no site result"}
@@ -606,6 +627,16 @@ func walkPath(v any, path []step, base int, e *ev, elem int) fail {
 				return fail{base + i, "not a list or an object"}
 			}
 			return noFail
+		case st.pos:
+			arr, isArr := v.([]any)
+			if !isArr {
+				return fail{base + i, "not a list"}
+			}
+			k, ok := e.said.Pick(arr)
+			if !ok {
+				return fail{base + i, "no element said by position"}
+			}
+			v = arr[k]
 		case st.isIdx:
 			arr, isArr := v.([]any)
 			if !isArr {

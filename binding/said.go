@@ -22,6 +22,13 @@ type Said struct {
 	tokens []string // distinct tokens, in the order first said
 	seen   map[string]bool
 	folded int // texts folded into lower and tokens
+	// monthDays are the dates said in words without a year ("-05-22").
+	monthDays map[string]bool
+	// pos is the latest position said (Pick), found when posAt texts
+	// were said.
+	pos   position
+	posOK bool
+	posAt int
 }
 
 // Add appends a user message.
@@ -44,7 +51,25 @@ func (s *Said) fold() {
 	for _, t := range s.texts[s.folded:] {
 		b.WriteString(strings.ToLower(t))
 		b.WriteByte('\n')
-		for _, tok := range Tokens(t) {
+		toks := Tokens(t)
+		if WordDates {
+			// A date said in words is said as a tool takes it: with its
+			// year in lower and tokens, without one as the month and day
+			// ("-05-22") that any year completes (values, named).
+			for _, d := range wordDates(toks) {
+				toks = append(toks, d)
+				if d[0] != '-' {
+					b.WriteString(d)
+					b.WriteByte('\n')
+				} else {
+					if s.monthDays == nil {
+						s.monthDays = map[string]bool{}
+					}
+					s.monthDays[d] = true
+				}
+			}
+		}
+		for _, tok := range toks {
 			if s.seen == nil {
 				s.seen = map[string]bool{}
 			}
@@ -78,6 +103,9 @@ func (s *Said) named(v any) bool {
 		return false
 	}
 	s.fold()
+	if len(s.monthDays) > 0 && len(text) == 10 && isDate(text) && s.monthDays[text[4:]] {
+		return true // said in words, without its year
+	}
 	return containsToken(s.lower, strings.ToLower(text))
 }
 
@@ -108,7 +136,7 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // values returns the tokens said of kind (a kind name or a shape), in the
 // order first said.
-func (s *Said) values(kind string) []any {
+func (s *Said) values(kind string, scope *Scope) []any {
 	s.fold()
 	out := []any{}
 	if kind == "email" {
@@ -120,7 +148,18 @@ func (s *Said) values(kind string) []any {
 		return out
 	}
 	items := parsedShape(kind) // once for every token
+	year, looked := "", false
 	for _, tok := range s.tokens {
+		if tok[0] == '-' && len(s.monthDays) > 0 && s.monthDays[tok] {
+			// A date said without its year takes the session's.
+			if !looked {
+				year, looked = yearOf(scope), true
+			}
+			if year == "" {
+				continue
+			}
+			tok = year + tok
+		}
 		if matchItems(items, []rune(tok)) {
 			out = append(out, tok)
 		}

@@ -33,6 +33,8 @@ type indexer struct {
 	named   map[string]bool
 	saidLen int
 	stack   []frame // scratch: the path being walked
+	// positions finds [said#] bindings (Options.Positions).
+	positions bool
 }
 
 // sortedKeys returns o's member names, sorted, in the scratch of depth.
@@ -210,8 +212,9 @@ func member(k string) string {
 // variants returns a found path's fan-outs: with each one of its list
 // indexes replaced by [*], then, where the customer named the element (or
 // a member of it: its name, say) or an object's member, by [said] or
-// [said.name].
-func variants(fs []frame, said *binding.Said) []string {
+// [said.name], and by [said#] where the customer picked it by its position
+// (when positions).
+func variants(fs []frame, said *binding.Said, positions bool) []string {
 	var out []string
 	for i, f := range fs {
 		if _, isList := f.parent.([]any); !isList {
@@ -224,6 +227,11 @@ func variants(fs []frame, said *binding.Said) []string {
 	}
 	for i, f := range fs {
 		rest := pathString(fs[i+1:])
+		if list, isList := f.parent.([]any); isList && positions {
+			if k, ok := said.Pick(list); ok && k == f.index {
+				out = append(out, pathString(fs[:i])+"[said#]"+rest)
+			}
+		}
 		switch f.parent.(type) {
 		case []any:
 			if said.Named(f.value) {
@@ -317,7 +325,7 @@ func (ix *indexer) refs(scope *binding.Scope, v any, max int) []string {
 				full = true
 				return false
 			}
-			for _, fp := range variants(fs, &scope.Said) {
+			for _, fp := range variants(fs, &scope.Said, ix.positions) {
 				if !add(rt.root + fp) {
 					full = true
 					return false

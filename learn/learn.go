@@ -69,6 +69,11 @@ type Options struct {
 	// episodes, so flows learned from shards to be merged into the flow of
 	// the whole need it off (docs/scale.md).
 	KeepReferences bool
+	// Positions learns [said#] bindings, an element the customer picked by
+	// its position ("my most recent reservation"). Off: on the τ²-bench
+	// training tasks it saved no turn and cost learn time (docs/flow.md,
+	// "What each lever earned"; flowbench -with position).
+	Positions bool
 }
 
 // Learner accumulates counts from episodes; Flow returns the flow so far.
@@ -466,6 +471,7 @@ func (l *Learner) count(ep *episode.Episode) {
 	}
 
 	ix := newIndexer()
+	ix.positions = l.opt.Positions
 	args := make([]map[string]any, len(calls)) // decoded once per episode
 	scope := &binding.Scope{}
 	// The calls made since the last write, by tool: serving never repeats

@@ -19,14 +19,14 @@
 //
 // The replay prints the precision by agent model under each domain;
 // -calibration adds the decider's reliability table, with its ECE over
-// every offer and in the band 0.2 to 0.5; -ablate, -by-agent and
+// every offer and in the band 0.2 to 0.5; -ablate, -with, -by-agent and
 // -max-bytes give the rows of docs/flow.md's ablation ("What each lever
 // earned").
 //
 // Usage:
 //
 //	go run ./internal/benchcmd/flowbench [-tau2 ../shared/data/tau2] [-copies 10] [-folds 5]
-//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-by-agent] [-max-bytes N]
+//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-with position,date] [-by-agent] [-max-bytes N]
 package main
 
 import (
@@ -74,6 +74,7 @@ func main() {
 	conv := flag.String("conversation", "both", "replay `with`, without the conversation, or both")
 	maxBytes := flag.Int("max-bytes", flow.DefaultMaxBytes, "the replay's --flow-max-bytes (0: no cap)")
 	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named)")
+	with := flag.String("with", "", "learn and replay with these `levers` that are off by default, comma-separated: position (an element picked by the position the customer said, [said#]), date (a date said in words counted as said, binding.WordDates)")
 	flag.BoolVar(&byAgent, "by-agent", false, "gate each lookup by its held-out hit rate for the episode's agent model, backed off to every model's (off by default: it did not pay)")
 	calib := flag.Bool("calibration", false, "print the arbiter's reliability table of the replay (every offer once per run), with its ECE overall and in the band 0.2 to 0.5")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
@@ -138,6 +139,17 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	for a := range strings.SplitSeq(*with, ",") {
+		switch a = strings.TrimSpace(a); a {
+		case "":
+		case "position", "date":
+			withLevers[a] = true
+		default:
+			fmt.Fprintf(os.Stderr, "flowbench: -with: %q: want position or date\n", a)
+			os.Exit(2)
+		}
+	}
+	binding.WordDates = withLevers["date"] // learn and serve alike
 	calibration = *calib
 	if *verbose {
 		misses = map[string]int{}
@@ -163,6 +175,7 @@ var (
 	replayConv     []bool
 	replayCaps     flow.Caps
 	ablated        = map[string]bool{}
+	withLevers     = map[string]bool{}
 	calibration    bool
 	byAgent        bool
 )
@@ -172,6 +185,11 @@ func ablatedNote() string {
 	for _, a := range []string{"heldout", "narrow"} {
 		if ablated[a] {
 			out = append(out, "without "+a)
+		}
+	}
+	for _, a := range []string{"position", "date"} {
+		if withLevers[a] {
+			out = append(out, "with "+a)
 		}
 	}
 	if byAgent {
