@@ -112,7 +112,7 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 				return nil, fmt.Errorf("--otel: %v", err)
 			}
 		}
-		topts = append(topts, sdktrace.WithBatcher(exp,
+		topts = append(topts, sdktrace.WithBatcher(newDownExporter(exp),
 			sdktrace.WithMaxQueueSize(MaxQueue),
 			sdktrace.WithMaxExportBatchSize(MaxBatch),
 			sdktrace.WithBatchTimeout(BatchWait)))
