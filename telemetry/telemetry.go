@@ -112,10 +112,7 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 				return nil, fmt.Errorf("--otel: %v", err)
 			}
 		}
-		topts = append(topts, sdktrace.WithBatcher(newDownExporter(exp),
-			sdktrace.WithMaxQueueSize(MaxQueue),
-			sdktrace.WithMaxExportBatchSize(MaxBatch),
-			sdktrace.WithBatchTimeout(BatchWait)))
+		topts = append(topts, sdktrace.WithSpanProcessor(newBatcher(newDownExporter(exp))))
 	}
 	p.tp = sdktrace.NewTracerProvider(topts...)
 
