@@ -68,62 +68,62 @@ func messages(line []byte, fn func(msg)) {
 	}
 }
 
-// readMessage reads one object by its members' boundaries (jsontext's
-// Cursor, which checks nothing: the caller recovers from a panic on bytes
-// that are not JSON, and a cursor that stops moving ends the read).
+// readMessage reads one object by its members' boundaries (cursor, which
+// checks nothing: the caller recovers from a panic on bytes that are not
+// JSON, and a cursor that stops moving ends the read).
 func readMessage(line []byte) (msg, bool) {
 	var x msg
-	c := jsontext.NewCursor(line)
-	if !c.Enter('{') {
+	c := cursor{b: line}
+	if !c.enter('{') {
 		return x, false
 	}
 	hasMethod := false
 	steps := 0
-	for c.More('}') {
+	for c.more('}') {
 		if steps++; steps > len(line) {
 			return x, false
 		}
-		switch string(c.Name()) {
+		switch string(c.name()) {
 		case `"id"`:
-			x.ID = json.RawMessage(c.Value())
+			x.ID = json.RawMessage(c.value())
 		case `"method"`:
-			v := c.Value()
+			v := c.value()
 			x.Method = str(v)
 			hasMethod = x.Method != "" || string(v) == `""`
 		case `"params"`:
 			x.Params = json.RawMessage("{}")
-			members(&c, len(line), func(name string, c *jsontext.Cursor) {
+			members(&c, len(line), func(name string, c *cursor) {
 				switch name {
 				case `"name"`:
-					x.name = c.Value()
+					x.name = c.value()
 				case `"protocolVersion"`:
-					x.version = c.Value()
+					x.version = c.value()
 				case `"_meta"`:
-					x.meta = c.Value()
+					x.meta = c.value()
 				default:
-					c.Value()
+					c.value()
 				}
 			})
 		case `"result"`:
 			x.Result = json.RawMessage("{}")
-			members(&c, len(line), func(name string, c *jsontext.Cursor) {
+			members(&c, len(line), func(name string, c *cursor) {
 				switch name {
 				case `"isError"`:
-					x.isError = string(c.Value()) == "true"
+					x.isError = string(c.value()) == "true"
 				case `"protocolVersion"`:
-					x.resultVersion = c.Value()
+					x.resultVersion = c.value()
 				default:
-					c.Value()
+					c.value()
 				}
 			})
 		case `"error"`:
-			v := c.Value()
+			v := c.value()
 			x.Error = nil
 			if string(v) != "null" {
 				x.Error = json.RawMessage(v)
 			}
 		default:
-			c.Value()
+			c.value()
 		}
 	}
 	switch {
@@ -143,15 +143,15 @@ func readMessage(line []byte) (msg, bool) {
 // members calls fn with each member name token of the object at the
 // cursor, fn moving past its value; a value that is not an object is
 // skipped.
-func members(c *jsontext.Cursor, limit int, fn func(name string, c *jsontext.Cursor)) {
-	if !c.Enter('{') {
-		c.Value()
+func members(c *cursor, limit int, fn func(name string, c *cursor)) {
+	if !c.enter('{') {
+		c.value()
 		return
 	}
-	for steps := 0; c.More('}'); steps++ {
+	for steps := 0; c.more('}'); steps++ {
 		if steps > limit {
 			panic("telemetry: not JSON")
 		}
-		fn(string(c.Name()), c)
+		fn(string(c.name()), c)
 	}
 }

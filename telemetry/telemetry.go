@@ -7,7 +7,7 @@
 //
 // Nothing here is on the forwarding path's critical step: a Session only
 // reads lines the proxy has already assembled, and spans and metrics are
-// exported in batches by the SDK's own goroutines, over OTLP/HTTP, with a
+// exported in batches off that path (batch.go), over OTLP/HTTP, with a
 // bounded queue that drops when full. A collector that is down or slow
 // costs the host nothing; Shutdown waits for it at most a bounded time.
 package telemetry
@@ -112,10 +112,7 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 				return nil, fmt.Errorf("--otel: %v", err)
 			}
 		}
-		topts = append(topts, sdktrace.WithBatcher(exp,
-			sdktrace.WithMaxQueueSize(MaxQueue),
-			sdktrace.WithMaxExportBatchSize(MaxBatch),
-			sdktrace.WithBatchTimeout(BatchWait)))
+		topts = append(topts, sdktrace.WithSpanProcessor(newBatcher(newDownExporter(exp))))
 	}
 	p.tp = sdktrace.NewTracerProvider(topts...)
 
