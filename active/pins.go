@@ -208,12 +208,8 @@ func pinSaid(a PinAction) string {
 // names; every other byte stays as the server sent it. ok is false when
 // resp has no result with a tools list.
 func withoutTools(resp []byte, names []string) (_ []byte, ok bool) {
-	result, found := jsontext.Lookup(resp, "result")
-	if !found || jsontext.Kind(result) != '{' {
-		return nil, false
-	}
-	tools, found := jsontext.Lookup(result, "tools")
-	if !found || jsontext.Kind(tools) != '[' {
+	tools, found := mcpmsg.ToolsArray(resp)
+	if !found {
 		return nil, false
 	}
 	drop := map[string]bool{}

@@ -207,17 +207,28 @@ func AppendToolResult(dst []byte, id json.RawMessage, text string, isError bool,
 	return append(dst, "}}"...)
 }
 
+// ToolsArray returns result.tools of the response line resp (a tools/list
+// result, valid JSON, without terminator): the array's bytes, a subslice of
+// resp. ok is false when resp has no result with a tools list.
+func ToolsArray(resp []byte) (tools []byte, ok bool) {
+	result, found := jsontext.Lookup(resp, "result")
+	if !found || jsontext.Kind(result) != '{' {
+		return nil, false
+	}
+	tools, found = jsontext.Lookup(result, "tools")
+	if !found || jsontext.Kind(tools) != '[' {
+		return nil, false
+	}
+	return tools, true
+}
+
 // AppendTool returns the response line resp (a tools/list result, valid
 // JSON, without terminator) with tool (a tool entry's JSON) as the last of
 // result.tools; every other byte stays as the server sent it. ok is false
 // when resp has no result with a tools list.
 func AppendTool(resp []byte, tool string) (_ []byte, ok bool) {
-	result, found := jsontext.Lookup(resp, "result")
-	if !found || jsontext.Kind(result) != '{' {
-		return nil, false
-	}
-	tools, found := jsontext.Lookup(result, "tools")
-	if !found || jsontext.Kind(tools) != '[' {
+	tools, ok := ToolsArray(resp)
+	if !ok {
 		return nil, false
 	}
 	end := jsontext.Offset(resp, tools) + len(tools) - 1 // the closing ]
