@@ -211,8 +211,8 @@ func Print(w io.Writer, base, subject Side, results []Result, target float64) bo
 		if !ok {
 			verdict = "MISSED"
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f×\t%.2f–%.2f×\t%s\t%s\t≥ %.1f×\t%s\t\n", r.Cell, Median(r.Rates[0]), Median(r.Rates[1]),
-			r.Ratio(), slices.Min(r.Ratios), slices.Max(r.Ratios), perCall(0), perCall(1), target, verdict)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f×\t%.2f–%.2f×\t%s\t%s\t≥ %s×\t%s\t\n", r.Cell, Median(r.Rates[0]), Median(r.Rates[1]),
+			r.Ratio(), slices.Min(r.Ratios), slices.Max(r.Ratios), perCall(0), perCall(1), ratioLabel(target), verdict)
 	}
 	tw.Flush()
 	return all
@@ -233,6 +233,15 @@ func AppendEchoCall(dst []byte, id int64, message string) []byte {
 // "Echo: <message>" as its text.
 func Echoes(answer []byte, message string) bool {
 	return len(answer) >= len(message) && bytes.Contains(answer, []byte(`"text":"Echo: `))
+}
+
+// ratioLabel prints a target ratio with the digits it has: 0.95, 1.0, 3.0.
+func ratioLabel(x float64) string {
+	s := strconv.FormatFloat(x, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
 }
 
 // Compare runs the sides on cells for rounds rounds (Run) and prints the

@@ -75,3 +75,19 @@ func TestTurns(t *testing.T) {
 		t.Errorf("Rows of a sessions cell: %+v", rows[0])
 	}
 }
+
+// TestPrintTarget: the table prints the target it checks, 0.95 as 0.95
+// (it once printed "≥ 0.9×" beside a 0.91× marked MISSED).
+func TestPrintTarget(t *testing.T) {
+	r := Result{Cell: Cell{Size: 16, InFlight: 1, Calls: 10}, Rates: [2][]float64{{100}, {91}}, Ratios: []float64{0.91}, Calls: 10}
+	for _, tt := range []struct {
+		target float64
+		want   string
+	}{{0.95, "≥ 0.95×"}, {1, "≥ 1.0×"}, {3, "≥ 3.0×"}} {
+		var b strings.Builder
+		Print(&b, Side{Name: "base"}, Side{Name: "subject"}, []Result{r}, tt.target)
+		if !strings.Contains(b.String(), tt.want) {
+			t.Errorf("target %v: the table says\n%s\nwant %q in it", tt.target, b.String(), tt.want)
+		}
+	}
+}
