@@ -57,6 +57,10 @@ type step struct {
 	// pos is [said#]: the element of a list the customer picked by its
 	// position ("the second one", "my most recent reservation"; Said.Pick).
 	pos bool
+	// desc is [said~]: a fan-out over the elements the customer described,
+	// by any value the element holds ("the lamp", "the flight from ORD";
+	// Said.Describes). said is set too.
+	desc bool
 }
 
 // fans reports whether the step fans out.
@@ -348,8 +352,8 @@ func (p *parser) parse() (Expr, error) {
 	return b, nil
 }
 
-// step parses one path step at p.i: .name, [N], [*], ["name"], [said] or
-// [said.path]; fanned says whether the expression fans out already.
+// step parses one path step at p.i: .name, [N], [*], ["name"], [said],
+// [said.path], [said#] or [said~]; fanned says whether the expression fans out already.
 func (p *parser) step(fanned bool) (step, error) {
 	switch p.s[p.i] {
 	case '.':
@@ -372,6 +376,12 @@ func (p *parser) step(fanned bool) (step, error) {
 		case strings.HasPrefix(p.s[p.i:], "said#]"):
 			p.i += 5
 			st.pos = true
+		case strings.HasPrefix(p.s[p.i:], "said~]"):
+			if fanned {
+				return step{}, p.fail("only one fan-out ([*] or [said]) per expression")
+			}
+			p.i += 5
+			st.said, st.desc = true, true
 		case strings.HasPrefix(p.s[p.i:], "said") && p.i+4 < len(p.s) && (p.s[p.i+4] == ']' || p.s[p.i+4] == '.' || p.s[p.i+4] == '['):
 			if fanned {
 				return step{}, p.fail("only one fan-out ([*] or [said]) per expression")
@@ -518,6 +528,8 @@ func writePath(sb *strings.Builder, path []step) {
 		switch {
 		case st.all:
 			sb.WriteString("[*]")
+		case st.desc:
+			sb.WriteString("[said~]")
 		case st.said:
 			sb.WriteString("[said")
 			writePath(sb, st.sub)

@@ -20,6 +20,9 @@
 //	                            fan-out over the elements whose name the customer said
 //	$result.reservations[said#] the element the customer picked by position: "the second one",
 //	                            "my most recent reservation" (by a date member when the elements have one)
+//	$result.items[said~].product_id
+//	                            fan-out over the elements the customer described by a string member:
+//	                            said whole, or its last word ("the lamp" for "Desk Lamp"); the best described
 //	$args.path                  the arguments of the site's call (the call that just returned)
 //	$call[2].orders[*]          the result of the episode's call 2 (0-based, Call.Index; a procedure's step 2)
 //	$last[get_user_details].user_id

@@ -162,6 +162,21 @@ func (r *Result) walkText(view, v []byte, path []step, e *ev, elem int) (failed 
 		case st.said:
 			switch jsontext.Kind(v) {
 			case '[':
+				if st.desc {
+					var ds []int
+					for el := range jsontext.Elements(v) {
+						off := jsontext.Offset(view, el)
+						ds = append(ds, e.said.described(jsontext.ParseValid(r.Text[off:off+len(el)])))
+					}
+					best, k := describedBest(ds), 0
+					for el := range jsontext.Elements(v) {
+						if best != describedNot && ds[k] == best {
+							r.walkText(view, el, path[i+1:], e, k)
+						}
+						k++
+					}
+					return -1, ""
+				}
 				k := 0
 				for el := range jsontext.Elements(v) {
 					if e.said.named(r.valueAt(view, el, st.sub)) {
@@ -170,6 +185,9 @@ func (r *Result) walkText(view, v []byte, path []step, e *ev, elem int) (failed 
 					k++
 				}
 			case '{':
+				if st.desc {
+					return i, "not a list"
+				}
 				k := 0
 				for name, val := range jsontext.RawMembers(v) {
 					test := any(jsontext.Unquote(name))
@@ -603,12 +621,28 @@ func walkPath(v any, path []step, base int, e *ev, elem int) fail {
 		case st.said:
 			switch x := v.(type) {
 			case []any:
+				if st.desc {
+					ds := make([]int, len(x))
+					for k, el := range x {
+						ds[k] = e.said.described(el)
+					}
+					best := describedBest(ds)
+					for k, el := range x {
+						if best != describedNot && ds[k] == best {
+							walkPath(el, path[i+1:], base+i+1, e, k)
+						}
+					}
+					return noFail
+				}
 				for k, el := range x {
 					if e.said.named(docAt(el, st.sub)) {
 						walkPath(el, path[i+1:], base+i+1, e, k)
 					}
 				}
 			case map[string]any:
+				if st.desc {
+					return fail{base + i, "not a list"}
+				}
 				keys := make([]string, 0, len(x))
 				for k := range x {
 					keys = append(keys, k)

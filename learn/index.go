@@ -35,6 +35,8 @@ type indexer struct {
 	stack   []frame // scratch: the path being walked
 	// positions finds [said#] bindings (Options.Positions).
 	positions bool
+	// descriptions finds [said~] bindings (Options.Descriptions).
+	descriptions bool
 }
 
 // sortedKeys returns o's member names, sorted, in the scratch of depth.
@@ -213,8 +215,9 @@ func member(k string) string {
 // indexes replaced by [*], then, where the customer named the element (or
 // a member of it: its name, say) or an object's member, by [said] or
 // [said.name], and by [said#] where the customer picked it by its position
-// (when positions).
-func variants(fs []frame, said *binding.Said, positions bool) []string {
+// (when positions), and by [said~] where the customer described it by a
+// value it holds (when descriptions).
+func variants(fs []frame, said *binding.Said, positions, descriptions bool) []string {
 	var out []string
 	for i, f := range fs {
 		if _, isList := f.parent.([]any); !isList {
@@ -234,6 +237,9 @@ func variants(fs []frame, said *binding.Said, positions bool) []string {
 		}
 		switch f.parent.(type) {
 		case []any:
+			if descriptions && said.Describes(f.value) {
+				out = append(out, pathString(fs[:i])+"[said~]"+rest)
+			}
 			if said.Named(f.value) {
 				out = append(out, pathString(fs[:i])+"[said]"+rest)
 				continue
@@ -325,7 +331,7 @@ func (ix *indexer) refs(scope *binding.Scope, v any, max int) []string {
 				full = true
 				return false
 			}
-			for _, fp := range variants(fs, &scope.Said, ix.positions) {
+			for _, fp := range variants(fs, &scope.Said, ix.positions, ix.descriptions) {
 				if !add(rt.root + fp) {
 					full = true
 					return false

@@ -74,6 +74,10 @@ type Options struct {
 	// training tasks it saved no turn and cost learn time (docs/flow.md,
 	// "What each lever earned"; flowbench -with position).
 	Positions bool
+	// Descriptions learns [said~] bindings, the elements the customer
+	// described by a value they hold ("the lamp" for an item named "Desk
+	// Lamp").
+	Descriptions bool
 }
 
 // Learner accumulates counts from episodes; Flow returns the flow so far.
@@ -472,6 +476,7 @@ func (l *Learner) count(ep *episode.Episode) {
 
 	ix := newIndexer()
 	ix.positions = l.opt.Positions
+	ix.descriptions = l.opt.Descriptions
 	args := make([]map[string]any, len(calls)) // decoded once per episode
 	scope := &binding.Scope{}
 	// The calls made since the last write, by tool: serving never repeats
