@@ -53,6 +53,7 @@ func (m *Machine) startSession(serverName string) {
 		Server:        name,
 		Tools:         fc.Tools,
 		TaskID:        fc.TaskID,
+		Agent:         fc.Agent,
 		Shadow:        fc.Shadow,
 		Oracle:        fc.Oracle,
 		OracleTimeout: fc.OracleTimeout,

@@ -82,6 +82,10 @@ type FlowConfig struct {
 	Seed uint64
 	// TaskID picks the flow's fold; by default the session.
 	TaskID string
+	// Agent is the model that drives the agent (--agent-model): a flow
+	// whose held-out counts are kept by model gates its offers by this
+	// one's (flow.Options.Agent). "" is every model's.
+	Agent string
 	// LookupTimeout bounds the wait for one lookup's answer.
 	LookupTimeout time.Duration
 	// Oracle, when not nil, answers the flow's questions; they are asked

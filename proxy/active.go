@@ -40,6 +40,9 @@ type FlowOptions struct {
 	SeedSet bool
 	// TaskID picks the flow's fold; by default the session.
 	TaskID string
+	// Agent is the model that drives the agent (--agent-model), whose
+	// held-out counts gate the flow's offers when it has them by model.
+	Agent string
 	// LookupTimeout bounds the wait for the answer to one lookup; the run
 	// hands back to the agent when it passes.
 	LookupTimeout time.Duration
@@ -187,7 +190,7 @@ func (a *active) build() error {
 			seed = rand.Uint64()
 		}
 		c.Flow = &machine.FlowConfig{Flow: f, Rule: a.opts.Rule, Caps: a.opts.Caps, Tools: a.opts.Tools, Shadow: a.opts.Shadow,
-			Seed: seed, TaskID: a.opts.TaskID, LookupTimeout: a.opts.LookupTimeout,
+			Seed: seed, TaskID: a.opts.TaskID, Agent: a.opts.Agent, LookupTimeout: a.opts.LookupTimeout,
 			Oracle: a.opts.Oracle.Oracle, OracleTimeout: a.opts.Oracle.Timeout, Context: a.ctx}
 	}
 	if g := a.guards; g != nil {

@@ -255,7 +255,7 @@ func newCmd(f *factory, runF func(context.Context, *options) error) *cobra.Comma
 	fl.SetInterspersed(false) // everything from the server command on is the server's
 	fl.StringVar(&opts.record, "record", "", "write a session log per session to `DIR` (created 0700; ~ expanded)")
 	fl.StringVar(&opts.Proxy.Domain, "domain", "", "domain `NAME` copied into the log header (e.g. orders, retail)")
-	fl.StringVar(&opts.Proxy.AgentModel, "agent-model", "", "`MODEL` that drives the agent, copied into the log header")
+	fl.StringVar(&opts.Proxy.AgentModel, "agent-model", "", "`MODEL` that drives the agent, copied into the log header; a --flow learned by agent model gates its lookups by this one's held-out hit rates")
 	fl.StringVar(&opts.Proxy.ServerName, "server-name", "", "`NAME` of this server in the log header, for hosts with several servers")
 	fl.StringVar(&opts.Proxy.Upstream, "upstream", "", "proxy the Streamable HTTP server at `URL` instead of a command")
 	fl.StringArrayVar(&opts.upstreamHeaders, "upstream-header", nil, "send header NAME with the value of environment variable VAR to --upstream (`NAME=VAR`; repeatable; never logged)")
@@ -382,6 +382,7 @@ func validateFlow(cmd *cobra.Command, o *options) error {
 		}
 		fo.Log = path
 	}
+	fo.Agent = o.Proxy.AgentModel // the held-out gate by model
 	o.Proxy.Flow = &fo
 	return nil
 }
