@@ -6,13 +6,6 @@ import (
 	"strings"
 )
 
-// WordDates says whether a date the customer said in words ("May 22",
-// "the 22nd of May, 2024") counts as said in the form a tool takes it,
-// 2024-05-22 (issue 26, lever 4). It is off: on the τ²-bench training
-// tasks it saved no turn (docs/flow.md, "What each lever earned"). A
-// benchmark turns it on (flowbench -with date) before any Said is read.
-var WordDates = false
-
 var months = map[string]int{
 	"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
 	"may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,

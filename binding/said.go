@@ -29,6 +29,13 @@ type Said struct {
 	pos   position
 	posOK bool
 	posAt int
+	// WordDates counts a date the customer said in words ("May 22", "the
+	// 22nd of May, 2024") as said in the form a tool takes it, 2024-05-22
+	// (issue 26, lever 4). Set it before the first Add. Off by default: on
+	// the τ²-bench training tasks it saved no turn (docs/flow.md, "What
+	// each lever earned"); a flow learned with it (learn.Options.WordDates)
+	// says so (learned.word_dates), and is served with it.
+	WordDates bool
 }
 
 // Add appends a user message.
@@ -52,7 +59,7 @@ func (s *Said) fold() {
 		b.WriteString(strings.ToLower(t))
 		b.WriteByte('\n')
 		toks := Tokens(t)
-		if WordDates {
+		if s.WordDates {
 			// A date said in words is said as a tool takes it: with its
 			// year in lower and tokens, without one as the month and day
 			// ("-05-22") that any year completes (values, named).

@@ -76,6 +76,9 @@ type Provenance struct {
 	Date string `json:"date,omitempty"`
 	// HabitOnly is set by learn --habit-only.
 	HabitOnly bool `json:"habit_only,omitempty"`
+	// WordDates is set when the flow was learned with dates said in words
+	// counted as said (learn.Options.WordDates): it is served so too.
+	WordDates bool `json:"word_dates,omitempty"`
 }
 
 // Tool is one tool as the flow pins it.

@@ -96,6 +96,7 @@ func Merge(fs ...*Flow) (*Flow, error) {
 	out := &Flow{Version: Version, Domain: first.Domain, Folds: first.Folds, MinSupport: first.MinSupport,
 		Tools: map[string]Tool{}}
 	out.Learned.HabitOnly = first.Learned.HabitOnly
+	out.Learned.WordDates = first.Learned.WordDates
 	var digest [sha256.Size]byte
 	servers, sources := map[string]bool{}, map[string]bool{}
 	toolFrom := map[string]int{} // tool → episodes of the flow its contract came from
@@ -206,6 +207,8 @@ func mergeable(first, f *Flow) *MergeError {
 		return &MergeError{Field: "shard", Err: errors.New("a shard's partial counts or table, while the first flow has none: merge flows of hoist learn --shard together")}
 	case f.Learned.HabitOnly != first.Learned.HabitOnly:
 		return differ("learned.habit_only", f.Learned.HabitOnly, first.Learned.HabitOnly)
+	case f.Learned.WordDates != first.Learned.WordDates:
+		return differ("learned.word_dates", f.Learned.WordDates, first.Learned.WordDates)
 	}
 	for _, s := range f.Sites {
 		if s.Promoted != nil {

@@ -303,6 +303,7 @@ func NewSession(f *Flow, opt Options) (*Session, error) {
 		asked: map[string]bool{}, ask: newAsker(opt),
 		byIndex: readsByIndex(f),
 	}
+	s.scope.Said.WordDates = f.Learned.WordDates // as it was learned
 	for name, t := range f.Tools {
 		if t.Server != server {
 			continue

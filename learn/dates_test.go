@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 )
@@ -29,8 +28,7 @@ func TestLearnWordDates(t *testing.T) {
 		eps = append(eps, ep)
 	}
 	const want = `zip=$said["9999-99-99"][-1]`
-	has := func() bool {
-		f := learnAll(Options{Folds: 3, MinSupport: 2}, eps...)
+	has := func(f *flow.Flow) bool {
 		l := lookup(t, f, "get_user", "search")
 		if l == nil {
 			return false
@@ -42,12 +40,33 @@ func TestLearnWordDates(t *testing.T) {
 		}
 		return false
 	}
-	if has() {
-		t.Errorf("%s learned without dates in words (the default)", want)
+	if f := learnAll(Options{Folds: 3, MinSupport: 2}, eps...); has(f) || f.Learned.WordDates {
+		t.Errorf("%s learned without dates in words (the default); learned.word_dates %v", want, f.Learned.WordDates)
 	}
-	binding.WordDates = true
-	defer func() { binding.WordDates = false }()
-	if !has() {
-		t.Errorf("no %s after get_user", want)
+	f := learnAll(Options{Folds: 3, MinSupport: 2, WordDates: true}, eps...)
+	if !has(f) || !f.Learned.WordDates {
+		t.Fatalf("no %s after get_user with WordDates; learned.word_dates %v", want, f.Learned.WordDates)
+	}
+	// The flow says how it was learned, and is served so: its search is
+	// made with the date said in words; served as if learned without, it
+	// binds nothing.
+	searched := func(f *flow.Flow) int {
+		n := 0
+		for _, ep := range eps[:6] {
+			r := flow.ReplayEpisode(f, ep, flow.ReplayOptions{Rule: flow.Rule{Decider: flow.Reach, Threshold: 0.01}, Caps: flow.DefaultCaps})
+			for _, lk := range r.Lookups {
+				if lk.From == "get_user" && lk.Hit {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if n := searched(f); n != 6 {
+		t.Errorf("served with learned.word_dates: %d of 6 searches made", n)
+	}
+	f.Learned.WordDates = false
+	if n := searched(f); n != 0 {
+		t.Errorf("served without learned.word_dates: %d of 6 searches made, want none", n)
 	}
 }

@@ -78,6 +78,11 @@ type Options struct {
 	// described by a value they hold ("the lamp" for an item named "Desk
 	// Lamp").
 	Descriptions bool
+	// WordDates counts a date said in words as said (binding.Said's
+	// WordDates), and marks the flow so (learned.word_dates), so that it is
+	// served the same way. Off: on the τ²-bench training tasks it saved no
+	// turn (flowbench -with date).
+	WordDates bool
 }
 
 // Learner accumulates counts from episodes; Flow returns the flow so far.
@@ -479,6 +484,7 @@ func (l *Learner) count(ep *episode.Episode) {
 	ix.descriptions = l.opt.Descriptions
 	args := make([]map[string]any, len(calls)) // decoded once per episode
 	scope := &binding.Scope{}
+	scope.Said.WordDates = l.opt.WordDates
 	// The calls made since the last write, by tool: serving never repeats
 	// one (they are in flight or answered), so a fan-out is not credited
 	// with them.
@@ -881,6 +887,7 @@ func (l *Learner) Flow() *flow.Flow {
 			Sources:   sortedKeys(l.sources),
 			Digest:    flow.DigestPrefix + hex.EncodeToString(l.digest[:]),
 			HabitOnly: l.opt.HabitOnly,
+			WordDates: l.opt.WordDates,
 		},
 		Tools: map[string]flow.Tool{},
 		Sites: []flow.Site{},

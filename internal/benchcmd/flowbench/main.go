@@ -74,7 +74,7 @@ func main() {
 	conv := flag.String("conversation", "both", "replay `with`, without the conversation, or both")
 	maxBytes := flag.Int("max-bytes", flow.DefaultMaxBytes, "the replay's --flow-max-bytes (0: no cap)")
 	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named)")
-	with := flag.String("with", "", "learn and replay with these `levers` that are off by default, comma-separated: position (an element picked by the position the customer said, [said#]), date (a date said in words counted as said, binding.WordDates), describe (the elements the customer described by a value they hold, [said~])")
+	with := flag.String("with", "", "learn and replay with these `levers` that are off by default, comma-separated: position (an element picked by the position the customer said, [said#]), date (a date said in words counted as said, learn.Options.WordDates), describe (the elements the customer described by a value they hold, [said~])")
 	flag.BoolVar(&byAgent, "by-agent", false, "gate each lookup by its held-out hit rate for the episode's agent model, backed off to every model's (off by default: it did not pay)")
 	calib := flag.Bool("calibration", false, "print the arbiter's reliability table of the replay (every offer once per run), with its ECE overall and in the band 0.2 to 0.5")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
@@ -149,7 +149,6 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	binding.WordDates = withLevers["date"] // learn and serve alike
 	calibration = *calib
 	if *verbose {
 		misses = map[string]int{}
