@@ -13,6 +13,7 @@ import (
 //
 //	$result.status == "delivered"    the value at a path equals a constant
 //	$result.gift_card                the path names a value: not null, false, "", [] or {}
+//	said "compensation"              the customer said the word (as [said] names a value)
 //
 // over the roots of a binding, without a fan-out. The zero Cond never holds.
 // A Cond is immutable and safe for concurrent use.
@@ -21,10 +22,23 @@ type Cond struct {
 	eq    bool   // an equality; else presence
 	right string // the constant, canonical JSON
 	ok    bool
+	// word is said "word": the customer said it (Said.Named).
+	word string
 }
+
+// SaidWord returns the condition that the customer said word.
+func SaidWord(word string) Cond { return Cond{word: word, ok: true} }
 
 // ParseCond parses a condition; errors are *SyntaxError.
 func ParseCond(s string) (Cond, error) {
+	if w, ok := strings.CutPrefix(s, "said "); ok {
+		v, ok := jsontext.ParseString(strings.TrimSpace(w))
+		word, isStr := v.(string)
+		if !ok || !isStr || strings.TrimSpace(word) == "" {
+			return Cond{}, &SyntaxError{Expr: s, Pos: 5, Msg: "want a word as a JSON string after said"}
+		}
+		return SaidWord(word), nil
+	}
 	left, right, eq := strings.Cut(s, " == ")
 	e, err := Parse(left)
 	if err != nil {
@@ -68,6 +82,9 @@ func Equals(e Expr, v any) Cond {
 func (c Cond) Holds(s *Scope) bool {
 	if !c.ok {
 		return false
+	}
+	if c.word != "" {
+		return s.Said.Named(c.word)
 	}
 	var e ev
 	if f := c.left.values(s, &e); f.why != "" || len(e.out) != 1 {
@@ -114,6 +131,9 @@ func scalarText(v any) string {
 func (c Cond) String() string {
 	if !c.ok {
 		return ""
+	}
+	if c.word != "" {
+		return "said " + jsontext.Canonical(c.word)
 	}
 	if c.eq {
 		return c.left.String() + " == " + c.right

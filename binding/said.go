@@ -36,6 +36,9 @@ type Said struct {
 	// each lever earned"); a flow learned with it (learn.Options.WordDates)
 	// says so (learned.word_dates), and is served with it.
 	WordDates bool
+	// words are Words(wordsMax) when wordsAt tokens were said.
+	words             []string
+	wordsAt, wordsMax int
 }
 
 // Add appends a user message.
@@ -409,4 +412,35 @@ func matchItems(items []shapeItem, rs []rune) bool {
 		return false
 	}
 	return len(rs) == 0
+}
+
+// Words returns the words the customer said, lowercased, in the order
+// first said: tokens of four to twenty letters, at most max of them. They
+// are what a said "word" condition can be learned of.
+func (s *Said) Words(max int) []string {
+	if s == nil || len(s.texts) == 0 {
+		return nil
+	}
+	s.fold()
+	if s.wordsAt == len(s.tokens) && s.wordsMax == max {
+		return s.words
+	}
+	s.words = s.words[:0]
+	seen := map[string]bool{}
+	for _, tok := range s.tokens {
+		if len(s.words) >= max {
+			break
+		}
+		n := utf8.RuneCountInString(tok)
+		if n < 4 || n > 20 || strings.IndexFunc(tok, func(r rune) bool { return !unicode.IsLetter(r) }) >= 0 {
+			continue
+		}
+		w := strings.ToLower(tok)
+		if !seen[w] {
+			seen[w] = true
+			s.words = append(s.words, w)
+		}
+	}
+	s.wordsAt, s.wordsMax = len(s.tokens), max
+	return s.words
 }

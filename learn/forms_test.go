@@ -153,3 +153,31 @@ func TestLearnPredicate(t *testing.T) {
 		t.Errorf("P(reach | held) %v, P(reach | not) %v: want one near 1, the other near 0", yes, no)
 	}
 }
+
+// With SaidConditions, the agent reads an order's item when the customer
+// said "exchange": a predicate on what was said, learned where no
+// condition on the site's result tells.
+func TestLearnSaidPredicate(t *testing.T) {
+	var eps []*episode.Episode
+	for n := 1; n <= 20; n++ {
+		said := "I would like to return something."
+		calls := []call{{tool: "get_order", args: fmt.Sprintf(`{"order_id":"#W%d"}`, n), result: fmt.Sprintf(`{"status":"delivered","items":[{"item_id":"i%d"}]}`, n)}}
+		if n%2 == 0 {
+			said = "I would like to exchange something."
+			calls = append(calls, call{tool: "get_item", args: fmt.Sprintf(`{"item_id":"i%d"}`, n), result: "{}", turn: 1})
+		}
+		ep := crafted(fmt.Sprint(n), fmt.Sprint(n), calls...)
+		ep.Events = append([]episode.Event{{Type: episode.EventMessage, Message: &episode.Message{Role: "user", Text: said}}}, ep.Events...)
+		eps = append(eps, ep)
+	}
+	if l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2}, eps...), "get_order", "get_item"); l == nil || l.Predicate != nil {
+		t.Fatalf("without SaidConditions: %+v, want the lookup without a predicate", l)
+	}
+	l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, SaidConditions: true}, eps...), "get_order", "get_item")
+	if l == nil || l.Predicate == nil {
+		t.Fatalf("no predicate: %+v", l)
+	}
+	if w := l.Predicate.When.String(); w != `said "exchange"` && w != `said "return"` {
+		t.Errorf("predicate %s, want said \"exchange\" or \"return\"", w)
+	}
+}

@@ -42,6 +42,7 @@ const (
 	maxTuples       = 64 // binding tuples tried per lookup and occurrence
 	maxFanOutValues = 64 // values a fan-out may give and still match
 	maxConds        = 24 // conditions a site's result offers per occurrence
+	maxSaidConds    = 64 // words said a site's occurrence offers as conditions (Options.SaidConditions)
 )
 
 // Options tune learning.
@@ -83,6 +84,10 @@ type Options struct {
 	// served the same way. Off: on the τ²-bench training tasks it saved no
 	// turn (flowbench -with date).
 	WordDates bool
+	// SaidConditions learns predicates on what the customer said (said
+	// "word": a booking's "nonstop", a complaint's "delayed"), beside those
+	// on the site's result, of the first maxSaidConds words said.
+	SaidConditions bool
 }
 
 // Learner accumulates counts from episodes; Flow returns the flow so far.
@@ -523,6 +528,11 @@ func (l *Learner) count(ep *episode.Episode) {
 		}
 		sa.count.Add(fold)
 		conds := siteConds(scope.Site)
+		if l.opt.SaidConditions {
+			for _, w := range scope.Said.Words(maxSaidConds) {
+				conds = append(conds, "said \""+w+"\"")
+			}
+		}
 		for _, c := range conds {
 			sa.noteValue(c)
 			if !sa.fewValues(c) {
