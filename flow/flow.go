@@ -79,6 +79,10 @@ type Provenance struct {
 	// WordDates is set when the flow was learned with dates said in words
 	// counted as said (learn.Options.WordDates): it is served so too.
 	WordDates bool `json:"word_dates,omitempty"`
+	// Rest is set when the flow was learned with fan-outs that wait for
+	// the agent's first read of one element (learn.Options.Rest): its
+	// held-out rates are of the rest's offers, and it is served so too.
+	Rest bool `json:"rest,omitempty"`
 }
 
 // Tool is one tool as the flow pins it.

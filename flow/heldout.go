@@ -198,20 +198,27 @@ func (h *HeldOut) validate(field string, check func(string, Count, int) error) e
 // its binding at index bi (narrowed or not) at site, for the session's
 // agent, is below threshold t: then they are not made.
 func (s *Session) gated(site *Site, lookup string, bi int, narrowed bool, t float64) bool {
+	p := s.heldOutRate(site, lookup, bi, narrowed)
+	return !math.IsNaN(p) && p < t
+}
+
+// heldOutRate returns the held-out hit rate of the offers of lookup by its
+// binding at index bi (narrowed or not) at site, for the session's agent,
+// in the served fold (HeldOut.Rate); NaN when the flow has none or too few.
+func (s *Session) heldOutRate(site *Site, lookup string, bi int, narrowed bool) float64 {
 	a := s.f.Arbiter
 	if a == nil || len(a.HeldOut) == 0 {
-		return false
+		return math.NaN()
 	}
 	key := HeldOutKey{Site: site.Tool, Failed: site.Failed, Lookup: lookup, Binding: bi, Narrowed: narrowed}
 	i, ok := slices.BinarySearchFunc(a.HeldOut, key, func(h HeldOut, k HeldOutKey) int { return CompareHeldOut(h.Key(), k) })
 	if !ok {
-		return false
+		return math.NaN()
 	}
 	if s.agentFactor == 0 {
 		s.agentFactor = AgentFactor(a.HeldOut, s.fold, s.opt.Agent)
 	}
-	p := a.HeldOut[i].Rate(s.fold, s.opt.Agent, s.agentFactor)
-	return !math.IsNaN(p) && p < t
+	return a.HeldOut[i].Rate(s.fold, s.opt.Agent, s.agentFactor)
 }
 
 // OfferBinding is an offer's binding as held-out counts key it: each

@@ -97,6 +97,7 @@ func Merge(fs ...*Flow) (*Flow, error) {
 		Tools: map[string]Tool{}}
 	out.Learned.HabitOnly = first.Learned.HabitOnly
 	out.Learned.WordDates = first.Learned.WordDates
+	out.Learned.Rest = first.Learned.Rest
 	var digest [sha256.Size]byte
 	servers, sources := map[string]bool{}, map[string]bool{}
 	toolFrom := map[string]int{} // tool → episodes of the flow its contract came from
@@ -209,6 +210,8 @@ func mergeable(first, f *Flow) *MergeError {
 		return differ("learned.habit_only", f.Learned.HabitOnly, first.Learned.HabitOnly)
 	case f.Learned.WordDates != first.Learned.WordDates:
 		return differ("learned.word_dates", f.Learned.WordDates, first.Learned.WordDates)
+	case f.Learned.Rest != first.Learned.Rest:
+		return differ("learned.rest", f.Learned.Rest, first.Learned.Rest)
 	}
 	for _, s := range f.Sites {
 		if s.Promoted != nil {

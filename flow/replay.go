@@ -23,6 +23,11 @@ type ReplayOptions struct {
 	AskAlways bool
 	// Context ends the questions in flight when it is done.
 	Context context.Context
+	// Rest, when set, is called with each offer of a fan-out's rest had
+	// the fan-out waited for the agent's first read (Options.Rest), and
+	// whether the agent made that call itself after the site and before
+	// its next write.
+	Rest func(o *Offer, hit bool)
 }
 
 // Replay is what serving a flow did along one recorded episode.
@@ -72,6 +77,11 @@ func ReplayEpisode(f *Flow, ep *episode.Episode, opt ReplayOptions) *Replay {
 		}
 	}
 	var said []*episode.Message // the conversation so far, for sessions made later
+	var rest func(o *Offer)
+	pos := 0 // the event being replayed
+	if opt.Rest != nil {
+		rest = func(o *Offer) { opt.Rest(o, later(ep, pos, labels, kinds, o.Label()) >= 0) }
+	}
 	sessions := map[string]*Session{}
 	sessionOf := func(server string) *Session {
 		if s, ok := sessions[server]; ok {
@@ -81,7 +91,7 @@ func ReplayEpisode(f *Flow, ep *episode.Episode, opt ReplayOptions) *Replay {
 		if len(f.Servers) == 1 && len(ep.Servers) <= 1 {
 			name = "" // a one-server flow serves a one-server session, whatever it is called
 		}
-		s, err := NewSession(f, Options{Rule: opt.Rule, Caps: opt.Caps, Server: name, TaskID: TaskKey(ep), Agent: ep.AgentModel, Oracle: opt.Oracle, AskAlways: opt.AskAlways, Context: opt.Context})
+		s, err := NewSession(f, Options{Rule: opt.Rule, Caps: opt.Caps, Server: name, TaskID: TaskKey(ep), Agent: ep.AgentModel, Oracle: opt.Oracle, AskAlways: opt.AskAlways, Context: opt.Context, Rest: rest})
 		if err != nil {
 			s = nil
 		} else {
@@ -104,7 +114,8 @@ func ReplayEpisode(f *Flow, ep *episode.Episode, opt ReplayOptions) *Replay {
 	idx := make([]int, len(calls))  // each call's index in its session
 	provided := map[string]string{} // labels looked up since the last write → the site that did
 	var hits []bool
-	for pos, ev := range ep.Events {
+	for p, ev := range ep.Events {
+		pos = p
 		switch {
 		case ev.Type == episode.EventMessage && ev.Message != nil:
 			said = append(said, ev.Message)

@@ -217,6 +217,13 @@ type Options struct {
 	// AskAlways asks about every offer, whatever the decider and the
 	// arbiter's weights: learn's fit, which has no weight yet.
 	AskAlways bool
+	// Rest, when set, is told, at the agent's read of one element of a
+	// list a fan-out at an earlier site looks up, each offer the rest of
+	// that fan-out would make had it waited for this read (rest.go): the
+	// elements the agent has not asked for itself since its last write,
+	// each once since then. learn's fit counts them, so that a flow
+	// learned with Learned.Rest knows the rest's held-out hit rate.
+	Rest func(o *Offer)
 }
 
 // MaxAsked is how many calls since the last write a session remembers as
@@ -246,6 +253,14 @@ type Session struct {
 	probs    []float64
 	names    map[*Bound][]string   // each binding's argument names, sorted
 	narrows  map[*Bound]*narrowing // each fan-out's narrowing, nil for none
+	rests    map[*Bound]*rest      // where each fan-out's rest is looked up, nil for nowhere
+	restOfs  map[*Bound]bool       // whether each binding is a fan-out's rest
+	// agentAsked and restSeen are, with Options.Rest, the agent's own calls
+	// since its last write, and the rest's offers told since then.
+	// byAgent marks the agent's own calls, by index: the rest is counted
+	// at the agent's reads, not at the flow's own lookups.
+	agentAsked, restSeen map[string]bool
+	byAgent              []bool
 	// agentFactor is AgentFactor of the session's agent, 0 until needed.
 	agentFactor float64
 	exprs       map[*Bound]map[string]string // each binding's expressions as the flow log writes them
@@ -402,8 +417,21 @@ func (s *Session) Call(tool string, args json.RawMessage) int {
 	if t, ok := s.f.Tools[name]; ok && t.Kind == episode.Write {
 		clear(s.asked)
 		s.askedOrder = s.askedOrder[:0]
+		clear(s.agentAsked)
+		clear(s.restSeen)
 	}
-	return s.addCall(name, CallLabel(name, args), string(args))
+	label := CallLabel(name, args)
+	if s.opt.Rest == nil || !s.f.Learned.Rest {
+		return s.addCall(name, label, string(args))
+	}
+	if s.agentAsked == nil {
+		s.agentAsked, s.restSeen = map[string]bool{}, map[string]bool{}
+	}
+	s.agentAsked[label] = true
+	i := s.addCall(name, label, string(args))
+	s.byAgent = append(s.byAgent, make([]bool, i+1-len(s.byAgent))...)
+	s.byAgent[i] = true
+	return i
 }
 
 func (s *Session) addCall(name, label, args string) int {
@@ -545,6 +573,9 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		out = make([]Offer, 0, len(site.Lookups))
 	}
 	s.scope.Site = r
+	if s.opt.Rest != nil && s.f.Learned.Rest && s.agentAsked != nil && i < len(s.byAgent) && s.byAgent[i] {
+		s.countRests(site)
+	}
 	first := len(out)
 	for li := range site.Lookups {
 		l := &site.Lookups[li]
@@ -610,6 +641,11 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		}
 		if s.gated(site, l.Tool, bestAt, narrowedTo, o.Threshold(s.opt.Rule.Threshold)) {
 			continue // its offers hit too rarely for this agent, held out
+		}
+		if s.f.Learned.Rest && !narrowedTo {
+			if r := s.restFor(site, l, best); r != nil && s.defers(r, site, l, bestAt) {
+				continue // it waits for the agent's first read of one element
+			}
 		}
 		for _, args := range objs {
 			o.Args = args

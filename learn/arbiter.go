@@ -90,6 +90,14 @@ func ReplayTable(ctx context.Context, src episode.Source, filter episode.Filter,
 		AskAlways: ao.Oracle != nil,
 		Context:   ctx,
 	}
+	if f.Learned.Rest {
+		// The held-out hit rate of each fan-out's rest, had the fan-out
+		// waited for the agent's first read (flow's Session.defers): not a
+		// row, since it is not an offer this replay made.
+		opt.Rest = func(o *flow.Offer, hit bool) {
+			t.addRate(rateKey{site: o.From, lookup: o.Tool, binding: flow.OfferBinding(o.Binding), agent: agent, fold: fold}, hit)
+		}
+	}
 	err := src.Episodes(ctx, filter, func(ep *episode.Episode) error {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -88,6 +88,13 @@ type Options struct {
 	// "word": a booking's "nonstop", a complaint's "delayed"), beside those
 	// on the site's result, of the first maxSaidConds words said.
 	SaidConditions bool
+	// Rest serves a fan-out over a list of a site's result
+	// ($result.reservations[*]) after the agent's first read of one
+	// element, where the rest of it ($last[site].reservations[*], less
+	// what was read) earns more on held-out tasks than the whole fan-out
+	// did at the site, and marks the flow so (learned.rest): its fit
+	// counts the rest's offers, and it is served so too.
+	Rest bool
 }
 
 // Learner accumulates counts from episodes; Flow returns the flow so far.
@@ -898,6 +905,7 @@ func (l *Learner) Flow() *flow.Flow {
 			Digest:    flow.DigestPrefix + hex.EncodeToString(l.digest[:]),
 			HabitOnly: l.opt.HabitOnly,
 			WordDates: l.opt.WordDates,
+			Rest:      l.opt.Rest,
 		},
 		Tools: map[string]flow.Tool{},
 		Sites: []flow.Site{},

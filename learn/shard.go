@@ -49,6 +49,7 @@ type shardOptions struct {
 	HabitOnly      bool   `json:"habit_only,omitempty"`
 	KeepReferences bool   `json:"keep_references,omitempty"`
 	WordDates      bool   `json:"word_dates,omitempty"`
+	Rest           bool   `json:"rest,omitempty"`
 }
 
 type toolJSON struct {
@@ -97,7 +98,7 @@ type argJSON struct {
 
 func (l *Learner) options() shardOptions {
 	return shardOptions{Domain: l.opt.Domain, Folds: l.opt.Folds, MinSupport: l.opt.MinSupport, MaxBindings: l.opt.MaxBindings,
-		HabitOnly: l.opt.HabitOnly, KeepReferences: l.opt.KeepReferences, WordDates: l.opt.WordDates}
+		HabitOnly: l.opt.HabitOnly, KeepReferences: l.opt.KeepReferences, WordDates: l.opt.WordDates, Rest: l.opt.Rest}
 }
 
 // Shard returns the Learner's partial counts as JSON, the "shard" member of
@@ -206,7 +207,7 @@ func FromShard(raw json.RawMessage) (*Learner, error) {
 	if o.Folds < 1 || o.Folds > 1000 || o.MinSupport < 1 || o.MaxBindings < 1 {
 		return nil, bad("options", "folds %d, min_support %d, max_bindings %d: want folds 1 to 1000 and the others at least 1", o.Folds, o.MinSupport, o.MaxBindings)
 	}
-	l := New(Options{Domain: o.Domain, Folds: o.Folds, MinSupport: o.MinSupport, MaxBindings: o.MaxBindings, HabitOnly: o.HabitOnly, KeepReferences: o.KeepReferences, WordDates: o.WordDates})
+	l := New(Options{Domain: o.Domain, Folds: o.Folds, MinSupport: o.MinSupport, MaxBindings: o.MaxBindings, HabitOnly: o.HabitOnly, KeepReferences: o.KeepReferences, WordDates: o.WordDates, Rest: o.Rest})
 	l.episodes = s.Episodes
 	for _, t := range s.Tasks {
 		l.tasks[t] = true
@@ -371,6 +372,8 @@ func optionsDiffer(got, want shardOptions) error {
 		field, g, w = "habit_only", got.HabitOnly, want.HabitOnly
 	case got.WordDates != want.WordDates:
 		field, g, w = "word_dates", got.WordDates, want.WordDates
+	case got.Rest != want.Rest:
+		field, g, w = "rest", got.Rest, want.Rest
 	default:
 		field, g, w = "keep_references", got.KeepReferences, want.KeepReferences
 	}

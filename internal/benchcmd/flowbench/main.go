@@ -26,7 +26,7 @@
 // Usage:
 //
 //	go run ./internal/benchcmd/flowbench [-tau2 ../shared/data/tau2] [-copies 10] [-folds 5]
-//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-with position,date,describe,words] [-by-agent] [-max-bytes N]
+//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-with position,date,describe,words,rest] [-by-agent] [-max-bytes N]
 package main
 
 import (
@@ -74,7 +74,7 @@ func main() {
 	conv := flag.String("conversation", "both", "replay `with`, without the conversation, or both")
 	maxBytes := flag.Int("max-bytes", flow.DefaultMaxBytes, "the replay's --flow-max-bytes (0: no cap)")
 	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named)")
-	with := flag.String("with", "", "learn and replay with these `levers` that are off by default, comma-separated: position (an element picked by the position the customer said, [said#]), date (a date said in words counted as said, learn.Options.WordDates), describe (the elements the customer described by a value they hold, [said~]), words (predicates on the words the customer said, said \"word\")")
+	with := flag.String("with", "", "learn and replay with these `levers` that are off by default, comma-separated: position (an element picked by the position the customer said, [said#]), date (a date said in words counted as said, learn.Options.WordDates), describe (the elements the customer described by a value they hold, [said~]), words (predicates on the words the customer said, said \"word\"), rest (a fan-out over a list waits for the agent's first read of one element where the rest earned more held out, learn.Options.Rest)")
 	flag.BoolVar(&byAgent, "by-agent", false, "gate each lookup by its held-out hit rate for the episode's agent model, backed off to every model's (off by default: it did not pay)")
 	calib := flag.Bool("calibration", false, "print the arbiter's reliability table of the replay (every offer once per run), with its ECE overall and in the band 0.2 to 0.5")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
@@ -142,10 +142,10 @@ func main() {
 	for a := range strings.SplitSeq(*with, ",") {
 		switch a = strings.TrimSpace(a); a {
 		case "":
-		case "position", "date", "describe", "words":
+		case "position", "date", "describe", "words", "rest":
 			withLevers[a] = true
 		default:
-			fmt.Fprintf(os.Stderr, "flowbench: -with: %q: want position, date, describe or words\n", a)
+			fmt.Fprintf(os.Stderr, "flowbench: -with: %q: want position, date, describe, words or rest\n", a)
 			os.Exit(2)
 		}
 	}
@@ -186,7 +186,7 @@ func ablatedNote() string {
 			out = append(out, "without "+a)
 		}
 	}
-	for _, a := range []string{"position", "date", "describe", "words"} {
+	for _, a := range []string{"position", "date", "describe", "words", "rest"} {
 		if withLevers[a] {
 			out = append(out, "with "+a)
 		}
