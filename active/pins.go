@@ -88,6 +88,9 @@ type pinState struct {
 	// its answer.
 	lists  map[string]bool
 	parked []*Held
+	// lookup is the flow's lookup decided while a listing was in flight
+	// (pinLookup), sent or not on its answer; nil when none.
+	lookup *ToServer
 	n      uint64
 }
 
@@ -128,6 +131,60 @@ func (m *Machine) pinGate(tool string) string {
 			p.cfg.File, describeChange(c))
 	}
 	return ""
+}
+
+// pinLookup takes a lookup of the flow's (a request of the proxy's own
+// that a run awaits, m.pending) before it is sent, and reports whether it
+// took it. The flow may call only what the agent may: while the proxy's
+// own tools/list is in flight the lookup waits for its answer, as the
+// agent's calls do (park); a lookup of a hidden tool, or any lookup once
+// the session is held, is never sent, and the run hands back to the agent
+// with what it found so far, as when a lookup goes unanswered.
+func (m *Machine) pinLookup(ts ToServer) bool {
+	p := m.pins
+	if p == nil || !p.cfg.Acts() {
+		return false
+	}
+	id := string(jsonrpc.Classify(jsonrpc.TrimLine(ts.Line)).ID)
+	lc, ok := m.pending[id]
+	if !ok {
+		return false // a step of hoist_commit, gated on its own, or a listing
+	}
+	if len(p.lists) > 0 {
+		p.lookup = &ts
+		m.say("flow: the lookup of %s waits for hoist-mcp's listing of the changed tools", lc.tool)
+		return true
+	}
+	var why string
+	switch c, hidden := p.hidden[lc.tool]; {
+	case p.held != nil:
+		why = describeChange(*p.held) + " since it was pinned (the session is held by --pin-tools)"
+	case hidden:
+		why = describeChange(c) + " since it was pinned (hidden by --pin-tools)"
+	default:
+		return false
+	}
+	delete(m.pending, id)
+	if m.timerID == id {
+		m.stopTimer()
+	}
+	m.say("flow: %s was not looked up: %s", lc.tool, why)
+	m.finish()
+	return true
+}
+
+// unparkLookup sends the lookup that waited for the listing, or not, now
+// that the listing is checked; a lookup whose run ended meanwhile (its
+// wait timed out, the session closed) is dropped.
+func (m *Machine) unparkLookup() {
+	ts := m.pins.lookup
+	m.pins.lookup = nil
+	if ts == nil {
+		return
+	}
+	if _, ok := m.pending[string(jsonrpc.Classify(jsonrpc.TrimLine(ts.Line)).ID)]; ok {
+		m.emit(*ts)
+	}
 }
 
 // describeChange says a change for the agent and the operator:
@@ -276,6 +333,7 @@ func (m *Machine) onOwnList(id string, msg jsonrpc.Message) bool {
 	delete(m.pins.lists, id)
 	m.checkPins(nil, msg)
 	if len(m.pins.lists) == 0 {
+		m.unparkLookup()
 		m.unpark()
 	}
 	return true
@@ -317,5 +375,6 @@ func (m *Machine) dropParked(why string) {
 		m.say("pinned tools: %s", msg)
 	}
 	m.pins.parked = nil
+	m.pins.lookup = nil
 	clear(m.pins.lists)
 }

@@ -187,3 +187,86 @@ func TestPinsListChanged(t *testing.T) {
 		t.Errorf("a parked call at close: %s", describe(acts))
 	}
 }
+
+// pinFlowDriver serves the demo flow (after a call of lookup, it looks up
+// the text the result names as next) with lookup and update pinned.
+func pinFlowDriver(t *testing.T, changed PinAction) *driver {
+	t.Helper()
+	d := flowDriver(t, false)
+	var pinned []toolpin.Tool
+	for _, def := range []string{lookupDef, updateDef} {
+		tool, _ := toolpin.NewTool([]byte(def))
+		pinned = append(pinned, tool)
+	}
+	cfg := d.m.cfg
+	cfg.Pins = &PinsConfig{File: "demo.pin.json", Tools: pinned, Changed: changed, Added: PinWarn}
+	return newDriver(t, cfg)
+}
+
+// TestPinsFlowLookup: the flow's lookups pass the pins as the agent's
+// calls do. A lookup decided while the proxy's own listing is in flight
+// waits for it; then it is sent if the listing shows nothing the pins
+// act on, and never sent if it hides the tool or holds the session: the
+// run hands the agent's answer back as it was. A lookup whose wait timed
+// out meanwhile is dropped.
+func TestPinsFlowLookup(t *testing.T) {
+	// decided runs the agent's call 7 to its first decision while the
+	// proxy lists the changed tools; nothing goes to the server.
+	decided := func(t *testing.T, d *driver) {
+		t.Helper()
+		d.list("1", lookupDef, updateDef)
+		d.host(call("7", "lookup", `{"text":"a"}`))
+		taken, acts := d.server(result("7", `{"next":"b"}`, false))
+		if !taken {
+			t.Fatalf("the agent's answer was not held for the run: %s", describe(acts))
+		}
+		st := one[Step](t, acts)
+		_, acts = d.handle(ListChanged{})
+		one[ToServer](t, acts) // the proxy's tools/list
+		_, acts = d.handle(Stepped{Step: st.ID})
+		if n := len(only[ToServer](acts)); n != 0 || len(only[ToHost](acts)) != 0 {
+			t.Fatalf("the lookup went out while the proxy lists the tools: %s", describe(acts))
+		}
+		if !strings.Contains(describe(acts), "waits for hoist-mcp's listing") {
+			t.Errorf("nothing says the lookup waits: %s", describe(acts))
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		action PinAction
+		listed string
+		sent   bool
+	}{
+		{"unchanged", PinHide, lookupDef, true},
+		{"hidden", PinHide, poisoned, false},
+		{"held", PinHold, poisoned, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := pinFlowDriver(t, tc.action)
+			decided(t, d)
+			_, acts := d.server(listing(`"hoist-tools-1"`, tc.listed, updateDef))
+			ss, hs := only[ToServer](acts), only[ToHost](acts)
+			if tc.sent {
+				if len(ss) != 1 || !ss[0].Own || !strings.Contains(string(ss[0].Line), `"text":"b"`) || len(hs) != 0 {
+					t.Fatalf("after a listing as pinned: %s, want the lookup sent", describe(acts))
+				}
+				return
+			}
+			if len(ss) != 0 || len(hs) != 1 || idOf(hs[0].Line) != "7" || hs[0].Own || !strings.Contains(describe(acts), "lookup was not looked up") {
+				t.Fatalf("after a listing with lookup changed: %s, want no lookup and the agent's answer as it was", describe(acts))
+			}
+			one[StopTimer](t, acts)
+		})
+	}
+	t.Run("timed out", func(t *testing.T) {
+		d := pinFlowDriver(t, PinHide)
+		decided(t, d)
+		_, acts := d.handle(Timeout{ID: `"hoist-1"`})
+		if h := one[ToHost](t, acts); idOf(h.Line) != "7" {
+			t.Fatalf("after the timeout: %s", describe(acts))
+		}
+		if _, acts = d.server(listing(`"hoist-tools-1"`, lookupDef, updateDef)); len(only[ToServer](acts)) != 0 {
+			t.Fatalf("the lookup whose wait ended went out: %s", describe(acts))
+		}
+	})
+}
