@@ -84,10 +84,10 @@ type pinState struct {
 	// are not removed.
 	paged bool
 	// lists are the proxy's own tools/list requests in flight, by raw id;
-	// parked are the calls held while one is (onHold), to be decided on
-	// its answer.
+	// parked are the calls (*Held) and batches (*HeldBatch) held while one
+	// is, in the order they came, to be decided on its answer.
 	lists  map[string]bool
-	parked []*Held
+	parked []Event
 	// lookup is the flow's lookup decided while a listing was in flight
 	// (pinLookup), sent or not on its answer; nil when none.
 	lookup *ToServer
@@ -339,26 +339,44 @@ func (m *Machine) onOwnList(id string, msg jsonrpc.Message) bool {
 	return true
 }
 
-// park holds a call that came while the proxy's own tools/list is in
-// flight, and reports whether it did: the call is decided on the listing's
-// answer, so that none slips through between the server's
-// notifications/tools/list_changed and the check of what changed.
-func (m *Machine) park(h *Held) bool {
+// park holds a call (*Held) or a batch (*HeldBatch) that came while the
+// proxy's own tools/list is in flight, and reports whether it did: it is
+// decided on the listing's answer, so that nothing slips through between
+// the server's notifications/tools/list_changed and the check of what
+// changed. A parked batch keeps its own copy of the transport's bytes.
+func (m *Machine) park(ev Event) bool {
 	if m.pins == nil || len(m.pins.lists) == 0 || !m.pins.cfg.Acts() {
 		return false
 	}
-	m.pins.parked = append(m.pins.parked, h)
+	if b, ok := ev.(*HeldBatch); ok {
+		b.Line = bytes.Clone(b.Line)
+		for i := range b.Parts {
+			b.Parts[i].ID = bytes.Clone(b.Parts[i].ID)
+		}
+	}
+	m.pins.parked = append(m.pins.parked, ev)
 	return true
 }
 
-// unpark decides the parked calls, in order, now that the listing is
-// checked: each is refused, or sent on by the Machine.
+// unpark decides the parked calls and batches, in order, now that the
+// listing is checked: each is refused, or sent on by the Machine.
 func (m *Machine) unpark() {
 	parked := m.pins.parked
 	m.pins.parked = nil
-	for _, h := range parked {
-		if !m.onHold(h) {
-			m.emit(ToServer{Line: append(bytes.Clone(h.Line), '\n')})
+	for _, ev := range parked {
+		var line []byte
+		switch x := ev.(type) {
+		case *Held:
+			if !m.onHold(x) {
+				line = x.Line
+			}
+		case *HeldBatch:
+			if !m.onBatch(x) {
+				line = x.Line
+			}
+		}
+		if line != nil {
+			m.emit(ToServer{Line: append(bytes.Clone(line), '\n')})
 		}
 	}
 }
@@ -369,10 +387,28 @@ func (m *Machine) dropParked(why string) {
 	if m.pins == nil {
 		return
 	}
-	for _, h := range m.pins.parked {
-		msg := why + " before the MCP server listed its changed tools, so " + h.Req.Call.Name + " was not sent to the MCP server"
-		m.answer(mcpmsg.AppendError(nil, json.RawMessage(h.Req.ID), ErrSessionEnded, msg))
-		m.say("pinned tools: %s", msg)
+	for _, ev := range m.pins.parked {
+		switch x := ev.(type) {
+		case *Held:
+			msg := why + " before the MCP server listed its changed tools, so " + x.Req.Call.Name + " was not sent to the MCP server"
+			m.answer(mcpmsg.AppendError(nil, json.RawMessage(x.Req.ID), ErrSessionEnded, msg))
+			m.say("pinned tools: %s", msg)
+		case *HeldBatch:
+			msg := why + " before the MCP server listed its changed tools, so the batch was not sent to the MCP server"
+			out := []byte{'['}
+			for _, p := range x.Parts {
+				if p.IsReq {
+					if len(out) > 1 {
+						out = append(out, ',')
+					}
+					out = mcpmsg.AppendError(out, p.ID, ErrSessionEnded, msg)
+				}
+			}
+			if len(out) > 1 {
+				m.answer(append(out, ']'))
+			}
+			m.say("pinned tools: %s", msg)
+		}
 	}
 	m.pins.parked = nil
 	m.pins.lookup = nil

@@ -270,3 +270,38 @@ func TestPinsFlowLookup(t *testing.T) {
 		}
 	})
 }
+
+// TestPinsBatchWaitsForListing: a batch that comes while the proxy's own
+// listing is in flight waits for it, as a single call does: it goes on
+// whole, as the host wrote it, when the listing changes nothing it calls;
+// it is answered whole, unsent, when a call of it is of a hidden tool; and
+// a batch still waiting when the session ends gets an error per request.
+func TestPinsBatchWaitsForListing(t *testing.T) {
+	d := pinDriver(t, PinHide, PinWarn)
+	d.list("1", lookupDef, updateDef)
+	d.handle(ListChanged{})
+	pass := `[` + call("2", "update", `{}`) + `,{"jsonrpc":"2.0","id":3,"method":"ping"}]`
+	if held, taken, acts := d.heldBatch(pass); !held || !taken || len(acts) != 0 {
+		t.Fatalf("a batch while the proxy lists the tools: held %v taken %v %s", held, taken, describe(acts))
+	}
+	_, acts := d.server(listing(`"hoist-tools-1"`, lookupDef, updateDef))
+	if s := one[ToServer](t, acts); s.Own || string(s.Line) != pass+"\n" {
+		t.Fatalf("after a listing as pinned: %s, want the batch sent as written", describe(acts))
+	}
+
+	d.handle(ListChanged{})
+	refused := `[` + call("4", "lookup", `{}`) + `,` + call("5", "update", `{}`) + `]`
+	d.heldBatch(refused)
+	_, acts = d.server(listing(`"hoist-tools-2"`, poisoned, updateDef))
+	h := one[ToHost](t, acts)
+	if len(only[ToServer](acts)) != 0 || !strings.Contains(string(h.Line), "lookup changed its description since it was pinned, so it is hidden") || !strings.Contains(string(h.Line), batchNotSent) {
+		t.Fatalf("after a listing that hides lookup: %s, want the batch answered, unsent", describe(acts))
+	}
+
+	d.handle(ListChanged{})
+	d.heldBatch(`[` + call("6", "update", `{}`) + `,{"jsonrpc":"2.0","method":"notifications/progress"}]`)
+	_, acts = d.handle(Closing{})
+	if h := one[ToHost](t, acts); !strings.HasPrefix(string(h.Line), `[{"jsonrpc":"2.0","id":6,"error"`) || !strings.Contains(string(h.Line), "the batch was not sent") {
+		t.Errorf("a parked batch at close: %s", describe(acts))
+	}
+}
