@@ -78,7 +78,7 @@ func (m *Machine) onBatch(b *HeldBatch) (taken bool) {
 			refused[i] = "hoist_commit was not run: send it on its own, not in a batch"
 			continue
 		}
-		if why := m.gate(p.Req.Call); why != "" {
+		if why := m.gate(p.ID, nil, p.Req.Call); why != "" {
 			refused[i] = why
 			m.say("refused %s: %s", p.Req.Call.Name, why)
 			continue

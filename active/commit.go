@@ -74,7 +74,7 @@ func (m *Machine) commitNext() {
 			continue
 		}
 		call := mcpmsg.Call{Name: step.Name, Args: step.Args}
-		if why := m.gate(call); why != "" {
+		if why := m.gate(nil, r.id, call); why != "" {
 			step.Status, step.Text = mcpmsg.CommitRefused, why
 			m.say("refused %s in hoist_commit: %s", call.Name, why)
 			r.at++

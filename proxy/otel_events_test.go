@@ -281,3 +281,45 @@ func TestOtelConsoleHold(t *testing.T) {
 		t.Errorf("the call not held carries console events: %v", e)
 	}
 }
+
+// TestOtelLimit: a call a limit refused is a span with the guards log's
+// limit line as its event (docs/limits.md), though no guards run and no
+// log is kept on disk; the call the limit let through has none.
+func TestOtelLimit(t *testing.T) {
+	t.Parallel()
+	j := startJaeger(t)
+	service := "hoist-limit-" + t.Name()
+	p, journal, _, _ := openShop(t, j.env(service), "--otel", "--limit", "find_user_id_by_email=1/h")
+	p.send(toolCall(3, "find_user_id_by_email", `{"email":"c7@example.com"}`))
+	p.readLine()
+	p.send(toolCall(4, "find_user_id_by_email", `{"email":"c8@example.com"}`))
+	over := readResult(t, p.readLine())
+	if !over.Result.IsError {
+		t.Fatalf("the second call in the hour: %s", over.text())
+	}
+	if _, code := p.finish(); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
+	}
+	if n := len(servedCalls(t, journal)); n != 1 {
+		t.Fatalf("the shop served %d calls, want 1", n)
+	}
+	spans := j.spans(t, service, 4)
+	refused := spanOf(t, spans, "tools/call find_user_id_by_email", "4")
+	evs := eventsNamed(refused, "hoist.guards.limit")
+	if len(evs) != 1 || refused.tag("error.type") != "tool_error" {
+		t.Fatalf("the refused call: error.type %q, events %v", refused.tag("error.type"), refused.events())
+	}
+	for k, want := range map[string]string{
+		"hoist.tool": "find_user_id_by_email", "hoist.id": "4", "hoist.limit": "--limit find_user_id_by_email=1/h", "hoist.refusal": over.text(),
+	} {
+		if evs[0][k] != want {
+			t.Errorf("the limit's event: %s = %q, want %q", k, evs[0][k], want)
+		}
+	}
+	if f := evs[0]["hoist.frees"]; f == "" || !strings.Contains(over.text(), "at "+f) {
+		t.Errorf("the limit's event frees %q; the agent was told %q", f, over.text())
+	}
+	if e := spanOf(t, spans, "tools/call find_user_id_by_email", "3").events(); len(e) != 0 {
+		t.Errorf("the call let through carries events: %v", e)
+	}
+}
