@@ -84,8 +84,9 @@ type pinState struct {
 	// are not removed.
 	paged bool
 	// lists are the proxy's own tools/list requests in flight, by raw id;
-	// parked are the calls (*Held) and batches (*HeldBatch) held while one
-	// is, in the order they came, to be decided on its answer.
+	// parked are the calls (*Held), batches (*HeldBatch) and judged writes
+	// (*released) held while one is, in the order they came, to be decided
+	// on its answer.
 	lists  map[string]bool
 	parked []Event
 	// lookup is the flow's lookup decided while a listing was in flight
@@ -339,8 +340,9 @@ func (m *Machine) onOwnList(id string, msg jsonrpc.Message) bool {
 	return true
 }
 
-// park holds a call (*Held) or a batch (*HeldBatch) that came while the
-// proxy's own tools/list is in flight, and reports whether it did: it is
+// park holds a call (*Held), a batch (*HeldBatch) or a write the judge let
+// through (*released) that came while the proxy's own tools/list is in
+// flight, and reports whether it did: it is
 // decided on the listing's answer, so that nothing slips through between
 // the server's notifications/tools/list_changed and the check of what
 // changed. A parked batch keeps its own copy of the transport's bytes.
@@ -358,8 +360,16 @@ func (m *Machine) park(ev Event) bool {
 	return true
 }
 
-// unpark decides the parked calls and batches, in order, now that the
-// listing is checked: each is refused, or sent on by the Machine.
+// released is a write the confirmation judge let through while the
+// proxy's own listing was in flight (release): parked, then sent or
+// refused on the listing's answer, without asking the judge again.
+type released struct{ j *Judging }
+
+func (*released) event() {}
+
+// unpark decides the parked calls, batches and judged writes, in order,
+// now that the listing is checked: each is refused, or sent on by the
+// Machine.
 func (m *Machine) unpark() {
 	parked := m.pins.parked
 	m.pins.parked = nil
@@ -374,6 +384,8 @@ func (m *Machine) unpark() {
 			if !m.onBatch(x) {
 				line = x.Line
 			}
+		case *released:
+			m.release(x.j)
 		}
 		if line != nil {
 			m.emit(ToServer{Line: append(bytes.Clone(line), '\n')})
@@ -393,6 +405,12 @@ func (m *Machine) dropParked(why string) {
 			msg := why + " before the MCP server listed its changed tools, so " + x.Req.Call.Name + " was not sent to the MCP server"
 			m.answer(mcpmsg.AppendError(nil, json.RawMessage(x.Req.ID), ErrSessionEnded, msg))
 			m.say("pinned tools: %s", msg)
+		case *released:
+			if x.j.hold != nil {
+				msg := why + " before the MCP server listed its changed tools, so " + x.j.Call.Name + " was not sent to the MCP server"
+				m.answer(mcpmsg.AppendError(nil, x.j.ID, ErrSessionEnded, msg))
+				m.say("pinned tools: %s", msg)
+			}
 		case *HeldBatch:
 			msg := why + " before the MCP server listed its changed tools, so the batch was not sent to the MCP server"
 			out := []byte{'['}
