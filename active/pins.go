@@ -342,10 +342,10 @@ func (m *Machine) onOwnList(id string, msg jsonrpc.Message) bool {
 
 // park holds a call (*Held), a batch (*HeldBatch) or a write the judge let
 // through (*released) that came while the proxy's own tools/list is in
-// flight, and reports whether it did: it is
-// decided on the listing's answer, so that nothing slips through between
-// the server's notifications/tools/list_changed and the check of what
-// changed. A parked batch keeps its own copy of the transport's bytes.
+// flight, and reports whether it did: it is decided on the listing's
+// answer, so that nothing slips through between the server's
+// notifications/tools/list_changed and the check of what changed. A
+// parked batch keeps its own copy of the transport's bytes.
 func (m *Machine) park(ev Event) bool {
 	if m.pins == nil || len(m.pins.lists) == 0 || !m.pins.cfg.Acts() {
 		return false
