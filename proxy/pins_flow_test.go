@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,17 +41,17 @@ const (
 
 // relistServer lists lookup and flip. A call of flip changes lookup's
 // description and says so (notifications/tools/list_changed) before it
-// answers; the listing asked after that is answered only when the next
-// request (or batch) comes, so that whatever the proxy decides meanwhile is
-// decided before it knows what changed. Each request's method (and tool)
-// is appended to the journal, a batch's one by one.
+// answers; the listing asked after that is answered only once a ping has
+// come too (before or after it), so that whatever the proxy decides before
+// the test pings is decided before it knows what changed. Each request's
+// method (and tool) is appended to the journal, a batch's one by one.
 func relistServer(path string) int {
 	journal, err := os.Create(path)
 	if err != nil {
 		return 99
 	}
 	defer journal.Close()
-	flipped := false
+	flipped, pinged := false, false
 	var deferred json.RawMessage
 	list := func(id json.RawMessage) string {
 		lookup := relistLookup
@@ -73,11 +74,17 @@ func relistServer(path string) int {
 		case "initialize":
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"relist","version":"1"}}}`, req.ID)
 		case "tools/list":
-			if flipped {
+			if flipped && !pinged {
 				deferred = req.ID
 				return ""
 			}
 			return list(req.ID)
+		case "ping":
+			pinged = true
+			if deferred != nil {
+				fmt.Println(list(deferred))
+				deferred = nil
+			}
 		case "tools/call":
 			if req.Params.Name == "flip" && !flipped {
 				flipped = true
@@ -105,10 +112,6 @@ func relistServer(path string) int {
 		for _, req := range reqs {
 			if req.ID == nil {
 				continue
-			}
-			if deferred != nil {
-				fmt.Println(list(deferred))
-				deferred = nil
 			}
 			if a := answer(req); a != "" {
 				out = append(out, a)
@@ -174,6 +177,44 @@ func startProxyLines(t *testing.T, env []string, args ...string) (*proc, <-chan 
 	return p, lines
 }
 
+// relistAsked checks that the server "relist" was asked what a session
+// that called flip once is asked, then, in any order, later: the proxy's
+// own listing and the test's ping come by different paths.
+func relistAsked(t *testing.T, journal string, later ...string) {
+	t.Helper()
+	data, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	want := []string{"initialize", "tools/list", "tools/call flip"}
+	if len(got) >= len(want) {
+		slices.Sort(got[len(want):])
+	}
+	slices.Sort(later)
+	if want = append(want, later...); !slices.Equal(got, want) {
+		t.Errorf("the server was asked\n%s\nwant (the last %d in any order)\n%s", data, len(later), strings.Join(want, "\n"))
+	}
+}
+
+// flipped starts hoist-mcp with args in front of the server "relist",
+// journaling to journal, opens the session (initialize, tools/list) and
+// calls flip (id 3); it returns once the server's
+// notifications/tools/list_changed reached the host, and hands over what
+// the proxy says on stderr.
+func flipped(t *testing.T, journal string, args ...string) (*proc, <-chan string) {
+	t.Helper()
+	p, said := startProxyLines(t, []string{"HOIST_FAKE_RELIST=" + journal}, append(append(args, "--"), os.Args[0])...)
+	p.send(init16(1), `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	p.readLine()
+	p.readLine()
+	p.send(toolCall(3, "flip", `{}`))
+	if l := p.readLine(); l != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n" {
+		t.Fatalf("want the server's notification, got %s", l)
+	}
+	return p, said
+}
+
 // TestPinToolsHideFlowLookups: the shop's get_order_details changed since
 // it was pinned, and hide hides it; the flow, which looks an order up
 // after the agent finds its user, must not call it either.
@@ -221,15 +262,7 @@ func TestPinToolsHoldFlowDuringRelisting(t *testing.T) {
 	if err := os.WriteFile(flowFile, []byte(relistFlow), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, said := startProxyLines(t, []string{"HOIST_FAKE_RELIST=" + journal},
-		"--flow", flowFile, "--pin-tools", pin, "--pin-tools-action", "hold", "--", os.Args[0])
-	p.send(init16(1), `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
-	p.readLine()
-	p.readLine()
-	p.send(toolCall(3, "flip", `{}`))
-	if l := p.readLine(); l != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n" {
-		t.Fatalf("want the server's notification, got %s", l)
-	}
+	p, said := flipped(t, journal, "--flow", flowFile, "--pin-tools", pin, "--pin-tools-action", "hold")
 	// The server keeps its listing until the next request: the agent's
 	// answer may come only once the proxy knows what changed, so the
 	// proxy must say that the flow's lookup waits for it.
@@ -284,13 +317,7 @@ wait:
 	if rest, code := p.finish(); code != 0 || rest != "" {
 		t.Fatalf("exit %d, more output %q; stderr:\n%s", code, rest, p.stderr)
 	}
-	data, err := os.ReadFile(journal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "initialize\ntools/list\ntools/call flip\ntools/list\nping\n"; string(data) != want {
-		t.Errorf("the server was asked\n%s\nwant\n%s", data, want)
-	}
+	relistAsked(t, journal, "tools/list", "ping")
 	if !strings.Contains(p.stderr.String(), "flow: lookup was not looked up: the tool lookup changed its description since it was pinned (the session is held by --pin-tools)") {
 		t.Errorf("stderr does not say why the flow did not look up:\n%s", p.stderr)
 	}
@@ -320,15 +347,7 @@ func relistPin(t *testing.T) string {
 // the batch: a batch that did not wait reaches the server first.
 func TestPinToolsBatchDuringRelisting(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "journal")
-	p := startProxy(t, []string{"HOIST_FAKE_RELIST=" + journal},
-		"--pin-tools", relistPin(t), "--pin-tools-action", "hide", "--", os.Args[0])
-	p.send(init16(1), `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
-	p.readLine()
-	p.readLine()
-	p.send(toolCall(3, "flip", `{}`))
-	if l := p.readLine(); l != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n" {
-		t.Fatalf("want the server's notification, got %s", l)
-	}
+	p, _ := flipped(t, journal, "--pin-tools", relistPin(t), "--pin-tools-action", "hide")
 	if r := readResult(t, p.readLine()); string(r.ID) != "3" || r.Result.IsError {
 		t.Fatalf("flip: %s", r.text())
 	}
@@ -355,13 +374,7 @@ func TestPinToolsBatchDuringRelisting(t *testing.T) {
 	if rest, code := p.finish(); code != 0 || rest != "" {
 		t.Fatalf("exit %d, more output %q; stderr:\n%s", code, rest, p.stderr)
 	}
-	data, err := os.ReadFile(journal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "initialize\ntools/list\ntools/call flip\ntools/list\nping\n"; string(data) != want {
-		t.Errorf("the server was asked\n%s\nwant\n%s", data, want)
-	}
+	relistAsked(t, journal, "tools/list", "ping")
 }
 
 // TestPinToolsHoldWhileJudged: a cancel waits for the confirmation judge;
