@@ -73,6 +73,11 @@ func (m *Machine) commitNext() {
 			r.at++
 			continue
 		}
+		if m.pinsListing() {
+			// Checked against the changed tools first: onOwnList goes on.
+			m.say("hoist_commit: %s waits for hoist-mcp's listing of the changed tools", step.Name)
+			return
+		}
 		call := mcpmsg.Call{Name: step.Name, Args: step.Args}
 		if why := m.gate(nil, r.id, call); why != "" {
 			step.Status, step.Text = mcpmsg.CommitRefused, why

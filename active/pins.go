@@ -151,7 +151,7 @@ func (m *Machine) pinLookup(ts ToServer) bool {
 	if !ok {
 		return false // a step of hoist_commit, gated on its own, or a listing
 	}
-	if len(p.lists) > 0 {
+	if m.pinsListing() {
 		p.lookup = &ts
 		m.say("flow: the lookup of %s waits for hoist-mcp's listing of the changed tools", lc.tool)
 		return true
@@ -335,9 +335,18 @@ func (m *Machine) onOwnList(id string, msg jsonrpc.Message) bool {
 	m.checkPins(nil, msg)
 	if len(m.pins.lists) == 0 {
 		m.unparkLookup()
+		if m.commit != nil && len(m.commit.runs) > 0 && m.commit.runs[0].wait == "" {
+			m.commitNext() // a commit's next call waited for the listing
+		}
 		m.unpark()
 	}
 	return true
+}
+
+// pinsListing reports whether the proxy's own tools/list is in flight
+// while the pins act: what is decided now waits for its answer.
+func (m *Machine) pinsListing() bool {
+	return m.pins != nil && len(m.pins.lists) > 0 && m.pins.cfg.Acts()
 }
 
 // park holds a call (*Held), a batch (*HeldBatch) or a write the judge let
@@ -347,7 +356,7 @@ func (m *Machine) onOwnList(id string, msg jsonrpc.Message) bool {
 // notifications/tools/list_changed and the check of what changed. A
 // parked batch keeps its own copy of the transport's bytes.
 func (m *Machine) park(ev Event) bool {
-	if m.pins == nil || len(m.pins.lists) == 0 || !m.pins.cfg.Acts() {
+	if !m.pinsListing() {
 		return false
 	}
 	if b, ok := ev.(*HeldBatch); ok {

@@ -357,3 +357,38 @@ func TestPinsJudgedWrite(t *testing.T) {
 		}
 	})
 }
+
+// TestPinsCommitStepWaitsForListing: a hoist_commit whose next call comes
+// while the proxy lists the changed tools waits for that listing; then the
+// call goes on, or is refused when the listing hid its tool.
+func TestPinsCommitStepWaitsForListing(t *testing.T) {
+	for _, listed := range []string{lookupDef, poisoned} {
+		var pinned []toolpin.Tool
+		for _, def := range []string{lookupDef, updateDef} {
+			tool, _ := toolpin.NewTool([]byte(def))
+			pinned = append(pinned, tool)
+		}
+		d := newDriver(t, Config{Server: "demo", Commit: true, Pins: &PinsConfig{File: "demo.pin.json", Tools: pinned, Changed: PinHide}})
+		d.list("1", lookupDef, updateDef)
+		_, acts := d.host(call("2", "hoist_commit", `{"calls":[{"name":"update","arguments":{}},{"name":"lookup","arguments":{}}]}`))
+		if s := one[ToServer](t, acts); !s.Own || !strings.Contains(string(s.Line), `"update"`) {
+			t.Fatalf("the commit's first call: %s", describe(acts))
+		}
+		d.handle(ListChanged{})
+		_, acts = d.server(result(`"hoist-commit-1"`, "updated", false))
+		if len(only[ToServer](acts)) != 0 || len(only[ToHost](acts)) != 0 {
+			t.Fatalf("the commit went on while the proxy lists the tools: %s", describe(acts))
+		}
+		_, acts = d.server(listing(`"hoist-tools-1"`, listed, updateDef))
+		if listed == lookupDef {
+			if s := one[ToServer](t, acts); !s.Own || !strings.Contains(string(s.Line), `"lookup"`) {
+				t.Fatalf("after a listing as pinned: %s, want the commit's lookup sent", describe(acts))
+			}
+			continue
+		}
+		h := one[ToHost](t, acts)
+		if len(only[ToServer](acts)) != 0 || idOf(h.Line) != "2" || !strings.Contains(string(h.Line), "it is hidden from the tool list") {
+			t.Fatalf("after a listing that hides lookup: %s, want the commit answered with lookup refused", describe(acts))
+		}
+	}
+}

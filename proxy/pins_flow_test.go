@@ -271,26 +271,7 @@ func TestPinToolsHoldFlowDuringRelisting(t *testing.T) {
 		l, _ := p.stdout.ReadString('\n')
 		answered <- l
 	}()
-	guard := time.NewTimer(time.Minute) // a failure's bound, not a wait
-	defer guard.Stop()
-wait:
-	for {
-		select {
-		case l, ok := <-said:
-			if !ok {
-				t.Fatalf("hoist-mcp ended:\n%s", p.stderr)
-			}
-			if strings.Contains(l, "flow: the lookup of lookup waits for hoist-mcp's listing of the changed tools") {
-				break wait
-			}
-		case l := <-answered:
-			p.finish()
-			data, _ := os.ReadFile(journal)
-			t.Fatalf("the agent got its answer before the server listed the changed tools: %s\nthe server was asked:\n%s", l, data)
-		case <-guard.C:
-			t.Fatalf("the proxy never said the lookup waits; stderr:\n%s", p.stderr)
-		}
-	}
+	waitSaid(t, p, said, answered, journal, "flow: the lookup of lookup waits for hoist-mcp's listing of the changed tools")
 	p.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}` + "\n")
 	got := map[string]string{}
 	for l := range 2 {
@@ -419,4 +400,73 @@ func TestPinToolsHoldWhileJudged(t *testing.T) {
 			t.Errorf("the shop cancelled after the session was held: %s", c)
 		}
 	}
+}
+
+// waitSaid waits until the proxy says want on stderr; an answer to the
+// host first (answered) fails the test with what the server was asked.
+func waitSaid(t *testing.T, p *proc, said <-chan string, answered <-chan string, journal, want string) {
+	t.Helper()
+	guard := time.NewTimer(time.Minute) // a failure's bound, not a wait
+	defer guard.Stop()
+	for {
+		select {
+		case l, ok := <-said:
+			if !ok {
+				t.Fatalf("hoist-mcp ended:\n%s", p.stderr)
+			}
+			if strings.Contains(l, want) {
+				return
+			}
+		case l := <-answered:
+			p.finish()
+			data, _ := os.ReadFile(journal)
+			t.Fatalf("the host got an answer before the server listed the changed tools: %s\nthe server was asked:\n%s", l, data)
+		case <-guard.C:
+			t.Fatalf("the proxy never said %q; stderr:\n%s", want, p.stderr)
+		}
+	}
+}
+
+// TestPinToolsCommitDuringRelisting: hoist_commit calls flip, which
+// changes lookup, then lookup. The commit's call of lookup waits for the
+// proxy's listing of the changed tools, which hides lookup (hide): the
+// commit answers with lookup refused, and lookup never reaches the server.
+func TestPinToolsCommitDuringRelisting(t *testing.T) {
+	journal := filepath.Join(t.TempDir(), "journal")
+	p, said := startProxyLines(t, []string{"HOIST_FAKE_RELIST=" + journal},
+		"--commit", "--pin-tools", relistPin(t), "--pin-tools-action", "hide", "--", os.Args[0])
+	p.send(init16(1), `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	p.readLine()
+	if l := p.readLine(); !strings.Contains(l, `"hoist_commit"`) {
+		t.Fatalf("the listing: %s", l)
+	}
+	p.send(commitCall(3, inner("flip", `{}`), inner("lookup", `{}`)))
+	if l := p.readLine(); l != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`+"\n" {
+		t.Fatalf("want the server's notification, got %s", l)
+	}
+	answered := make(chan string, 1)
+	go func() {
+		l, _ := p.stdout.ReadString('\n')
+		answered <- l
+	}()
+	waitSaid(t, p, said, answered, journal, "hoist_commit: lookup waits for hoist-mcp's listing of the changed tools")
+	p.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}` + "\n")
+	got := map[string]string{}
+	for l := range 2 {
+		line := p.readLine
+		if l == 0 {
+			line = func() string { return <-answered }
+		}
+		var m struct{ ID json.RawMessage }
+		s := line()
+		json.Unmarshal([]byte(s), &m)
+		got[string(m.ID)] = s
+	}
+	if steps := commitSteps(t, readResult(t, got["3"])); strings.Join(steps, ", ") != "done flip, refused lookup" {
+		t.Errorf("the commit's steps %v, want flip done and lookup refused", steps)
+	}
+	if rest, code := p.finish(); code != 0 || rest != "" {
+		t.Fatalf("exit %d, more output %q; stderr:\n%s", code, rest, p.stderr)
+	}
+	relistAsked(t, journal, "tools/list", "ping")
 }
