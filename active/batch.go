@@ -17,7 +17,9 @@ import (
 // batch), nothing of the batch reaches the server: the proxy answers it
 // with a batch of its own, the refusals for the refused calls and, for every
 // other request, an error saying it was not sent. A batch with no such call
-// passes as any other line.
+// passes as any other line. With --pin-tools acting, a held batch that comes
+// while the proxy re-lists the tools waits for that listing (park), as a
+// single call does.
 
 // batchNotSent says why a request of a batch the proxy answered was not
 // sent.
@@ -49,6 +51,9 @@ func (m *Machine) ScreenBatch(v mcpmsg.View) (b *HeldBatch, held bool) {
 // onBatch judges the held calls of a batch, in order, and reports whether
 // the proxy answered it (nothing of it is forwarded).
 func (m *Machine) onBatch(b *HeldBatch) (taken bool) {
+	if m.park(b) {
+		return true // decided once the proxy's own tools/list is answered
+	}
 	m.hear(b.Heard)
 	type judged struct {
 		c    guards.Check
@@ -73,7 +78,7 @@ func (m *Machine) onBatch(b *HeldBatch) (taken bool) {
 			refused[i] = "hoist_commit was not run: send it on its own, not in a batch"
 			continue
 		}
-		if why := m.gate(p.Req.Call); why != "" {
+		if why := m.gate(p.ID, nil, p.Req.Call); why != "" {
 			refused[i] = why
 			m.say("refused %s: %s", p.Req.Call.Name, why)
 			continue

@@ -73,8 +73,13 @@ func (m *Machine) commitNext() {
 			r.at++
 			continue
 		}
+		if m.pinsListing() {
+			// Checked against the changed tools first: onOwnList goes on.
+			m.say("hoist_commit: %s waits for hoist-mcp's listing of the changed tools", step.Name)
+			return
+		}
 		call := mcpmsg.Call{Name: step.Name, Args: step.Args}
-		if why := m.gate(call); why != "" {
+		if why := m.gate(nil, r.id, call); why != "" {
 			step.Status, step.Text = mcpmsg.CommitRefused, why
 			m.say("refused %s in hoist_commit: %s", call.Name, why)
 			r.at++

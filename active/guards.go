@@ -184,7 +184,7 @@ func (m *Machine) onHold(ev *Held) (taken bool) {
 		return true
 	}
 	id := json.RawMessage(h.ID)
-	if why := m.gate(h.Call); why != "" {
+	if why := m.gate(id, nil, h.Call); why != "" {
 		m.refuse(id, h.Call, why)
 		return true
 	}
@@ -217,12 +217,19 @@ func (m *Machine) onHold(ev *Held) (taken bool) {
 
 // gate returns why a call may not go on to the server before any policy
 // reads it: the session held or the tool hidden by the pins, or a limit
-// it is over; "" when nothing stops it.
-func (m *Machine) gate(call mcpmsg.Call) string {
+// it is over; "" when nothing stops it. A limit's refusal goes to the
+// guards log, beside the guards' checks: id is the call's (nil for a step
+// of hoist_commit), commit the hoist_commit it was made for.
+func (m *Machine) gate(id, commit json.RawMessage, call mcpmsg.Call) string {
 	if why := m.pinGate(call.Name); why != "" {
 		return why
 	}
-	return m.lim.over(call.Name, m.now())
+	r := m.lim.over(call.Name, m.now())
+	if r == nil {
+		return ""
+	}
+	m.logLimit(id, commit, call, r)
+	return r.Text
 }
 
 // refuse answers the agent's call id with the tool error why, unsent, and

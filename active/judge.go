@@ -94,25 +94,24 @@ func (m *Machine) onJudged(ev Judged) {
 		if refuse {
 			m.answer(mcpmsg.AppendToolResult(nil, j.ID, refusal, true, nil))
 		} else {
-			m.emit(ToServer{Line: append(j.hold.Line, '\n')})
-			m.onHost(j.hold.Req)
+			m.release(j)
 		}
 	case j.run != nil:
 		r := j.run
-		if m.commit == nil || len(m.commit.runs) == 0 || m.commit.runs[0] != r || r.wait != commitJudging {
+		if !m.commitJudging(r) {
 			// The commit is over (the server closed meanwhile): the call
 			// was never sent, and the judgment stopped nothing.
 			m.gd.s.Result(j.Call.Name, j.Call.Args, "not sent", true)
 			refuse, refusal = false, ""
 			break
 		}
-		r.wait = ""
 		if refuse {
+			r.wait = ""
 			step := &r.steps[r.at]
 			step.Status, step.Text = mcpmsg.CommitRefused, refusal
 			r.at++
 		} else {
-			m.sendCommitCall(r, j.ID, j.Call)
+			m.release(j)
 		}
 	}
 	if refuse {
@@ -122,6 +121,50 @@ func (m *Machine) onJudged(ev Judged) {
 	m.logJudgment(ev, refuse, refusal, unbound, waited.Microseconds())
 	if j.run != nil && refuse {
 		m.commitNext()
+	}
+}
+
+// commitJudging reports whether the commit r still waits for the judge's
+// verdict on its call.
+func (m *Machine) commitJudging(r *commitRun) bool {
+	return m.commit != nil && len(m.commit.runs) > 0 && m.commit.runs[0] == r && r.wait == commitJudging
+}
+
+// release sends on a write the judge let through, if the pinned tools
+// (--pin-tools) still let it: the session may have been held, or the tool
+// hidden, while the judge thought, and a listing of the changed tools in
+// flight makes it wait for that listing's answer, as a call does (park).
+// Refused, it is answered as the pins answer a call; the guards see it as
+// the failed call the agent sees, since it counted as sent from the
+// judge's start.
+func (m *Machine) release(j *Judging) {
+	if m.park(&released{j}) {
+		return
+	}
+	if why := m.pinGate(j.Call.Name); why != "" {
+		m.say("refused %s: %s", j.Call.Name, why)
+		m.gd.s.Result(j.Call.Name, j.Call.Args, why, true)
+		if j.hold != nil {
+			m.answer(mcpmsg.AppendToolResult(nil, j.ID, why, true, nil))
+			return
+		}
+		if r := j.run; m.commitJudging(r) {
+			r.wait = ""
+			step := &r.steps[r.at]
+			step.Status, step.Text = mcpmsg.CommitRefused, why
+			r.at++
+			m.commitNext()
+		}
+		return
+	}
+	if j.hold != nil {
+		m.emit(ToServer{Line: append(j.hold.Line, '\n')})
+		m.onHost(j.hold.Req)
+		return
+	}
+	if r := j.run; m.commitJudging(r) {
+		r.wait = ""
+		m.sendCommitCall(r, j.ID, j.Call)
 	}
 }
 

@@ -1,6 +1,7 @@
 package active
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/hoist-mcp/hoist/mcplog"
+	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // Limits (--limit, --max-calls; docs/limits.md): a tools/call over one of
@@ -99,16 +103,25 @@ func newLimits(c LimitsConfig) (*limitState, error) {
 // limits reports whether a call of tool is counted by some limit.
 func (s *limitState) limits(tool string) bool { return s != nil && (s.any || s.tools[tool]) }
 
+// limitRefusal is a call a limit stops: the agent's text, the limit that
+// stopped it as given ("--limit TOOL=N/PERIOD", "--max-calls N") and when
+// it frees (zero for the budget, which does not free in the session).
+type limitRefusal struct {
+	Text, Limit string
+	Frees       time.Time
+}
+
 // over returns the refusal of a call of tool at now when a limit stops
-// it, "" when every limit lets it through. It takes nothing: take does,
+// it, nil when every limit lets it through. It takes nothing: take does,
 // once the call goes on.
-func (s *limitState) over(tool string, now time.Time) string {
+func (s *limitState) over(tool string, now time.Time) *limitRefusal {
 	if s == nil {
-		return ""
+		return nil
 	}
 	if s.cfg.MaxCalls > 0 && s.calls >= s.cfg.MaxCalls {
-		return fmt.Sprintf("Refused by hoist-mcp's call budget (--max-calls %d): this session has made its %d calls, so %s was not sent to the MCP server and nothing changed; the budget does not free in this session, a new session has its own",
-			s.cfg.MaxCalls, s.cfg.MaxCalls, tool)
+		return &limitRefusal{Limit: "--max-calls " + strconv.Itoa(s.cfg.MaxCalls),
+			Text: fmt.Sprintf("Refused by hoist-mcp's call budget (--max-calls %d): this session has made its %d calls, so %s was not sent to the MCP server and nothing changed; the budget does not free in this session, a new session has its own",
+				s.cfg.MaxCalls, s.cfg.MaxCalls, tool)}
 	}
 	for i, r := range s.cfg.Rules {
 		if r.Tool != AnyTool && r.Tool != tool {
@@ -130,10 +143,33 @@ func (s *limitState) over(tool string, now time.Time) string {
 		if r.Tool == AnyTool {
 			what = "calls of any tool"
 		}
-		return fmt.Sprintf("Refused by hoist-mcp's limit --limit %s (%d %s per %v): %s was not sent to the MCP server and nothing changed; the limit frees a call in %v, at %s",
-			r.Spec, r.N, what, short(r.Per), tool, short(wait), now.Add(wait).UTC().Format("2006-01-02T15:04:05.000Z"))
+		frees := now.Add(wait)
+		return &limitRefusal{Limit: "--limit " + r.Spec, Frees: frees,
+			Text: fmt.Sprintf("Refused by hoist-mcp's limit --limit %s (%d %s per %v): %s was not sent to the MCP server and nothing changed; the limit frees a call in %v, at %s",
+				r.Spec, r.N, what, short(r.Per), tool, short(wait), freesAt(frees))}
 	}
-	return ""
+	return nil
+}
+
+// freesAt writes when a limit frees, as the agent and the guards log read
+// it: RFC 3339, UTC, milliseconds.
+func freesAt(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// logLimit writes a limit's refusal of a call to the guards log, when it
+// is kept: id is the call's (nil for a step of hoist_commit, which has
+// none), commit the hoist_commit it was made for.
+func (m *Machine) logLimit(id, commit json.RawMessage, call mcpmsg.Call, r *limitRefusal) {
+	if !m.cfg.GuardsLog {
+		return
+	}
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	line := mcplog.GuardsLimit{Type: mcplog.TypeLimit, ID: id, Commit: commit, Tool: call.Name, Limit: r.Limit, Refusal: r.Text}
+	if !r.Frees.IsZero() {
+		line.Frees = freesAt(r.Frees)
+	}
+	m.logJSON(GuardsLog, line)
 }
 
 // take counts a call of tool that goes on to the server at now, and

@@ -166,3 +166,30 @@ func TestParseLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitLogged: a refusal is a guards log line (type limit) when the
+// guards log is kept, for a batch's call as for a single one, with the
+// limit and when it frees; the budget's frees never. Without the log,
+// nothing is logged.
+func TestLimitLogged(t *testing.T) {
+	d, _ := limitDriver(t, Config{GuardsLog: true, Limits: &LimitsConfig{MaxCalls: 2}}, "lookup=1/1m")
+	d.sent(call("1", "lookup", `{}`))
+	_, acts := d.host(call("2", "lookup", `{}`))
+	logs := only[Log](acts)
+	want := `{"type":"limit","id":2,"tool":"lookup","limit":"--limit lookup=1/1m","frees":"2026-12-04T10:01:00.000Z","refusal":"Refused by hoist-mcp's limit --limit lookup=1/1m`
+	if len(logs) != 1 || logs[0].To != GuardsLog || !strings.HasPrefix(string(logs[0].Line), want) {
+		t.Fatalf("the refusal's log: %s\nwant a guards log line starting %s", describe(acts), want)
+	}
+	d.sent(call("3", "update", `{}`))
+	_, _, acts = d.heldBatch(`[` + call("4", "update", `{}`) + `]`)
+	logs = only[Log](acts)
+	if len(logs) != 1 || !strings.HasPrefix(string(logs[0].Line), `{"type":"limit","id":4,"tool":"update","limit":"--max-calls 2","refusal":`) {
+		t.Fatalf("the batch's refusal: %s", describe(acts))
+	}
+
+	quiet, _ := limitDriver(t, Config{}, "lookup=1/1m")
+	quiet.sent(call("1", "lookup", `{}`))
+	if _, acts := quiet.host(call("2", "lookup", `{}`)); len(only[Log](acts)) != 0 {
+		t.Errorf("logged without a guards log: %s", describe(acts))
+	}
+}

@@ -264,7 +264,14 @@ func (m *Machine) flush() []Action {
 	return out
 }
 
-func (m *Machine) emit(a Action) { m.out = append(m.out, a) }
+// emit adds an action. A lookup of the flow's passes the pinned tools
+// first (pinLookup): the flow asks the server only what the agent may.
+func (m *Machine) emit(a Action) {
+	if ts, ok := a.(ToServer); ok && ts.Own && m.pinLookup(ts) {
+		return
+	}
+	m.out = append(m.out, a)
+}
 
 func (m *Machine) say(format string, args ...any) { m.emit(Say{Msg: fmt.Sprintf(format, args...)}) }
 

@@ -84,10 +84,14 @@ type pinState struct {
 	// are not removed.
 	paged bool
 	// lists are the proxy's own tools/list requests in flight, by raw id;
-	// parked are the calls held while one is (onHold), to be decided on
-	// its answer.
+	// parked are the calls (*Held), batches (*HeldBatch) and judged writes
+	// (*released) held while one is, in the order they came, to be decided
+	// on its answer.
 	lists  map[string]bool
-	parked []*Held
+	parked []Event
+	// lookup is the flow's lookup decided while a listing was in flight
+	// (pinLookup), sent or not on its answer; nil when none.
+	lookup *ToServer
 	n      uint64
 }
 
@@ -128,6 +132,60 @@ func (m *Machine) pinGate(tool string) string {
 			p.cfg.File, describeChange(c))
 	}
 	return ""
+}
+
+// pinLookup takes a lookup of the flow's (a request of the proxy's own
+// that a run awaits, m.pending) before it is sent, and reports whether it
+// took it. The flow may call only what the agent may: while the proxy's
+// own tools/list is in flight the lookup waits for its answer, as the
+// agent's calls do (park); a lookup of a hidden tool, or any lookup once
+// the session is held, is never sent, and the run hands back to the agent
+// with what it found so far, as when a lookup goes unanswered.
+func (m *Machine) pinLookup(ts ToServer) bool {
+	p := m.pins
+	if p == nil || !p.cfg.Acts() {
+		return false
+	}
+	id := string(jsonrpc.Classify(jsonrpc.TrimLine(ts.Line)).ID)
+	lc, ok := m.pending[id]
+	if !ok {
+		return false // a step of hoist_commit, gated on its own, or a listing
+	}
+	if m.pinsListing() {
+		p.lookup = &ts
+		m.say("flow: the lookup of %s waits for hoist-mcp's listing of the changed tools", lc.tool)
+		return true
+	}
+	var why string
+	switch c, hidden := p.hidden[lc.tool]; {
+	case p.held != nil:
+		why = describeChange(*p.held) + " since it was pinned (the session is held by --pin-tools)"
+	case hidden:
+		why = describeChange(c) + " since it was pinned (hidden by --pin-tools)"
+	default:
+		return false
+	}
+	delete(m.pending, id)
+	if m.timerID == id {
+		m.stopTimer()
+	}
+	m.say("flow: %s was not looked up: %s", lc.tool, why)
+	m.finish()
+	return true
+}
+
+// unparkLookup sends the lookup that waited for the listing, or not, now
+// that the listing is checked; a lookup whose run ended meanwhile (its
+// wait timed out, the session closed) is dropped.
+func (m *Machine) unparkLookup() {
+	ts := m.pins.lookup
+	m.pins.lookup = nil
+	if ts == nil {
+		return
+	}
+	if _, ok := m.pending[string(jsonrpc.Classify(jsonrpc.TrimLine(ts.Line)).ID)]; ok {
+		m.emit(*ts)
+	}
 }
 
 // describeChange says a change for the agent and the operator:
@@ -276,31 +334,70 @@ func (m *Machine) onOwnList(id string, msg jsonrpc.Message) bool {
 	delete(m.pins.lists, id)
 	m.checkPins(nil, msg)
 	if len(m.pins.lists) == 0 {
+		m.unparkLookup()
+		if m.commit != nil && len(m.commit.runs) > 0 && m.commit.runs[0].wait == "" {
+			m.commitNext() // a commit's next call waited for the listing
+		}
 		m.unpark()
 	}
 	return true
 }
 
-// park holds a call that came while the proxy's own tools/list is in
-// flight, and reports whether it did: the call is decided on the listing's
-// answer, so that none slips through between the server's
-// notifications/tools/list_changed and the check of what changed.
-func (m *Machine) park(h *Held) bool {
-	if m.pins == nil || len(m.pins.lists) == 0 || !m.pins.cfg.Acts() {
+// pinsListing reports whether the proxy's own tools/list is in flight
+// while the pins act: what is decided now waits for its answer.
+func (m *Machine) pinsListing() bool {
+	return m.pins != nil && len(m.pins.lists) > 0 && m.pins.cfg.Acts()
+}
+
+// park holds a call (*Held), a batch (*HeldBatch) or a write the judge let
+// through (*released) that came while the proxy's own tools/list is in
+// flight, and reports whether it did: it is decided on the listing's
+// answer, so that nothing slips through between the server's
+// notifications/tools/list_changed and the check of what changed. A
+// parked batch keeps its own copy of the transport's bytes.
+func (m *Machine) park(ev Event) bool {
+	if !m.pinsListing() {
 		return false
 	}
-	m.pins.parked = append(m.pins.parked, h)
+	if b, ok := ev.(*HeldBatch); ok {
+		b.Line = bytes.Clone(b.Line)
+		for i := range b.Parts {
+			b.Parts[i].ID = bytes.Clone(b.Parts[i].ID)
+		}
+	}
+	m.pins.parked = append(m.pins.parked, ev)
 	return true
 }
 
-// unpark decides the parked calls, in order, now that the listing is
-// checked: each is refused, or sent on by the Machine.
+// released is a write the confirmation judge let through while the
+// proxy's own listing was in flight (release): parked, then sent or
+// refused on the listing's answer, without asking the judge again.
+type released struct{ j *Judging }
+
+func (*released) event() {}
+
+// unpark decides the parked calls, batches and judged writes, in order,
+// now that the listing is checked: each is refused, or sent on by the
+// Machine.
 func (m *Machine) unpark() {
 	parked := m.pins.parked
 	m.pins.parked = nil
-	for _, h := range parked {
-		if !m.onHold(h) {
-			m.emit(ToServer{Line: append(bytes.Clone(h.Line), '\n')})
+	for _, ev := range parked {
+		var line []byte
+		switch x := ev.(type) {
+		case *Held:
+			if !m.onHold(x) {
+				line = x.Line
+			}
+		case *HeldBatch:
+			if !m.onBatch(x) {
+				line = x.Line
+			}
+		case *released:
+			m.release(x.j)
+		}
+		if line != nil {
+			m.emit(ToServer{Line: append(bytes.Clone(line), '\n')})
 		}
 	}
 }
@@ -311,11 +408,36 @@ func (m *Machine) dropParked(why string) {
 	if m.pins == nil {
 		return
 	}
-	for _, h := range m.pins.parked {
-		msg := why + " before the MCP server listed its changed tools, so " + h.Req.Call.Name + " was not sent to the MCP server"
-		m.answer(mcpmsg.AppendError(nil, json.RawMessage(h.Req.ID), ErrSessionEnded, msg))
-		m.say("pinned tools: %s", msg)
+	for _, ev := range m.pins.parked {
+		switch x := ev.(type) {
+		case *Held:
+			msg := why + " before the MCP server listed its changed tools, so " + x.Req.Call.Name + " was not sent to the MCP server"
+			m.answer(mcpmsg.AppendError(nil, json.RawMessage(x.Req.ID), ErrSessionEnded, msg))
+			m.say("pinned tools: %s", msg)
+		case *released:
+			if x.j.hold != nil {
+				msg := why + " before the MCP server listed its changed tools, so " + x.j.Call.Name + " was not sent to the MCP server"
+				m.answer(mcpmsg.AppendError(nil, x.j.ID, ErrSessionEnded, msg))
+				m.say("pinned tools: %s", msg)
+			}
+		case *HeldBatch:
+			msg := why + " before the MCP server listed its changed tools, so the batch was not sent to the MCP server"
+			out := []byte{'['}
+			for _, p := range x.Parts {
+				if p.IsReq {
+					if len(out) > 1 {
+						out = append(out, ',')
+					}
+					out = mcpmsg.AppendError(out, p.ID, ErrSessionEnded, msg)
+				}
+			}
+			if len(out) > 1 {
+				m.answer(append(out, ']'))
+			}
+			m.say("pinned tools: %s", msg)
+		}
 	}
 	m.pins.parked = nil
+	m.pins.lookup = nil
 	clear(m.pins.lists)
 }

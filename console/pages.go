@@ -453,7 +453,14 @@ func guardLines(ep *episode.Episode, logs []string) []GuardLine {
 		base := strings.TrimSuffix(strings.TrimSuffix(p, ".zst"), ".jsonl")
 		eachLine(base+mcplog.GuardsSuffix, func(b []byte) {
 			var l mcplog.GuardsCheck
-			if json.Unmarshal(b, &l) != nil || l.Type != mcplog.TypeCheck {
+			if json.Unmarshal(b, &l) != nil {
+				return
+			}
+			if l.Type == mcplog.TypeLimit {
+				out = appendLimit(out, b, at)
+				return
+			}
+			if l.Type != mcplog.TypeCheck {
 				return
 			}
 			before := len(out)
@@ -500,6 +507,25 @@ func guardLines(ep *episode.Episode, logs []string) []GuardLine {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CallIndex < out[j].CallIndex })
 	return out
+}
+
+// appendLimit adds a limit's refusal (a guards log line of type limit) at
+// the agent's call it refused: for a step of hoist_commit, which has no id
+// of its own, at the hoist_commit.
+func appendLimit(out []GuardLine, b []byte, at func(json.RawMessage) int) []GuardLine {
+	var l mcplog.GuardsLimit
+	if json.Unmarshal(b, &l) != nil {
+		return out
+	}
+	i := at(l.ID)
+	if string(l.ID) == "null" || len(l.ID) == 0 {
+		i = at(l.Commit)
+	}
+	why := l.Limit + ": " + l.Tool + " was not sent"
+	if l.Frees != "" {
+		why += "; it frees at " + l.Frees
+	}
+	return append(out, GuardLine{CallIndex: i, Kind: "limit", Verdict: "refused", Why: why})
 }
 
 // eachLine calls fn with each line of the file at path; a missing file

@@ -55,3 +55,29 @@ type GuardsCheck struct {
 	// CheckUS is how long the check took, in microseconds.
 	CheckUS int64 `json:"check_us"`
 }
+
+// TypeLimit is the guards log's line type for a call a limit refused.
+const TypeLimit = "limit"
+
+// GuardsLimit is a guards log's line: a tools/call that --limit or
+// --max-calls refused, which never reached the server. It sits beside the
+// guards' checks, though no rule read the call, so that an operator finds
+// every refusal in one place (docs/limits.md).
+type GuardsLimit struct {
+	Type string `json:"type"` // TypeLimit
+	// ID is the call's JSON-RPC id; null for a step of hoist_commit, which
+	// is given none unless it is sent, with Commit the host's id of that
+	// hoist_commit.
+	ID     json.RawMessage `json:"id"`
+	Commit json.RawMessage `json:"commit,omitempty"`
+	Tool   string          `json:"tool"`
+	// Limit is what refused it: "--limit TOOL=N/PERIOD" as given, or
+	// "--max-calls N".
+	Limit string `json:"limit"`
+	// Frees is when the limit lets a call through again (RFC 3339, UTC,
+	// milliseconds); "" for --max-calls, which does not free in the
+	// session.
+	Frees string `json:"frees,omitempty"`
+	// Refusal is the text the agent got.
+	Refusal string `json:"refusal"`
+}

@@ -198,9 +198,10 @@ func (a *active) build() error {
 		if g.Judge != nil {
 			c.Guards.Judge = &machine.JudgeConfig{Enforce: g.Judge.Enforce, Policy: g.Judge.Judge.Policy()}
 		}
-		c.GuardsLog = a.gd != nil && (a.gd.log != nil || a.observe != nil)
 		c.ConfirmLog = a.gd != nil && a.gd.jd != nil && (a.gd.jd.log != nil || a.observe != nil)
 	}
+	// The guards' checks and the limits' refusals (setUpActive).
+	c.GuardsLog = a.gd != nil && (a.gd.log != nil || a.observe != nil)
 	m, err := machine.New(c)
 	if err != nil {
 		return err

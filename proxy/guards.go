@@ -51,7 +51,8 @@ func (o *Options) activeMode() bool {
 
 // guardsLogs are --guards' side of one session in the proxy: its log, the
 // judge's, and its own reader of the conversation; the checks themselves
-// are the Machine's (package active).
+// are the Machine's (package active). With limits and no --guards, only
+// the log is kept, for the limits' refusals.
 type guardsLogs struct {
 	log *mcplog.Writer
 	// ownLog is true when log was made for this session alone (beside its
@@ -90,6 +91,12 @@ func (a *active) setUpActive(o Options, rec *mcplog.Writer, context *contextTail
 		jd, jerr := newJudgeState(o.Guards.Judge, rec, session)
 		g.jd = jd
 		err = errors.Join(lerr, jerr)
+	} else if o.Limits != nil {
+		// The limits' refusals have a line in the guards log too
+		// (docs/limits.md): kept beside the session log, as --guards'.
+		w, lerr := openGuardsLog("", rec, session)
+		a.gd = &guardsLogs{log: w, ownLog: w != nil}
+		err = lerr
 	}
 	return errors.Join(err, a.build())
 }

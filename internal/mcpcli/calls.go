@@ -23,7 +23,9 @@ its calls with a tool error until a listing shows the pinned definition
 again; hold refuses every further tools/call of the session, of any tool.
 --pin-tools-new does the same for a tool the file does not pin (warn by
 default). notifications/tools/list_changed goes on to the host, and with
-hide or hold the proxy lists the tools itself at once (docs/tools.md).
+hide or hold the proxy lists the tools itself at once; the calls and
+batches sent meanwhile wait for that listing. A flow's own lookups (--flow)
+are held to the same pins (docs/tools.md).
 
 Limits. --limit TOOL=N/PERIOD lets at most N calls of TOOL through in any
 PERIOD (s, m, h, or a duration such as 10s or 1m30s): N may go at once, then
@@ -32,8 +34,10 @@ together; give --limit once per rule, and a call must pass each that counts
 it. --max-calls N is the session's budget: after N calls reached the
 server, every further call is refused. A call over a limit never reaches
 the server: the agent gets an error result naming the limit and when it
-frees, the session log records that answer as the proxy's, and stderr says
-so (docs/limits.md).`
+frees, the session log records that answer as the proxy's, the guards log
+(<session>.guards.jsonl beside the session log, kept with --record even
+without --guards) has a line for it beside the guards' checks, and stderr
+says so (docs/limits.md).`
 
 // callsFlags are the flags of callsHelp.
 type callsFlags struct {
