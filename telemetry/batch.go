@@ -120,3 +120,10 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 	})
 	return err
 }
+
+// full reports whether the queue has no room: a span ended now is dropped.
+func (b *batcher) full() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue) >= MaxQueue
+}

@@ -58,3 +58,11 @@ func (d *downExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	d.until = d.now().Add(d.pause)
 	return err
 }
+
+// pausedPast reports whether the pause lasts longer than d from now: a
+// span ended now is exported within d (BatchWait) and dropped unsent.
+func (d *downExporter) pausedPast(wait time.Duration) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.now().Add(wait).Before(d.until)
+}
