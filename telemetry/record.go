@@ -120,35 +120,50 @@ func (r *record) traceparent() string {
 	return string(r.tp[:r.tpN])
 }
 
-// see notes each message of line: what names the side it came from. A
-// line that is not JSON-RPC, or a panic while reading it, notes nothing.
-func (s *Session) see(what op, line []byte, delivered bool) {
+// see notes each message of line: what names the side it came from; tp
+// and ts are an HTTP request's traceparent and tracestate, for a request
+// whose _meta has none. A line that is not JSON-RPC, or a panic while
+// reading it, notes nothing.
+func (s *Session) see(what op, line []byte, delivered bool, tp, ts string) {
 	defer func() { recover() }()
 	now := time.Now()
 	if jsontext.Kind(line) == '[' { // a batch: rare, validated first
 		for m := range jsonrpc.Messages(line) {
 			var x msg
 			if m.Kind != jsonrpc.Batch && readMessage(m.Raw, &x) {
-				s.noteMessage(what, &x, delivered, now)
+				s.noteMessage(what, &x, delivered, now, tp, ts)
 			}
 		}
 		return
 	}
 	var x msg
 	if readMessage(line, &x) {
-		s.noteMessage(what, &x, delivered, now)
+		s.noteMessage(what, &x, delivered, now, tp, ts)
 	}
 }
 
 // noteMessage queues the record of m, a request that starts a span or a
 // response that may end one.
-func (s *Session) noteMessage(what op, m *msg, delivered bool, now time.Time) {
+func (s *Session) noteMessage(what op, m *msg, delivered bool, now time.Time, tp, ts string) {
 	var r record
 	switch {
 	case m.kind == jsonrpc.Request && (what == opHost || what == opLookup):
 		r.what = recStart
 		r.own = what == opLookup
 		readMeta(&r, m.meta)
+		if tp != "" && r.tpN == 0 && (r.x == nil || r.x.traceparent == "") {
+			if len(tp) <= traceparentLen {
+				r.tpN = uint8(copy(r.tp[:], tp))
+			} else {
+				r.rare().traceparent = tp
+			}
+			if r.x != nil {
+				r.x.tracestate = ""
+			}
+			if ts != "" {
+				r.rare().tracestate = ts
+			}
+		}
 	case m.kind == jsonrpc.Response && (what == opServer || what == opToHost):
 		r.what = recEnd
 		r.own = what == opServer

@@ -89,7 +89,18 @@ func (s *Session) FromHost(line []byte) {
 	if s == nil {
 		return
 	}
-	s.see(opHost, line, false)
+	s.see(opHost, line, false, "", "")
+}
+
+// FromHostHTTP is FromHost for a line the host POSTed (--listen) with the
+// request's traceparent and tracestate headers ("" when absent): they
+// parent each request of the line whose params._meta has no traceparent.
+// They are only read.
+func (s *Session) FromHostHTTP(line []byte, traceparent, tracestate string) {
+	if s == nil {
+		return
+	}
+	s.see(opHost, line, false, traceparent, tracestate)
 }
 
 // Lookup notes a request the proxy sent the server of its own (a line,
@@ -99,7 +110,7 @@ func (s *Session) Lookup(line []byte) {
 	if s == nil {
 		return
 	}
-	s.see(opLookup, jsonrpc.TrimLine(line), false)
+	s.see(opLookup, jsonrpc.TrimLine(line), false, "", "")
 }
 
 // FromServer notes a line from the server (terminator or not): an answer
@@ -110,7 +121,7 @@ func (s *Session) FromServer(line []byte, delivered bool) {
 	if s == nil {
 		return
 	}
-	s.see(opServer, jsonrpc.TrimLine(line), delivered)
+	s.see(opServer, jsonrpc.TrimLine(line), delivered, "", "")
 }
 
 // ToHost notes a line the host is handed (terminator or not): each
@@ -119,7 +130,7 @@ func (s *Session) ToHost(line []byte) {
 	if s == nil {
 		return
 	}
-	s.see(opToHost, jsonrpc.TrimLine(line), false)
+	s.see(opToHost, jsonrpc.TrimLine(line), false, "", "")
 }
 
 // Close ends the spans of the requests still unanswered when the session
