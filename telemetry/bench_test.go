@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -59,6 +60,27 @@ func BenchmarkNote(b *testing.B) {
 			b.StopTimer()
 			p.build()
 			b.StartTimer()
+		}
+	}
+}
+
+// BenchmarkCallDown is BenchmarkCall while the collector is down and the
+// export paused: the records build no span, only the metric.
+func BenchmarkCallDown(b *testing.B) {
+	p := manual(b)
+	defer p.Shutdown(0)
+	p.down.mu.Lock()
+	p.down.until = p.down.now().Add(24 * time.Hour)
+	p.down.mu.Unlock()
+	s := p.Session("s", Pipe)
+	defer s.Close()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		call, answer := echoCall(strconv.Itoa(i))
+		s.FromHost(call)
+		s.FromServer(answer, true)
+		if i%256 == 255 {
+			p.build()
 		}
 	}
 }
