@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hoist-mcp/hoist/internal/benchcmd/results"
 	"github.com/hoist-mcp/hoist/internal/benchcmd/turns"
 )
 
@@ -109,17 +108,7 @@ func otelBench(c config, w io.Writer) error {
 		verdict = "MISSED"
 	}
 	fmt.Fprintf(w, "load average %s at the end; target ≥ %v× in every cell: %s\n", loadAverage(), targetOtelRatio, verdict)
-	var rows []results.Row
-	for _, m := range measured {
-		r := ratios(m, 1)
-		rows = append(rows, results.Row{
-			Table: "calls/s: hoist-mcp --record --otel (collector down) / --record", Series: sizeName(m.cell),
-			Row: m.cell.String(), Scale: float64(m.cell.InFlight), XLabel: "calls in flight",
-			Value: turns.Median(r), Lo: slices.Min(r), Hi: slices.Max(r), Unit: "×",
-			Target: targetOtelRatio, Better: results.Higher, Anchor: "hoist-mcp --record",
-		})
-	}
-	return results.Add(rows...)
+	return nil
 }
 
 // runOtel warms every side up on every cell, then runs rounds rounds: in
@@ -242,12 +231,4 @@ func quartile(xs []float64, q float64) float64 {
 		return s[len(s)-1]
 	}
 	return s[i] + (pos-float64(i))*(s[i+1]-s[i])
-}
-
-// sizeName names a cell's message size: "16 B", "64 KiB".
-func sizeName(c turns.Cell) string {
-	if c.Size >= 1<<10 {
-		return fmt.Sprintf("%d KiB", c.Size>>10)
-	}
-	return fmt.Sprintf("%d B", c.Size)
 }
