@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +82,29 @@ func BenchmarkCallDown(b *testing.B) {
 		s.FromServer(answer, true)
 		if i%256 == 255 {
 			p.build()
+		}
+	}
+}
+
+// BenchmarkNoteLarge is BenchmarkNote with a 64 KiB argument and result,
+// skipped at the speed of memchr.
+func BenchmarkNoteLarge(b *testing.B) {
+	p := manual(b)
+	defer p.Shutdown(0)
+	s := p.Session("s", Pipe)
+	defer s.Close()
+	text := strings.Repeat("0123456789abcdef", 4096)
+	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + text + `"}}}`)
+	answer := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Echo: ` + text + `"}]}}`)
+	b.SetBytes(int64(len(call) + len(answer)))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.FromHost(call)
+		s.FromServer(answer, true)
+		if i%2048 == 2047 {
+			b.StopTimer()
+			p.build()
+			b.StartTimer()
 		}
 	}
 }
