@@ -23,10 +23,11 @@ import (
 // spans were built at once.
 //
 // While a span built now could not be exported (the collector is down and
-// the export is paused for longer than a batch waits, or the export queue
-// is full), its record builds no span: the span would be dropped unsent,
-// and building it would cost the proxy's CPU for nothing. The metric is
-// still recorded.
+// the export paused, or the export queue is full), its record builds no
+// span: the span would be dropped unsent, and building it would cost the
+// proxy's CPU for nothing. The metric is still recorded. When the pause
+// ends, the first spans built try the collector at once (batch.go), so
+// that while it stays down few spans are built for nothing.
 
 // noSpan is the span of a call while spans are not built: it records
 // nothing.
@@ -71,7 +72,7 @@ func (p *Provider) build() {
 
 // shed reports whether a span built now would be dropped unsent.
 func (p *Provider) shed() bool {
-	if p.down != nil && p.down.pausedPast(BatchWait) {
+	if p.down != nil && p.down.paused() {
 		return true
 	}
 	return p.batch != nil && p.batch.full()

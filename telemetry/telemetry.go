@@ -145,6 +145,7 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 		}
 		p.down = newDownExporter(exp)
 		p.batch = newBatcher(p.down)
+		p.batch.probing = p.down.probing
 		topts = append(topts, sdktrace.WithSpanProcessor(p.batch))
 	}
 	p.tp = sdktrace.NewTracerProvider(topts...)
