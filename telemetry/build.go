@@ -70,12 +70,14 @@ func (p *Provider) build() {
 	p.spare = recs[:0]
 }
 
-// shed reports whether a span built now would be dropped unsent.
+// shed reports whether a span built now would be dropped unsent: traces
+// are off (OTEL_TRACES_EXPORTER=none), the export is paused, or its queue
+// is full.
 func (p *Provider) shed() bool {
-	if p.down != nil && p.down.paused() {
+	if p.batch == nil || p.down.paused() {
 		return true
 	}
-	return p.batch != nil && p.batch.full()
+	return p.batch.full()
 }
 
 func (p *Provider) buildOne(r *record, shed bool) {
