@@ -50,7 +50,9 @@ type otelCell struct {
 // build's --record --otel), the sides taking turns of a hundred calls in
 // groups that run every side twice, in an order and then its reverse
 // (A B B A, or A B C C B A): a load that rises or falls through a group
-// weighs on every side alike. A group's ratio is a side's calls per second
+// weighs on every side alike. The groups start from each side in turn
+// (A B B A, B A A B, …): the side in the middle runs twice in a row, warm,
+// which favours it. A group's ratio is a side's calls per second
 // over the baseline's in that group; the table gives the median of the
 // groups' ratios with their quartiles and range, and each proxy's own CPU
 // per call (its threads' time on a CPU, from /proc/PID/task/*/schedstat),
@@ -99,7 +101,7 @@ func otelBench(c config, w io.Writer) error {
 		return err
 	}
 	met := printOtel(w, names, measured)
-	fmt.Fprintf(w, "%d rounds; a group runs every side twice, A B … B A, in turns of %d calls; ratio: calls/s over --record's in the same group, median [quartiles] (range); CPU: the proxy's own per call, median of the groups, and what it adds to --record's in the same group\n", c.relayRounds, turns.Turn)
+	fmt.Fprintf(w, "%d rounds; a group runs every side twice, A B … B A, from each side in turn, in turns of %d calls; ratio: calls/s over --record's in the same group, median [quartiles] (range); CPU: the proxy's own per call, median of the groups, and what it adds to --record's in the same group\n", c.relayRounds, turns.Turn)
 	if c.otelAgainst != "" {
 		fmt.Fprintf(w, "-otel-against is %s\n", c.otelAgainst)
 	}
@@ -127,19 +129,24 @@ func runOtel(rounds int, cells []turns.Cell, sides []otelSide) ([]otelCell, erro
 	for i, c := range cells {
 		out[i] = otelCell{cell: c, rate: make([][]float64, len(sides)), cpu: make([][]time.Duration, len(sides))}
 	}
-	order := make([]int, 0, 2*len(sides))
-	for i := range sides {
-		order = append(order, i)
-	}
-	for i := len(sides) - 1; i >= 0; i-- {
-		order = append(order, i)
-	}
+	n := len(sides)
 	for range rounds {
 		for ci, c := range cells {
 			turn := turns.TurnOf(c)
 			message := turns.EchoMessage(c.Size)
 			groups := max(1, c.Calls/(2*turn))
 			for range groups {
+				// Group g starts from side g mod n: the side that runs
+				// two turns in a row, its threads and caches warm, is
+				// each side in turn.
+				first := len(out[ci].rate[0]) % n
+				order := make([]int, 0, 2*n)
+				for i := range n {
+					order = append(order, (first+i)%n)
+				}
+				for i := n - 1; i >= 0; i-- {
+					order = append(order, (first+i)%n)
+				}
 				took := make([]time.Duration, len(sides))
 				cpu := make([]time.Duration, len(sides))
 				for _, k := range order {
