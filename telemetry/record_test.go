@@ -2,7 +2,9 @@ package telemetry
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -71,6 +73,12 @@ func TestFullQueueDrops(t *testing.T) {
 	s.Close()
 	if n := spans.started.Load(); n != MaxRecords {
 		t.Errorf("%d spans built, want %d: the dropped records built none", n, MaxRecords)
+	}
+	var said []string
+	p.say = func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }
+	p.Shutdown(0)
+	if len(said) != 1 || !strings.Contains(said[0], "100 records") {
+		t.Errorf("at exit the proxy said %q, want the 100 records dropped", said)
 	}
 }
 

@@ -85,6 +85,7 @@ type Provider struct {
 	prop   propagation.TextMapPropagator
 	down   *downExporter // nil when traces are off
 	batch  *batcher
+	say    func(string, ...any)
 
 	// The records' queue (record.go): the forwarding side appends.
 	qmu     sync.Mutex
@@ -132,6 +133,7 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 		kick:     make(chan struct{}, 1),
 		loopStop: make(chan struct{}),
 		loopDone: make(chan struct{}),
+		say:      c.Say,
 	}
 
 	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
@@ -190,9 +192,14 @@ func (p *Provider) Shutdown(timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultShutdown
 	}
-	p.stopOnce.Do(func() { close(p.loopStop) })
-	<-p.loopDone
-	p.build()
+	p.stopOnce.Do(func() {
+		close(p.loopStop)
+		<-p.loopDone
+		p.build()
+		if records, _ := p.Dropped(); records > 0 && p.say != nil {
+			p.say("telemetry: %d records of requests, answers or events were dropped, noted faster than their spans were built (at most %d wait)", records, MaxRecords)
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var wg sync.WaitGroup
