@@ -551,7 +551,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		l.mu.Unlock()
 		if s != nil {
 			s.touch()
-			s.fromHost(line)
+			s.fromHost(line, r.Header)
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -561,7 +561,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 	}
 	s.touch()
 	if m.Kind != jsonrpc.Request {
-		s.fromHost(line)
+		s.fromHost(line, r.Header)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -571,7 +571,7 @@ func (l *listener) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.unwait(m.ID, wt)
-	s.fromHost(line)
+	s.fromHost(line, r.Header)
 	if modern {
 		l.answerModern(w, r, s, m, wt)
 		return

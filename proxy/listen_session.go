@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -177,9 +179,20 @@ func (w *diagWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// fromHost records a host message and forwards it to the server.
-func (s *lsession) fromHost(line []byte) {
-	s.tel.FromHost(line)
+// fromHost records a host message and forwards it to the server; h is
+// the headers of the POST it came in, whose traceparent (and tracestate)
+// --otel reads for a request whose _meta has none.
+func (s *lsession) fromHost(line []byte, h http.Header) {
+	if s.tel != nil {
+		var tp, ts string
+		if v := h["Traceparent"]; len(v) == 1 {
+			tp = v[0]
+		}
+		if v := h["Tracestate"]; len(v) > 0 {
+			ts = strings.Join(v, ",")
+		}
+		s.tel.FromHostHTTP(line, tp, ts)
+	}
 	recordContext(s.context, s.rec, line)
 	s.record(mcplog.FromClient, line)
 	if c := s.console; c != nil {

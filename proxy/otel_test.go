@@ -328,8 +328,9 @@ func TestOtelBytesUnchanged(t *testing.T) {
 }
 
 // TestOtelListen traces --listen sessions: the transport is tcp, the
-// session the Mcp-Session-Id the host was given, and a JSON-RPC error's
-// code the span's error.type.
+// session the Mcp-Session-Id the host was given, a JSON-RPC error's code
+// the span's error.type, and a traceparent header on the POST the parent
+// of its request's span, unless the request's params._meta names one.
 func TestOtelListen(t *testing.T) {
 	t.Parallel()
 	j := startJaeger(t)
@@ -350,11 +351,30 @@ func TestOtelListen(t *testing.T) {
 	if r := l.do("POST", `{"jsonrpc":"2.0","id":5,"method":"no/such/method"}`, withSession); !strings.Contains(r.body, `"error"`) {
 		t.Fatalf("want an error for an unknown method, got %d %s", r.status, r.body)
 	}
+	const headerTrace, headerParent = "5af7651916cd43dd8448eb211c80319c", "a7ad6b7169203331"
+	withTrace := func(req *http.Request) {
+		withSession(req)
+		req.Header.Set("traceparent", "00-"+headerTrace+"-"+headerParent+"-01")
+		req.Header.Set("tracestate", "k=v")
+	}
+	if r := l.do("POST", tryIt[2], withTrace); r.status != 200 {
+		t.Fatalf("tools/list: %d %s", r.status, r.body)
+	}
+	ping := `{"jsonrpc":"2.0","id":6,"method":"ping","params":{"_meta":{"traceparent":"00-` + hostTrace + `-` + hostParent + `-01"}}}`
+	if r := l.do("POST", ping, withTrace); r.status != 200 {
+		t.Fatalf("ping: %d %s", r.status, r.body)
+	}
 	l.cmd.Process.Signal(syscall.SIGTERM)
 	if code := l.wait(); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr)
 	}
-	spans := j.spans(t, service, 2)
+	spans := j.spans(t, service, 4)
+	if list := named(spans, "tools/list"); len(list) != 1 || list[0].TraceID != headerTrace || list[0].parent() != headerParent {
+		t.Errorf("tools/list under a traceparent header: %+v, want trace %s, parent %s", list, headerTrace, headerParent)
+	}
+	if pings := named(spans, "ping"); len(pings) != 1 || pings[0].TraceID != hostTrace || pings[0].parent() != hostParent {
+		t.Errorf("ping with a traceparent in _meta and in the header: %+v, want _meta's: trace %s, parent %s", pings, hostTrace, hostParent)
+	}
 	bad := named(spans, "no/such/method")
 	if len(bad) != 1 {
 		t.Fatalf("spans %+v", spans)

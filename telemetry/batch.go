@@ -22,6 +22,10 @@ const ExportTimeout = 30 * time.Second
 // a span only appends it under a lock; the goroutine is woken once a batch.
 type batcher struct {
 	exp sdktrace.SpanExporter
+	// probing, when set, reports whether a span should go out at once: a
+	// collector that was down is tried again with the first spans built
+	// after its pause, not a second's worth of them.
+	probing func() bool
 
 	mu    sync.Mutex
 	queue []sdktrace.ReadOnlySpan
@@ -53,7 +57,7 @@ func (b *batcher) OnEnd(s sdktrace.ReadOnlySpan) {
 	b.queue = append(b.queue, s)
 	full := len(b.queue) == MaxBatch
 	b.mu.Unlock()
-	if full {
+	if full || b.probing != nil && b.probing() {
 		select {
 		case b.kick <- struct{}{}:
 		default:
@@ -119,4 +123,11 @@ func (b *batcher) Shutdown(ctx context.Context) error {
 		err = b.exp.Shutdown(ctx)
 	})
 	return err
+}
+
+// full reports whether the queue has no room: a span ended now is dropped.
+func (b *batcher) full() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue) >= MaxQueue
 }

@@ -35,6 +35,16 @@ func (c *cursor) enter(open byte) bool {
 	return true
 }
 
+// object enters the object at the cursor and reports whether there is
+// one; a value that is not an object is skipped.
+func (c *cursor) object() bool {
+	if c.enter('{') {
+		return true
+	}
+	c.value()
+	return false
+}
+
 // more moves to the next member or element, past the comma before it, and
 // reports whether there is one; at the closer it moves past it and reports
 // false.

@@ -8,9 +8,10 @@ import "testing"
 func TestReadMessageEscapes(t *testing.T) {
 	for _, arg := range []string{`"a\"b"`, `"\\"`, `"\\\\"`, `"x\\\"y\\"`, `"\""`, `{"k\"":["\\",{"q":"\"}"}]}`, `""`} {
 		line := []byte(`{"jsonrpc":"2.0","id":"i\"d","method":"tools/call","params":{"arguments":{"a":` + arg + `},"name":"echo","_meta":{"traceparent":"t"}}}`)
-		m, ok := readMessage(line)
-		if !ok || string(m.ID) != `"i\"d"` || m.Method != "tools/call" || string(m.name) != `"echo"` || string(m.meta) != `{"traceparent":"t"}` {
-			t.Errorf("argument %s: read %v id %s name %s meta %s", arg, ok, m.ID, m.name, m.meta)
+		var m msg
+		ok := readMessage(line, &m)
+		if !ok || string(m.id) != `"i\"d"` || string(m.method) != `"tools/call"` || string(m.name) != `"echo"` || string(m.meta) != `{"traceparent":"t"}` {
+			t.Errorf("argument %s: read %v id %s name %s meta %s", arg, ok, m.id, m.name, m.meta)
 		}
 	}
 }

@@ -26,9 +26,10 @@ type downExporter struct {
 	sdktrace.SpanExporter
 	now func() time.Time
 
-	mu    sync.Mutex
-	until time.Time     // batches before this are dropped
-	pause time.Duration // the last failure's pause
+	mu      sync.Mutex
+	until   time.Time     // batches before this are dropped
+	pause   time.Duration // the last failure's pause
+	failing bool          // the last export failed
 }
 
 func newDownExporter(exp sdktrace.SpanExporter) *downExporter {
@@ -48,8 +49,10 @@ func (d *downExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	if err == nil {
 		d.pause = 0
 		d.until = time.Time{}
+		d.failing = false
 		return nil
 	}
+	d.failing = true
 	if d.pause == 0 {
 		d.pause = DownFirst
 	} else if d.pause = 2 * d.pause; d.pause > DownMost {
@@ -57,4 +60,20 @@ func (d *downExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	}
 	d.until = d.now().Add(d.pause)
 	return err
+}
+
+// paused reports whether batches are being dropped unsent now: a span
+// built now would be (build.go builds none).
+func (d *downExporter) paused() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.now().Before(d.until)
+}
+
+// probing reports whether the collector failed and its pause is over: the
+// next batch tries it again, and need not wait for the tick.
+func (d *downExporter) probing() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.failing && !d.now().Before(d.until)
 }

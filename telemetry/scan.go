@@ -1,8 +1,6 @@
 package telemetry
 
 import (
-	"encoding/json"
-
 	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/jsontext"
 )
@@ -39,61 +37,49 @@ func str(v []byte) string {
 }
 
 // msg is what a span needs of one message, read in one pass: the
-// message, and of its params (a request's) or its result (a response's)
-// the few members telemetry reads, so that a large argument or result is
-// skipped once.
+// message's id, method and error as their raw JSON, and of its params (a
+// request's) or its result (a response's) the few members telemetry reads,
+// so that a large argument or result is skipped once. Every member aliases
+// the line: nothing is copied, and reading allocates nothing.
 type msg struct {
-	jsonrpc.Message
+	kind                jsonrpc.Kind
+	id, method, err     []byte // raw JSON; err nil when absent or null
 	name, version, meta []byte // params: name, protocolVersion, _meta
-	isError             bool   // result: isError true
+	result, isError     bool   // a result member; its isError true
 	resultVersion       []byte // result: protocolVersion
 }
 
-// messages calls fn with each JSON-RPC message of line (without its
-// terminator): the line's one object, or each element of a batch, which
-// is rare and validated first.
-func messages(line []byte, fn func(msg)) {
-	if jsontext.Kind(line) == '[' {
-		for m := range jsonrpc.Messages(line) {
-			if m.Kind != jsonrpc.Batch {
-				if x, ok := readMessage(m.Raw); ok {
-					fn(x)
-				}
-			}
-		}
-		return
-	}
-	if x, ok := readMessage(line); ok {
-		fn(x)
-	}
-}
-
-// readMessage reads one object by its members' boundaries (cursor, which
-// checks nothing: the caller recovers from a panic on bytes that are not
-// JSON, and a cursor that stops moving ends the read).
-func readMessage(line []byte) (msg, bool) {
-	var x msg
+// readMessage reads one object by its members' boundaries into x (cursor,
+// which checks nothing: the caller recovers from a panic on bytes that are
+// not JSON, and a cursor that stops moving ends the read). It allocates
+// nothing.
+func readMessage(line []byte, x *msg) bool {
 	c := cursor{b: line}
 	if !c.enter('{') {
-		return x, false
+		return false
 	}
 	hasMethod := false
-	steps := 0
-	for c.more('}') {
-		if steps++; steps > len(line) {
-			return x, false
+	limit := len(line)
+	for steps := 0; c.more('}'); steps++ {
+		if steps > limit {
+			return false
 		}
 		switch string(c.name()) {
 		case `"id"`:
-			x.ID = json.RawMessage(c.value())
+			x.id = c.value()
 		case `"method"`:
 			v := c.value()
-			x.Method = str(v)
-			hasMethod = x.Method != "" || string(v) == `""`
+			hasMethod = len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"'
+			x.method = v
 		case `"params"`:
-			x.Params = json.RawMessage("{}")
-			members(&c, len(line), func(name string, c *cursor) {
-				switch name {
+			if !c.object() {
+				continue
+			}
+			for n := 0; c.more('}'); n++ {
+				if n > limit {
+					return false
+				}
+				switch string(c.name()) {
 				case `"name"`:
 					x.name = c.value()
 				case `"protocolVersion"`:
@@ -103,11 +89,17 @@ func readMessage(line []byte) (msg, bool) {
 				default:
 					c.value()
 				}
-			})
+			}
 		case `"result"`:
-			x.Result = json.RawMessage("{}")
-			members(&c, len(line), func(name string, c *cursor) {
-				switch name {
+			x.result = true
+			if !c.object() {
+				continue
+			}
+			for n := 0; c.more('}'); n++ {
+				if n > limit {
+					return false
+				}
+				switch string(c.name()) {
 				case `"isError"`:
 					x.isError = string(c.value()) == "true"
 				case `"protocolVersion"`:
@@ -115,43 +107,25 @@ func readMessage(line []byte) (msg, bool) {
 				default:
 					c.value()
 				}
-			})
+			}
 		case `"error"`:
-			v := c.value()
-			x.Error = nil
-			if string(v) != "null" {
-				x.Error = json.RawMessage(v)
+			x.err = nil
+			if v := c.value(); string(v) != "null" {
+				x.err = v
 			}
 		default:
 			c.value()
 		}
 	}
 	switch {
-	case hasMethod && x.ID != nil:
-		x.Kind = jsonrpc.Request
+	case hasMethod && x.id != nil:
+		x.kind = jsonrpc.Request
 	case hasMethod:
-		x.Kind = jsonrpc.Notification
-	case x.ID != nil && (x.Result != nil || x.Error != nil):
-		x.Kind = jsonrpc.Response
-		x.IsError = x.Error != nil
+		x.kind = jsonrpc.Notification
+	case x.id != nil && (x.result || x.err != nil):
+		x.kind = jsonrpc.Response
 	default:
-		return x, false
+		return false
 	}
-	return x, true
-}
-
-// members calls fn with each member name token of the object at the
-// cursor, fn moving past its value; a value that is not an object is
-// skipped.
-func members(c *cursor, limit int, fn func(name string, c *cursor)) {
-	if !c.enter('{') {
-		c.value()
-		return
-	}
-	for steps := 0; c.more('}'); steps++ {
-		if steps > limit {
-			panic("telemetry: not JSON")
-		}
-		fn(string(c.name()), c)
-	}
+	return true
 }

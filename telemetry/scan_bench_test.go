@@ -13,10 +13,11 @@ func BenchmarkReadLarge(b *testing.B) {
 	answer := []byte(`{"result":{"content":[{"type":"text","text":"Echo: ` + text + `"}]},"jsonrpc":"2.0","id":7}`)
 	b.SetBytes(int64(len(call) + len(answer)))
 	for b.Loop() {
-		if m, ok := readMessage(call); !ok || string(m.name) != `"echo"` || m.meta == nil {
+		var m, a msg
+		if !readMessage(call, &m) || string(m.name) != `"echo"` || m.meta == nil {
 			b.Fatal("call misread")
 		}
-		if m, ok := readMessage(answer); !ok || string(m.ID) != "7" {
+		if !readMessage(answer, &a) || string(a.id) != "7" {
 			b.Fatal("answer misread")
 		}
 	}

@@ -1,21 +1,16 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"strconv"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/propagation"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/hoist-mcp/hoist/jsonrpc"
 	"github.com/hoist-mcp/hoist/jsontext"
-	"github.com/hoist-mcp/hoist/mcpmsg"
 )
 
 // Transports of the host's side, as network.transport names them.
@@ -39,20 +34,23 @@ const ErrorTool = "tool_error"
 
 // Session traces one MCP session: the host's requests, the proxy's own,
 // and the events the proxy notes on them. A call reads the members it
-// needs by their boundaries (scan.go) and starts or ends a span in memory;
-// the SDK exports on goroutines of its own. Every method may be called on
-// a nil *Session, which does nothing: that is how the proxy runs without
-// --otel. The methods are safe for concurrent use.
+// needs by their boundaries (scan.go) and appends a record of them to the
+// provider's queue (record.go); the spans and the metric are built from
+// the records later, in the order they were noted, by one goroutine
+// (build.go), and the SDK exports them on goroutines of its own. Every
+// method may be called on a nil *Session, which does nothing: that is how
+// the proxy runs without --otel. The methods are safe for concurrent use.
 type Session struct {
 	p         *Provider
 	id        string
 	transport string
 
-	mu      sync.Mutex
-	calls   map[string]*call // the host's requests in flight, by raw id
-	own     map[string]*call // the proxy's, by raw id
-	last    *call            // the host's latest tools/call
-	version string           // mcp.protocol.version, from initialize
+	// The builder's, under p.building only.
+	calls   map[idKey]*call // the host's requests in flight
+	own     map[idKey]*call // the proxy's
+	last    *call           // the host's latest tools/call
+	version string          // mcp.protocol.version, from initialize
+	closed  bool
 }
 
 type call struct {
@@ -71,70 +69,18 @@ func (p *Provider) Session(id, transport string) *Session {
 	if p == nil {
 		return nil
 	}
-	return &Session{p: p, id: id, transport: transport, calls: map[string]*call{}, own: map[string]*call{}}
+	return &Session{p: p, id: id, transport: transport, calls: map[idKey]*call{}, own: map[idKey]*call{}}
 }
 
-// op is one thing a transport noted.
-type op struct {
-	what      opKind
-	at        time.Time
-	line      []byte
-	delivered bool
-	name      string    // Event's log kind
-	hold      [4]string // Hold's point, method, why, action
-}
-
-type opKind uint8
+// op is the side a line was noted on.
+type op uint8
 
 const (
-	opHost opKind = iota
+	opHost op = iota
 	opLookup
 	opServer
 	opToHost
-	opEvent
-	opHold
 )
-
-// see handles o: line is read, never kept, and a line that is not
-// JSON-RPC, or a panic while reading it, leaves no span.
-func (s *Session) see(o op, line []byte) {
-	defer func() { recover() }()
-	o.at = time.Now()
-	o.line = line
-	s.handle(o)
-}
-
-// handle does what o noted.
-func (s *Session) handle(o op) {
-	switch o.what {
-	case opHost:
-		messages(o.line, func(m msg) {
-			if m.Kind == jsonrpc.Request {
-				s.start(m, false, o.at)
-			}
-		})
-	case opLookup:
-		messages(jsonrpc.TrimLine(o.line), func(m msg) {
-			if m.Kind == jsonrpc.Request {
-				s.start(m, true, o.at)
-			}
-		})
-	case opServer, opToHost:
-		messages(jsonrpc.TrimLine(o.line), func(m msg) {
-			if m.Kind == jsonrpc.Response {
-				if o.what == opServer {
-					s.end(m, true, o.delivered, o.at)
-				} else {
-					s.end(m, false, true, o.at)
-				}
-			}
-		})
-	case opEvent:
-		s.event(o.name, o.line, o.at)
-	case opHold:
-		s.hold(o.line, o.hold, o.at)
-	}
-}
 
 // FromHost notes a line the host sent (without terminator): each request
 // in it starts a span, parented by the traceparent in its params._meta
@@ -143,7 +89,18 @@ func (s *Session) FromHost(line []byte) {
 	if s == nil {
 		return
 	}
-	s.see(op{what: opHost}, line)
+	s.see(opHost, line, false, "", "")
+}
+
+// FromHostHTTP is FromHost for a line the host POSTed (--listen) with the
+// request's traceparent and tracestate headers ("" when absent): they
+// parent each request of the line whose params._meta has no traceparent.
+// They are only read.
+func (s *Session) FromHostHTTP(line []byte, traceparent, tracestate string) {
+	if s == nil {
+		return
+	}
+	s.see(opHost, line, false, traceparent, tracestate)
 }
 
 // Lookup notes a request the proxy sent the server of its own (a line,
@@ -153,7 +110,7 @@ func (s *Session) Lookup(line []byte) {
 	if s == nil {
 		return
 	}
-	s.see(op{what: opLookup}, line)
+	s.see(opLookup, jsonrpc.TrimLine(line), false, "", "")
 }
 
 // FromServer notes a line from the server (terminator or not): an answer
@@ -164,7 +121,7 @@ func (s *Session) FromServer(line []byte, delivered bool) {
 	if s == nil {
 		return
 	}
-	s.see(op{what: opServer, delivered: delivered}, line)
+	s.see(opServer, jsonrpc.TrimLine(line), delivered, "", "")
 }
 
 // ToHost notes a line the host is handed (terminator or not): each
@@ -173,207 +130,18 @@ func (s *Session) ToHost(line []byte) {
 	if s == nil {
 		return
 	}
-	s.see(op{what: opToHost}, line)
-}
-
-// start begins the span of request m.
-func (s *Session) start(m msg, own bool, now time.Time) {
-	method := m.Method
-	name := method
-	var tool string
-	attrs := make([]attribute.KeyValue, 0, 9)
-	attrs = append(attrs,
-		semconv.McpMethodNameKey.String(method),
-		semconv.JSONRPCRequestID(requestID(m.ID)),
-		semconv.NetworkTransportKey.String(s.transport))
-	if s.id != "" {
-		attrs = append(attrs, semconv.McpSessionIDKey.String(s.id))
-	}
-	if method == mcpmsg.MethodToolsCall {
-		tool = str(m.name)
-		name += " " + tool
-		attrs = append(attrs, semconv.GenAIToolName(tool), semconv.GenAIOperationNameExecuteTool)
-	}
-	if own {
-		attrs = append(attrs, AttrLookup.Bool(true))
-	}
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if method == mcpmsg.MethodInitialize && !own {
-		if v := str(m.version); v != "" && s.version == "" {
-			s.version = v
-		}
-	}
-	if s.version != "" {
-		attrs = append(attrs, semconv.McpProtocolVersionKey.String(s.version))
-	}
-	ctx := context.Background()
-	kind := trace.SpanKindServer
-	if own {
-		kind = trace.SpanKindClient
-		if s.last != nil {
-			ctx = s.last.ctx
-		}
-	} else {
-		ctx = s.parent(m.meta)
-	}
-	ctx, span := s.p.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithTimestamp(now), trace.WithAttributes(attrs...))
-	c := &call{ctx: ctx, span: span, start: now, method: method, tool: tool, own: own}
-	in := s.calls
-	if own {
-		in = s.own
-	}
-	key := string(m.ID)
-	if old := in[key]; old != nil {
-		// An id used again before its answer: the first is left without.
-		s.finish(old, now, true)
-	}
-	in[key] = c
-	if !own && method == mcpmsg.MethodToolsCall {
-		s.last = c
-	}
-}
-
-// parent returns the context a traceparent (and tracestate) in a request's
-// params._meta carries, or the background.
-func (s *Session) parent(meta []byte) context.Context {
-	ctx := context.Background()
-	if jsontext.Kind(meta) != '{' {
-		return ctx
-	}
-	carrier := propagation.MapCarrier{}
-	jsontext.ScanPrefix(meta, func(k, v []byte) bool {
-		switch string(k) {
-		case "traceparent", "tracestate":
-			if t := str(v); t != "" {
-				carrier[string(k)] = t
-			}
-		}
-		return true
-	})
-	if len(carrier) == 0 {
-		return ctx
-	}
-	return s.p.prop.Extract(ctx, carrier)
-}
-
-// end ends the span of the request response m answers: the proxy's own
-// when own, the host's when host.
-func (s *Session) end(m msg, own, host bool, now time.Time) {
-	key := string(m.ID)
-	s.mu.Lock()
-	c := (*call)(nil)
-	if own {
-		if c = s.own[key]; c != nil {
-			delete(s.own, key)
-		}
-	}
-	if c == nil && host {
-		if c = s.calls[key]; c != nil {
-			delete(s.calls, key)
-		}
-	}
-	if c == nil {
-		s.mu.Unlock()
-		return
-	}
-	if c.method == mcpmsg.MethodInitialize && !c.own && m.Result != nil {
-		if v := str(m.resultVersion); v != "" {
-			s.version = v
-			c.span.SetAttributes(semconv.McpProtocolVersionKey.String(v))
-		}
-	}
-	version := s.version
-	s.mu.Unlock()
-
-	var errType string
-	switch {
-	case m.Error != nil:
-		code := "_OTHER"
-		if v := member(m.Error, "code"); len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
-			code = string(v)
-		}
-		errType = code
-		msg := ""
-		msg = str(member(m.Error, "message"))
-		c.span.SetAttributes(semconv.RPCResponseStatusCode(code))
-		c.span.SetStatus(codes.Error, msg)
-	case c.method == mcpmsg.MethodToolsCall && m.Result != nil && m.isError:
-		errType = ErrorTool
-		c.span.SetStatus(codes.Error, "the tool's result has isError")
-	}
-	if errType != "" {
-		c.span.SetAttributes(semconv.ErrorTypeKey.String(errType))
-	}
-	s.record(c, now, version, errType)
-	c.span.End(trace.WithTimestamp(now))
-}
-
-// record records the request's duration: mcp.server.operation.duration for
-// the host's, mcp.client.operation.duration for the proxy's own. The
-// attribute sets are few (a method, a tool, a version, an error) and kept.
-func (s *Session) record(c *call, now time.Time, version, errType string) {
-	d := now.Sub(c.start).Seconds()
-	key := setKey{c.own, c.method, c.tool, version, errType}
-	opt, ok := s.p.sets.Load(key)
-	if !ok {
-		attrs := make([]attribute.KeyValue, 0, 5)
-		attrs = append(attrs, semconv.McpMethodNameKey.String(c.method), semconv.NetworkTransportKey.String(s.transport))
-		if c.tool != "" {
-			attrs = append(attrs, semconv.GenAIToolName(c.tool))
-		}
-		if version != "" {
-			attrs = append(attrs, semconv.McpProtocolVersionKey.String(version))
-		}
-		if errType != "" {
-			attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
-		}
-		opt, _ = s.p.sets.LoadOrStore(key, metric.WithAttributeSet(attribute.NewSet(attrs...)))
-	}
-	h := s.p.server.Inst()
-	if c.own {
-		h = s.p.client.Inst()
-	}
-	h.Record(context.Background(), d, opt.(metric.RecordOption))
-}
-
-// setKey names a kept attribute set of the metrics. The transport is the
-// same for every session of a process.
-type setKey struct {
-	own                         bool
-	method, tool, version, errT string
-}
-
-// finish ends c without an answer (the id was used again, or the session
-// ended): its span says so. Called with s.mu held.
-func (s *Session) finish(c *call, now time.Time, unanswered bool) {
-	if c.done {
-		return
-	}
-	c.done = true
-	c.span.SetAttributes(AttrUnanswered.Bool(unanswered))
-	c.span.End(trace.WithTimestamp(now))
+	s.see(opToHost, jsonrpc.TrimLine(line), false, "", "")
 }
 
 // Close ends the spans of the requests still unanswered when the session
-// ends, so that they are exported too.
+// ends, so that they are exported too: it builds what is queued before it
+// returns. Whatever is noted after it is not traced.
 func (s *Session) Close() {
 	if s == nil {
 		return
 	}
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k, c := range s.calls {
-		s.finish(c, now, true)
-		delete(s.calls, k)
-	}
-	for k, c := range s.own {
-		s.finish(c, now, true)
-		delete(s.own, k)
-	}
-	s.last = nil
+	s.p.push(&record{s: s, at: time.Now(), what: recClose}, nil)
+	s.p.build()
 }
 
 // requestID is jsonrpc.request.id: a string id's text, a number as sent.
@@ -392,12 +160,16 @@ const EventLimit = 1024
 // answer) as an event on the span of the call it is about: the host's
 // request its "id" names, else the host's latest tools/call. Its scalar
 // members become attributes hoist.<name>; arrays and objects their JSON
-// text, cut to EventLimit bytes; a call's arguments are left out.
+// text, cut to EventLimit bytes; a call's arguments are left out. The
+// line is copied, to be read when the event is built.
 func (s *Session) Event(kind string, line []byte) {
 	if s == nil {
 		return
 	}
-	s.see(op{what: opEvent, name: kind}, line)
+	r := record{s: s, at: time.Now(), what: recEvent}
+	r.rare().kind = kind
+	r.x.line = bytes.Clone(line)
+	s.p.push(&r, nil)
 }
 
 func (s *Session) event(kind string, line []byte, at time.Time) {
@@ -432,7 +204,10 @@ func (s *Session) Hold(id []byte, point, method, why, action string) {
 	if s == nil {
 		return
 	}
-	s.see(op{what: opHold, hold: [4]string{point, method, why, action}}, id)
+	r := record{s: s, at: time.Now(), what: recHold, id: makeID(id)}
+	r.rare().hold = [4]string{point, method, why, action}
+	r.host = len(id) > 0 // the id names a request
+	s.p.push(&r, nil)
 }
 
 func (s *Session) hold(id []byte, h [4]string, at time.Time) {
@@ -451,22 +226,6 @@ func (s *Session) hold(id []byte, h [4]string, at time.Time) {
 		attrs = append(attrs, attribute.String("hoist.action", action))
 	}
 	s.note(id, name, attrs, at)
-}
-
-// note adds an event to the span of the host's request id, else of the
-// host's latest tools/call.
-func (s *Session) note(id []byte, name string, attrs []attribute.KeyValue, at time.Time) {
-	s.mu.Lock()
-	c := s.last
-	if id != nil {
-		if byID := s.calls[string(id)]; byID != nil {
-			c = byID
-		}
-	}
-	s.mu.Unlock()
-	if c != nil {
-		c.span.AddEvent(name, trace.WithAttributes(attrs...), trace.WithTimestamp(at))
-	}
 }
 
 // attr turns a JSON value into an attribute.

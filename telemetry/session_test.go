@@ -188,3 +188,33 @@ func TestNotJSON(t *testing.T) {
 	s.Close()
 	p.Shutdown(0)
 }
+
+// TestHTTPParent: an HTTP request's traceparent and tracestate parent a
+// request whose _meta names no traceparent; one in _meta wins.
+func TestHTTPParent(t *testing.T) {
+	p, exp, _ := start(t)
+	s := p.Session("s", TCP)
+	const header = "00-5af7651916cd43dd8448eb211c80319c-a7ad6b7169203331-01"
+	s.FromHostHTTP([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}`), header, "k=v")
+	s.FromHostHTTP([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}}`), header, "k=v")
+	s.Close()
+	if err := p.tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(0)
+	for _, sp := range exp.GetSpans() {
+		want, state := "5af7651916cd43dd8448eb211c80319c", "v"
+		if sp.Name == "ping" {
+			want, state = "0af7651916cd43dd8448eb211c80319c", ""
+		}
+		if got := sp.SpanContext.TraceID().String(); got != want {
+			t.Errorf("%s: trace %s, want %s", sp.Name, got, want)
+		}
+		if got := sp.SpanContext.TraceState().Get("k"); got != state {
+			t.Errorf("%s: tracestate k=%q, want %q", sp.Name, got, state)
+		}
+	}
+	if n := len(exp.GetSpans()); n != 2 {
+		t.Errorf("%d spans, want 2", n)
+	}
+}

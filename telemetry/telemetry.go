@@ -5,11 +5,14 @@
 // followed, the proxy's decisions as span events, and the metric
 // mcp.server.operation.duration.
 //
-// Nothing here is on the forwarding path's critical step: a Session only
-// reads lines the proxy has already assembled, and spans and metrics are
-// exported in batches off that path (batch.go), over OTLP/HTTP, with a
-// bounded queue that drops when full. A collector that is down or slow
-// costs the host nothing; Shutdown waits for it at most a bounded time.
+// Little of it is on the forwarding path: a Session reads the few members
+// a span needs of a line the proxy has already assembled and queues a
+// record of them, allocating nothing in the common case (record.go); one
+// goroutine builds the spans and the metric from the records later
+// (build.go), and the spans are exported in batches (batch.go), over
+// OTLP/HTTP, with bounded queues that drop when full. A collector that is
+// down or slow costs the host nothing; while it is down no span is built;
+// Shutdown waits for it at most a bounded time.
 package telemetry
 
 import (
@@ -18,12 +21,14 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -66,6 +71,8 @@ type Config struct {
 	// SpanExporter and MetricReader replace the OTLP exporters (tests).
 	SpanExporter sdktrace.SpanExporter
 	MetricReader sdkmetric.Reader
+	// manual leaves the records queued until build is called (tests).
+	manual bool
 }
 
 // Provider holds the SDK's trace and meter providers of one proxy process.
@@ -76,7 +83,25 @@ type Provider struct {
 	server mcpconv.ServerOperationDuration
 	client mcpconv.ClientOperationDuration
 	prop   propagation.TextMapPropagator
-	sets   sync.Map // setKey -> metric.RecordOption
+	down   *downExporter // nil when traces are off
+	batch  *batcher
+	say    func(string, ...any)
+
+	// The records' queue (record.go): the forwarding side appends.
+	qmu     sync.Mutex
+	queue   []record
+	names   map[string]string // interned method and tool names
+	dropped uint64            // records the queue had no room for
+	kick    chan struct{}
+
+	// The builder's (build.go).
+	building sync.Mutex
+	spare    []record
+	sets     map[setKey]metric.RecordOption
+	unbuilt  atomic.Uint64 // spans not built: they could not have been exported
+	loopStop chan struct{}
+	loopDone chan struct{}
+	stopOnce sync.Once
 }
 
 // Start sets up tracing and metrics as the environment configures them.
@@ -101,7 +126,15 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("--otel: %w", err)
 	}
-	p := &Provider{prop: propagation.TraceContext{}}
+	p := &Provider{
+		prop:     propagation.TraceContext{},
+		names:    map[string]string{},
+		sets:     map[setKey]metric.RecordOption{},
+		kick:     make(chan struct{}, 1),
+		loopStop: make(chan struct{}),
+		loopDone: make(chan struct{}),
+		say:      c.Say,
+	}
 
 	topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 	if getenv("OTEL_TRACES_EXPORTER") != "none" {
@@ -112,7 +145,10 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 				return nil, fmt.Errorf("--otel: %v", err)
 			}
 		}
-		topts = append(topts, sdktrace.WithSpanProcessor(newBatcher(newDownExporter(exp))))
+		p.down = newDownExporter(exp)
+		p.batch = newBatcher(p.down)
+		p.batch.probing = p.down.probing
+		topts = append(topts, sdktrace.WithSpanProcessor(p.batch))
 	}
 	p.tp = sdktrace.NewTracerProvider(topts...)
 
@@ -138,6 +174,11 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 	if p.client, err = mcpconv.NewClientOperationDuration(meter); err != nil {
 		return nil, fmt.Errorf("--otel: %v", err)
 	}
+	if c.manual {
+		close(p.loopDone)
+	} else {
+		go p.loop()
+	}
 	return p, nil
 }
 
@@ -151,6 +192,14 @@ func (p *Provider) Shutdown(timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultShutdown
 	}
+	p.stopOnce.Do(func() {
+		close(p.loopStop)
+		<-p.loopDone
+		p.build()
+		if records, _ := p.Dropped(); records > 0 && p.say != nil {
+			p.say("telemetry: %d records of requests, answers or events were dropped, noted faster than their spans were built (at most %d wait)", records, MaxRecords)
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var wg sync.WaitGroup

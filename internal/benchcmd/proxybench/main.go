@@ -35,7 +35,7 @@
 //
 //	go run ./internal/benchcmd/proxybench [-hoist bin/hoist-mcp] [-demo bin/hoist-mcp-demo] [-everything PATH] [-only relay] [flags]
 //	go run ./internal/benchcmd/proxybench -guards [-calls 5000]
-//	go run ./internal/benchcmd/proxybench -otel [-relay-rounds 5]
+//	go run ./internal/benchcmd/proxybench -otel [-relay-rounds 5] [-otel-against OLD-BINARY]
 //
 // Figures are noisier while other programs use the CPUs; the load average
 // at the start and at the end is printed with them. A proxy cannot shorten
@@ -94,6 +94,8 @@ type config struct {
 	relayRounds     int
 	relayAgainst    string
 	relayFlight     string
+	// otelAgainst is another build measured with --otel beside this one's.
+	otelAgainst string
 }
 
 func main() {
@@ -124,6 +126,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.relayLargeCalls, "relay-large-calls", 300, "calls per round of the relay runs' 64 KiB cells")
 	fs.IntVar(&c.relayRounds, "relay-rounds", 5, "rounds of the relay runs")
 	fs.StringVar(&c.relayAgainst, "relay-against", "", "measure the relay runs against this hoist-mcp `binary` (another build, also with --record) instead of the cat relay")
+	fs.StringVar(&c.otelAgainst, "otel-against", "", "with -otel, also measure this hoist-mcp `binary` (another build) with --record --otel, in the same groups")
 	fs.StringVar(&c.relayFlight, "relay-flight", "1,8", "the relay runs' `counts` of calls in flight, comma-separated (make bench: 1,8,64)")
 	if err := fs.Parse(args); err != nil {
 		return 2
