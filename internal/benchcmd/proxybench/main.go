@@ -119,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.rssLine, "rss-line", 64<<10, "bytes per message of the RSS runs")
 	fs.IntVar(&c.rssMiB, "rss-mib", 64, "MiB sent per RSS run")
 	fs.BoolVar(&c.guards, "guards", false, "measure only a write checked by hoist-mcp --guards, against the passive proxy and the shop alone (issue 10)")
-	fs.BoolVar(&c.otel, "otel", false, "measure only the relay runs with --otel, its collector down, against without (issue 29)")
+	fs.BoolVar(&c.otel, "otel", false, "measure only the relay runs with --otel, its collector down, against without")
 	fs.StringVar(&c.everything, "everything", "peers/node_modules/.bin/mcp-server-everything", "server-everything's `binary` for the relay runs (scripts/peers.sh installs it); skipped when missing")
 	fs.StringVar(&c.only, "only", "", "run only this `part`: relay")
 	fs.IntVar(&c.relayCalls, "relay-calls", 2000, "calls per round of the relay runs' 16-byte cells")
