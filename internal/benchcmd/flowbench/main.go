@@ -76,6 +76,7 @@ func main() {
 	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named)")
 	with := flag.String("with", "", "learn and replay with these `levers` that are off by default, comma-separated: position (an element picked by the position the customer said, [said#]), date (a date said in words counted as said, learn.Options.WordDates), describe (the elements the customer described by a value they hold, [said~]), words (predicates on the words the customer said, said \"word\"), rest (a fan-out over a list waits for the agent's first read of one element where the rest earned more held out, learn.Options.Rest)")
 	flag.BoolVar(&byAgent, "by-agent", false, "gate each lookup by its held-out hit rate for the episode's agent model, backed off to every model's (off by default: it did not pay)")
+	bySource := flag.Bool("sources", false, "print the replay's lookups, hits, detours and the calls it missed by site, lookup and binding (a miss by the offer of it the flow declined, or as not offered, after the agent's call before it)")
 	calib := flag.Bool("calibration", false, "print the arbiter's reliability table of the replay (every offer once per run), with its ECE overall and in the band 0.2 to 0.5")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to `FILE` at the end")
@@ -150,6 +151,10 @@ func main() {
 		}
 	}
 	calibration = *calib
+	if *bySource {
+		sources = map[string]*source{}
+		defer printSources(os.Stdout)
+	}
 	if *verbose {
 		misses = map[string]int{}
 		defer printMisses()

@@ -135,6 +135,9 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, c
 	var r replay
 	for _, ep := range eps {
 		r.add(replayEpisode(f, ep, rule))
+		if sources != nil {
+			countSources(f, ep, rule)
+		}
 	}
 	return r
 }
