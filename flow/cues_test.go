@@ -87,3 +87,52 @@ func TestCuesValidate(t *testing.T) {
 		t.Errorf("Validate: %v", err)
 	}
 }
+
+// A merge adds the counts of the cues both flows have and drops a cue
+// only one has; flows learned with and without cues do not merge. The
+// review names the cues that decide.
+func TestMergeCues(t *testing.T) {
+	a, b := cueFlow(t, 20), cueFlow(t, 20)
+	item := func(f *Flow) *Lookup {
+		s := &f.Sites[len(f.Sites)-1]
+		for i := range s.Lookups {
+			if s.Lookups[i].Tool == "get_item" {
+				return &s.Lookups[i]
+			}
+		}
+		t.Fatal("no get_item")
+		return nil
+	}
+	for _, f := range []*Flow{a, b} {
+		f.Learned.Digest = DigestPrefix + strings.Repeat("0", 64)
+	}
+	item(b).Cues = append(item(b).Cues, Cue{Word: "swap", Said: Count{N: 10}, Reach: Count{N: 5}})
+	m, err := Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := item(m).Cues; len(got) != 1 || got[0].Word != "exchange" || got[0].Said.N != 40 || got[0].Reach.N != 24 {
+		t.Errorf("merged cues %+v, want exchange said 40, reach 24", got)
+	}
+	if !m.Learned.Cues {
+		t.Error("learned.cues lost in the merge")
+	}
+	if item(a).Cues[0].Said.N != 20 {
+		t.Error("the merge changed its input")
+	}
+	var cues []string
+	for _, s := range m.Review(Rule{Decider: Reach, Threshold: DefaultThreshold}, -1).Sites {
+		for _, l := range s.Lookups {
+			if l.Tool == "get_item" {
+				cues = l.Cues
+			}
+		}
+	}
+	if len(cues) != 1 || cues[0] != "exchange" {
+		t.Errorf("review cues %v, want [exchange]", cues)
+	}
+	b.Learned.Cues = false
+	if _, err := Merge(a, b); err == nil || !strings.Contains(err.Error(), "learned.cues") {
+		t.Errorf("merge of flows with and without cues: %v", err)
+	}
+}
