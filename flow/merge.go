@@ -98,6 +98,7 @@ func Merge(fs ...*Flow) (*Flow, error) {
 	out.Learned.HabitOnly = first.Learned.HabitOnly
 	out.Learned.WordDates = first.Learned.WordDates
 	out.Learned.Rest = first.Learned.Rest
+	out.Learned.Cues = first.Learned.Cues
 	var digest [sha256.Size]byte
 	servers, sources := map[string]bool{}, map[string]bool{}
 	toolFrom := map[string]int{} // tool → episodes of the flow its contract came from
@@ -212,6 +213,8 @@ func mergeable(first, f *Flow) *MergeError {
 		return differ("learned.word_dates", f.Learned.WordDates, first.Learned.WordDates)
 	case f.Learned.Rest != first.Learned.Rest:
 		return differ("learned.rest", f.Learned.Rest, first.Learned.Rest)
+	case f.Learned.Cues != first.Learned.Cues:
+		return differ("learned.cues", f.Learned.Cues, first.Learned.Cues)
 	}
 	for _, s := range f.Sites {
 		if s.Promoted != nil {
@@ -253,6 +256,7 @@ func mergeLookups(have, add []Lookup, k int) []Lookup {
 		h.Answered = addOptional(h.Answered, l.Answered, k)
 		h.Bytes = addOptional(h.Bytes, l.Bytes, k)
 		h.Predicate = mergePredicate(h, l, found)
+		h.Cues = mergeCues(h.Cues, l.Cues, found)
 		for _, b := range l.Bindings {
 			key := BindingString(b.Args)
 			j := slices.IndexFunc(h.Bindings, func(o Bound) bool { return BindingString(o.Args) == key })
@@ -290,6 +294,32 @@ func mergePredicate(h *Lookup, l Lookup, had bool) *Predicate {
 	addCounts(&h.Predicate.Held, l.Predicate.Held)
 	addCounts(&h.Predicate.Reach, l.Predicate.Reach)
 	return h.Predicate
+}
+
+// mergeCues adds the counts of the cues two shards' lookups both have. As
+// a predicate, a cue is chosen by each learn run from its own counts: one
+// only one shard has is dropped, since its counts do not cover the other's
+// episodes. The merge keeps the first's order.
+func mergeCues(have, add []Cue, had bool) []Cue {
+	if !had {
+		out := make([]Cue, len(add))
+		for i, c := range add {
+			out[i] = Cue{Word: c.Word, Said: cloneCount(c.Said), Reach: cloneCount(c.Reach)}
+		}
+		return out
+	}
+	out := have[:0]
+	for _, c := range have {
+		if j := slices.IndexFunc(add, func(a Cue) bool { return a.Word == c.Word }); j >= 0 {
+			addCounts(&c.Said, add[j].Said)
+			addCounts(&c.Reach, add[j].Reach)
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 func cloneCount(c Count) Count { return Count{N: c.N, Folds: slices.Clone(c.Folds)} }

@@ -58,14 +58,18 @@ type LookupReview struct {
 	MeanBytes float64 `json:"mean_bytes,omitempty"`
 	// When is the lookup's predicate, with P(reach) where it holds and
 	// where it does not.
-	When      string                  `json:"when,omitempty"`
-	PWhenHeld float64                 `json:"p_when_held,omitempty"`
-	PWhenNot  float64                 `json:"p_when_not,omitempty"`
-	Binding   map[string]binding.Expr `json:"binding,omitempty"`
-	Matched   int                     `json:"matched"`
-	Of        int                     `json:"of"`                // reach, or a fan-out's calls
-	FanOut    bool                    `json:"fan_out,omitempty"` // Matched and Of count calls
-	Reach     int                     `json:"reach"`
+	When      string  `json:"when,omitempty"`
+	PWhenHeld float64 `json:"p_when_held,omitempty"`
+	PWhenNot  float64 `json:"p_when_not,omitempty"`
+	// Cues are, in a flow learned with cues, the words of which one must
+	// have been said before the site for it to be offered (Cue.Lifts in
+	// the fold); none when it is offered whatever was said.
+	Cues    []string                `json:"cues,omitempty"`
+	Binding map[string]binding.Expr `json:"binding,omitempty"`
+	Matched int                     `json:"matched"`
+	Of      int                     `json:"of"`                // reach, or a fan-out's calls
+	FanOut  bool                    `json:"fan_out,omitempty"` // Matched and Of count calls
+	Reach   int                     `json:"reach"`
 }
 
 // ToolReview is a tool the flow never looks up, and why.
@@ -118,6 +122,13 @@ func (f *Flow) Review(rule Rule, fold int) *Review {
 				lr.When = p.When.String()
 				lr.PWhenHeld = p.PWhen(fold, true, lr.Reach, sr.Support)
 				lr.PWhenNot = p.PWhen(fold, false, lr.Reach, sr.Support)
+			}
+			if f.Learned.Cues {
+				for ci := range l.Cues {
+					if c := &l.Cues[ci]; c.Lifts(fold, lr.Reach, sr.Support) {
+						lr.Cues = append(lr.Cues, c.Word)
+					}
+				}
 			}
 			if a := f.Arbiter; a != nil {
 				o.PArbiter = a.P(InputsOf(&o), fold)

@@ -142,6 +142,10 @@ func TestSchemaAcceptsFlows(t *testing.T) {
 	if err := validateSchema(t, data); err != nil {
 		t.Errorf("shop flow: %v", err)
 	}
+	data, _ = cueFlow(t, 20).Marshal()
+	if err := validateSchema(t, data); err != nil {
+		t.Errorf("shop flow with cues: %v", err)
+	}
 	goldens, _ := filepath.Glob(filepath.Join("..", "learn", "testdata", "*.flow.json"))
 	// Version 1 flows, which the schema describes too.
 	goldens = append(goldens, filepath.Join("..", "testdata", "flows", "tau2-retail.flow.json"))

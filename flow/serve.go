@@ -589,6 +589,9 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if reach == 0 {
 			continue
 		}
+		if s.f.Learned.Cues && len(l.Cues) > 0 && !l.cued(s.fold, func(w string) bool { return s.scope.Said.Named(w) }, reach, n) {
+			continue // none of the words it follows was said
+		}
 		// Of the bindings that bind, the one that earned most in the
 		// fold's counts (Bound.Value), the first of equals.
 		var best *Bound

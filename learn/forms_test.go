@@ -3,6 +3,7 @@ package learn
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hoist-mcp/hoist/episode"
@@ -180,4 +181,55 @@ func TestLearnSaidPredicate(t *testing.T) {
 	if w := l.Predicate.When.String(); w != `said "exchange"` && w != `said "return"` {
 		t.Errorf("predicate %s, want said \"exchange\" or \"return\"", w)
 	}
+}
+
+// With Cues, the words after which the agent reads an order's item much
+// more often than after the order overall are learned as the lookup's
+// cues ("exchange" and "swap"; not "return", nor the words every customer
+// said), with their counts; and no predicate on what was said unless
+// SaidConditions asks for one.
+func TestLearnCues(t *testing.T) {
+	eps := cueEpisodes()
+	if l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2}, eps...), "get_order", "get_item"); l == nil || l.Cues != nil {
+		t.Fatalf("without Cues: %+v, want the lookup without cues", l)
+	}
+	f := learnAll(Options{Folds: 1, MinSupport: 2, Cues: true}, eps...)
+	if !f.Learned.Cues {
+		t.Error("learned.cues not set")
+	}
+	l := lookup(t, f, "get_order", "get_item")
+	if l == nil {
+		t.Fatal("no lookup")
+	}
+	var words []string
+	for _, c := range l.Cues {
+		words = append(words, c.Word)
+		if c.Said.N != 20 || c.Reach.N != 20 {
+			t.Errorf("cue %q: said %d, reach %d; want 20 and 20", c.Word, c.Said.N, c.Reach.N)
+		}
+	}
+	if got := strings.Join(words, " "); got != "exchange swap" {
+		t.Errorf("cues %q, want \"exchange swap\"", got)
+	}
+	if p := l.Predicate; p != nil && strings.HasPrefix(p.When.String(), "said ") {
+		t.Errorf("predicate %s without SaidConditions", p.When)
+	}
+}
+
+// cueEpisodes are 80 sessions of an order read: after "exchange" or
+// "swap" (20 each) the agent reads its item, after "return" (40) not.
+func cueEpisodes() []*episode.Episode {
+	var eps []*episode.Episode
+	for n := 1; n <= 80; n++ {
+		said := "I would like to return something."
+		calls := []call{{tool: "get_order", args: fmt.Sprintf(`{"order_id":"#W%d"}`, n), result: fmt.Sprintf(`{"status":"delivered","items":[{"item_id":"i%d"}]}`, n)}}
+		if n%4 < 2 {
+			said = []string{"I would like to exchange something.", "I would like to swap something."}[n%4]
+			calls = append(calls, call{tool: "get_item", args: fmt.Sprintf(`{"item_id":"i%d"}`, n), result: "{}", turn: 1})
+		}
+		ep := crafted(fmt.Sprint(n), fmt.Sprint(n), calls...)
+		ep.Events = append([]episode.Event{{Type: episode.EventMessage, Message: &episode.Message{Role: "user", Text: said}}}, ep.Events...)
+		eps = append(eps, ep)
+	}
+	return eps
 }

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -88,6 +89,13 @@ type Options struct {
 	// "word": a booking's "nonstop", a complaint's "delayed"), beside those
 	// on the site's result, of the first maxSaidConds words said.
 	SaidConditions bool
+	// Cues learns, for each lookup, the words the customer said before
+	// its site in whose occurrences the agent made the lookup much more
+	// often than at the site overall (flow.Lookup.Cues, learned.cues):
+	// served, a lookup with cues is not offered where none of them was
+	// said (a product's details where the customer asked to return, not
+	// to exchange). Of the first maxSaidConds words said.
+	Cues bool
 	// Rest serves a fan-out over a list of a site's result
 	// ($result.reservations[*]) after the agent's first read of one
 	// element, where the rest of it ($last[site].reservations[*], less
@@ -535,7 +543,7 @@ func (l *Learner) count(ep *episode.Episode) {
 		}
 		sa.count.Add(fold)
 		conds := siteConds(scope.Site)
-		if l.opt.SaidConditions {
+		if l.opt.SaidConditions || l.opt.Cues {
 			for _, w := range scope.Said.Words(maxSaidConds) {
 				conds = append(conds, "said \""+w+"\"")
 			}
@@ -906,6 +914,7 @@ func (l *Learner) Flow() *flow.Flow {
 			HabitOnly: l.opt.HabitOnly,
 			WordDates: l.opt.WordDates,
 			Rest:      l.opt.Rest,
+			Cues:      l.opt.Cues,
 		},
 		Tools: map[string]flow.Tool{},
 		Sites: []flow.Site{},
@@ -955,6 +964,9 @@ func (l *Learner) Flow() *flow.Flow {
 			answered, size := la.answered, la.bytes
 			lk := flow.Lookup{Tool: tool, Reach: la.reach, Habit: la.habit, Bindings: []flow.Bound{}, Answered: &answered, Bytes: &size}
 			lk.Predicate = l.predicate(sa, la)
+			if l.opt.Cues {
+				lk.Cues = l.cues(sa, la)
+			}
 			var tuples []*tupleAcc
 			input := f.Tools[tool].Input
 			kept := map[string]*tupleAcc{}
@@ -1055,6 +1067,9 @@ func (l *Learner) predicate(sa *siteAcc, la *lookupAcc) *flow.Predicate {
 		if held.N < l.opt.MinSupport || sa.count.N-held.N < l.opt.MinSupport || !spread(*held) || !sa.fewValues(c) {
 			continue
 		}
+		if !l.opt.SaidConditions && strings.HasPrefix(c, "said ") {
+			continue // counted for cues only
+		}
 		r := 0.0
 		if w := la.when[c]; w != nil {
 			r = float64(w.N)
@@ -1077,6 +1092,46 @@ func (l *Learner) predicate(sa *siteAcc, la *lookupAcc) *flow.Predicate {
 	}
 	return p
 }
+
+// cues returns the words said before the site whose occurrences, at least
+// flow.CueMinSaid of them in more than one fold, saw the agent make the
+// lookup flow.CueLift times as often as the site's occurrences did, the
+// likeliest first, at most maxCues.
+func (l *Learner) cues(sa *siteAcc, la *lookupAcc) []flow.Cue {
+	n, reach := sa.count.N, la.reach.N
+	if n == 0 || reach == 0 {
+		return nil
+	}
+	var out []flow.Cue
+	for c, held := range sa.conds {
+		w, ok := strings.CutPrefix(c, "said ")
+		if !ok || held.N < flow.CueMinSaid || !spread(*held) {
+			continue
+		}
+		word, err := strconv.Unquote(w)
+		if err != nil {
+			continue
+		}
+		r := flow.NewCount(l.opt.Folds)
+		if x := la.when[c]; x != nil {
+			r = *x
+		}
+		cue := flow.Cue{Word: word, Said: *held, Reach: r}
+		if cue.Lifts(-1, reach, n) {
+			out = append(out, cue)
+		}
+	}
+	slices.SortFunc(out, func(a, b flow.Cue) int {
+		return cmp.Or(cmp.Compare(b.Rate(-1), a.Rate(-1)), strings.Compare(a.Word, b.Word))
+	})
+	if len(out) > maxCues {
+		out = out[:maxCues]
+	}
+	return out
+}
+
+// maxCues is the most cues a lookup keeps.
+const maxCues = 16
 
 // minPredicateG is the least G a predicate needs: χ² with one degree of
 // freedom at p = 0.001, strict since every condition of a site is tried.

@@ -159,11 +159,15 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 		{"shop habit only", shopVariants(30), Options{Domain: "shop", HabitOnly: true}},
 		{"tau2 airline", tau2Episodes(t, "airline"), Options{Domain: "airline", MinSupport: 1, Folds: 2}},
 		{"tau2 retail", tau2Episodes(t, "retail"), Options{Domain: "retail", MinSupport: 1, Folds: 2}},
+		{"cues", cueEpisodes(), Options{Domain: "shop", MinSupport: 2, Folds: 2, Cues: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			whole := learnWhole(t, tc.eps, tc.opt)
 			if !tc.opt.HabitOnly && tc.name == "shop" && !bytes.Contains(whole, []byte(`"arbiter"`)) {
 				t.Fatal("the whole has no arbiter: the test would prove little")
+			}
+			if tc.opt.Cues && !bytes.Contains(whole, []byte(`"cues": [`)) {
+				t.Fatal("the whole has no cues: the test would prove little")
 			}
 			rng := rand.New(rand.NewPCG(uint64(len(tc.eps)), 3))
 			for trial := range 12 {

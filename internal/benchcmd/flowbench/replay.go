@@ -120,7 +120,7 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, c
 	if !conversation {
 		eps = withoutMessages(eps)
 	}
-	l := learn.New(learn.Options{Domain: domain, Folds: folds, Positions: withLevers["position"], Descriptions: withLevers["describe"], WordDates: withLevers["date"], SaidConditions: withLevers["words"], Rest: withLevers["rest"]})
+	l := learn.New(learn.Options{Domain: domain, Folds: folds, Positions: withLevers["position"], Descriptions: withLevers["describe"], WordDates: withLevers["date"], SaidConditions: withLevers["words"], Rest: withLevers["rest"], Cues: withLevers["cues"]})
 	for _, ep := range eps {
 		l.Add(ep)
 	}
@@ -135,6 +135,9 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, c
 	var r replay
 	for _, ep := range eps {
 		r.add(replayEpisode(f, ep, rule))
+		if sources != nil {
+			countSources(f, ep, rule)
+		}
 	}
 	return r
 }

@@ -1,0 +1,138 @@
+package flow
+
+import (
+	"strings"
+	"testing"
+)
+
+// cueFlow is shopFlow with get_item after get_user made 12 times in 40,
+// and 12 times in the 20 where the customer had said "exchange" (issue 26:
+// a product looked up where the customer asked to exchange, not to
+// return).
+func cueFlow(t *testing.T, saidN int) *Flow {
+	t.Helper()
+	f := shopFlow(t)
+	f.Learned.Cues = true
+	s := &f.Sites[len(f.Sites)-1]
+	if s.Tool != "get_user" {
+		t.Fatalf("last site %s", s.Tool)
+	}
+	s.Count = Count{N: 40}
+	for i := range s.Lookups {
+		l := &s.Lookups[i]
+		switch l.Tool {
+		case "get_item":
+			l.Reach, l.Habit, l.Bindings[0].Matched = Count{N: 12}, Count{N: 12}, Count{N: 12}
+			l.Cues = []Cue{{Word: "exchange", Said: Count{N: saidN}, Reach: Count{N: 12}}}
+		case "get_order":
+			l.Reach, l.Habit = Count{N: 36}, Count{N: 36}
+			for j := range l.Bindings {
+				l.Bindings[j].Matched = Count{N: 36}
+			}
+		}
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestServeCues(t *testing.T) {
+	offered := func(f *Flow, said string) (item, order bool) {
+		s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Message("user", said)
+		ds, _ := serve(t, s, answerShop)
+		for _, d := range ds {
+			for _, o := range d.Offers {
+				item = item || o.Tool == "get_item"
+				order = order || o.Tool == "get_order"
+			}
+		}
+		return item, order
+	}
+	exchange, ret := "I want to exchange the lamp.", "I want to return the lamp."
+	f := cueFlow(t, 20) // (12+½)/(20+1) = 0.6, 2 times the site's 0.3
+	if item, order := offered(f, exchange); !item || !order {
+		t.Errorf("exchange said: get_item offered %v, get_order %v; want both", item, order)
+	}
+	if item, order := offered(f, ret); item || !order {
+		t.Errorf("no cue said: get_item offered %v, get_order %v; want get_order only", item, order)
+	}
+	// Learned without cues, the flow serves get_item whatever was said.
+	f.Learned.Cues = false
+	if item, _ := offered(f, ret); !item {
+		t.Error("a flow not learned with cues gated by them")
+	}
+	// A cue said fewer than CueMinSaid times in the served fold lifts
+	// nothing: no gate.
+	if item, _ := offered(cueFlow(t, CueMinSaid-1), ret); !item {
+		t.Errorf("a cue said %d times gated the lookup", CueMinSaid-1)
+	}
+}
+
+// A cue whose counts are out of range is refused, naming the field.
+func TestCuesValidate(t *testing.T) {
+	f := cueFlow(t, 20)
+	s := &f.Sites[len(f.Sites)-1]
+	for i := range s.Lookups {
+		if s.Lookups[i].Tool == "get_item" {
+			s.Lookups[i].Cues[0].Reach = Count{N: 13}
+		}
+	}
+	err := f.Validate()
+	if err == nil || !strings.Contains(err.Error(), "lookups[0].cues[0].reach.n: 13 out of range 0..12") {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+// A merge adds the counts of the cues both flows have and drops a cue
+// only one has; flows learned with and without cues do not merge. The
+// review names the cues that decide.
+func TestMergeCues(t *testing.T) {
+	a, b := cueFlow(t, 20), cueFlow(t, 20)
+	item := func(f *Flow) *Lookup {
+		s := &f.Sites[len(f.Sites)-1]
+		for i := range s.Lookups {
+			if s.Lookups[i].Tool == "get_item" {
+				return &s.Lookups[i]
+			}
+		}
+		t.Fatal("no get_item")
+		return nil
+	}
+	for _, f := range []*Flow{a, b} {
+		f.Learned.Digest = DigestPrefix + strings.Repeat("0", 64)
+	}
+	item(b).Cues = append(item(b).Cues, Cue{Word: "swap", Said: Count{N: 10}, Reach: Count{N: 5}})
+	m, err := Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := item(m).Cues; len(got) != 1 || got[0].Word != "exchange" || got[0].Said.N != 40 || got[0].Reach.N != 24 {
+		t.Errorf("merged cues %+v, want exchange said 40, reach 24", got)
+	}
+	if !m.Learned.Cues {
+		t.Error("learned.cues lost in the merge")
+	}
+	if item(a).Cues[0].Said.N != 20 {
+		t.Error("the merge changed its input")
+	}
+	var cues []string
+	for _, s := range m.Review(Rule{Decider: Reach, Threshold: DefaultThreshold}, -1).Sites {
+		for _, l := range s.Lookups {
+			if l.Tool == "get_item" {
+				cues = l.Cues
+			}
+		}
+	}
+	if len(cues) != 1 || cues[0] != "exchange" {
+		t.Errorf("review cues %v, want [exchange]", cues)
+	}
+	b.Learned.Cues = false
+	if _, err := Merge(a, b); err == nil || !strings.Contains(err.Error(), "learned.cues") {
+		t.Errorf("merge of flows with and without cues: %v", err)
+	}
+}
