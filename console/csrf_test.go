@@ -1,14 +1,14 @@
 package console_test
 
 import (
-	"bufio"
-	"context"
 	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hoist-mcp/hoist/internal/testbin"
 )
 
 // csrfField finds the console's token for forms in a page it drew.
@@ -67,33 +67,7 @@ func (cc *consoleClient) post(t *testing.T, path string, form url.Values, header
 // console publishes (a frame held or gone) is one value on the channel.
 func (cc *consoleClient) events(t *testing.T) <-chan struct{} {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, "GET", cc.base+"/events", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cc.c.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ch := make(chan struct{}, 64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(ch)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "event:") {
-				select {
-				case ch <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
-	return ch
+	return testbin.ConsoleChanges(t, cc.c, cc.base)
 }
 
 // waitHolds waits, event by event, until the Holds page shows want.

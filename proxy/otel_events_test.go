@@ -1,8 +1,6 @@
 package proxy_test
 
 import (
-	"bufio"
-	"context"
 	"io"
 	"net/http"
 	"net/url"
@@ -142,30 +140,7 @@ func startRealConsole(t *testing.T) *realConsole {
 		t.Fatal("the Holds page has no form token")
 	}
 	rc.csrf = m[1]
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/events", nil)
-	resp, err := rc.c.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	ch := make(chan struct{}, 64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer close(ch)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "event:") {
-				select {
-				case ch <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
-	rc.changes = ch
+	rc.changes = testbin.ConsoleChanges(t, rc.c, base)
 	return rc
 }
 

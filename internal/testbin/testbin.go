@@ -5,11 +5,13 @@ package testbin
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -162,6 +164,42 @@ func StartConsole(t testing.TB, args ...string) (string, *exec.Cmd) {
 	}
 	t.Fatal("hoist console ended before it served")
 	return "", nil
+}
+
+// ConsoleChanges follows a console's server-sent events (GET base+"/events"
+// with c): each change it publishes (a frame held or gone) is one value on
+// the channel, dropped when the test has not taken the last one yet. The
+// stream is closed when the test ends.
+func ConsoleChanges(t testing.TB, c *http.Client, base string) <-chan struct{} {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/events", nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	ch := make(chan struct{}, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ch)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "event:") {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
+	return ch
 }
 
 // Jaeger returns the jaeger program (Jaeger v2 all-in-one), built from the
