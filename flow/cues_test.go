@@ -6,10 +6,11 @@ import (
 )
 
 // cueFlow is shopFlow with get_item after get_user made 12 times in 40,
-// and 12 times in the 20 where the customer had said "exchange" (issue 26:
+// and 12 times in the 20 where the customer had said "exchange", in
+// tasksN distinct tasks (issue 26:
 // a product looked up where the customer asked to exchange, not to
 // return).
-func cueFlow(t *testing.T, saidN int) *Flow {
+func cueFlow(t *testing.T, tasksN int) *Flow {
 	t.Helper()
 	f := shopFlow(t)
 	f.Learned.Cues = true
@@ -23,7 +24,7 @@ func cueFlow(t *testing.T, saidN int) *Flow {
 		switch l.Tool {
 		case "get_item":
 			l.Reach, l.Habit, l.Bindings[0].Matched = Count{N: 12}, Count{N: 12}, Count{N: 12}
-			l.Cues = []Cue{{Word: "exchange", Said: Count{N: saidN}, Reach: Count{N: 12}}}
+			l.Cues = []Cue{{Word: "exchange", Said: Count{N: 20}, Reach: Count{N: 12}, Tasks: Count{N: tasksN}}}
 		case "get_order":
 			l.Reach, l.Habit = Count{N: 36}, Count{N: 36}
 			for j := range l.Bindings {
@@ -66,10 +67,10 @@ func TestServeCues(t *testing.T) {
 	if item, _ := offered(f, ret); !item {
 		t.Error("a flow not learned with cues gated by them")
 	}
-	// A cue said fewer than CueMinSaid times in the served fold lifts
-	// nothing: no gate.
-	if item, _ := offered(cueFlow(t, CueMinSaid-1), ret); !item {
-		t.Errorf("a cue said %d times gated the lookup", CueMinSaid-1)
+	// A cue said in fewer than CueMinTasks tasks of the served fold's
+	// training part lifts nothing, however often it was said: no gate.
+	if item, _ := offered(cueFlow(t, CueMinTasks-1), ret); !item {
+		t.Errorf("a cue said in %d tasks gated the lookup", CueMinTasks-1)
 	}
 }
 

@@ -299,12 +299,13 @@ func mergePredicate(h *Lookup, l Lookup, had bool) *Predicate {
 // mergeCues adds the counts of the cues two shards' lookups both have. As
 // a predicate, a cue is chosen by each learn run from its own counts: one
 // only one shard has is dropped, since its counts do not cover the other's
-// episodes. The merge keeps the first's order.
+// episodes. Tasks add up too, which counts a task both flows saw twice.
+// The merge keeps the first's order.
 func mergeCues(have, add []Cue, had bool) []Cue {
 	if !had {
 		out := make([]Cue, len(add))
 		for i, c := range add {
-			out[i] = Cue{Word: c.Word, Said: cloneCount(c.Said), Reach: cloneCount(c.Reach)}
+			out[i] = Cue{Word: c.Word, Said: cloneCount(c.Said), Reach: cloneCount(c.Reach), Tasks: cloneCount(c.Tasks)}
 		}
 		return out
 	}
@@ -313,6 +314,7 @@ func mergeCues(have, add []Cue, had bool) []Cue {
 		if j := slices.IndexFunc(add, func(a Cue) bool { return a.Word == c.Word }); j >= 0 {
 			addCounts(&c.Said, add[j].Said)
 			addCounts(&c.Reach, add[j].Reach)
+			addCounts(&c.Tasks, add[j].Tasks)
 			out = append(out, c)
 		}
 	}

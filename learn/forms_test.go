@@ -204,8 +204,8 @@ func TestLearnCues(t *testing.T) {
 	var words []string
 	for _, c := range l.Cues {
 		words = append(words, c.Word)
-		if c.Said.N != 20 || c.Reach.N != 20 {
-			t.Errorf("cue %q: said %d, reach %d; want 20 and 20", c.Word, c.Said.N, c.Reach.N)
+		if c.Said.N != 20 || c.Reach.N != 20 || c.Tasks.N != 20 {
+			t.Errorf("cue %q: said %d, reach %d, tasks %d; want 20, 20 and 20", c.Word, c.Said.N, c.Reach.N, c.Tasks.N)
 		}
 	}
 	if got := strings.Join(words, " "); got != "exchange swap" {
@@ -213,6 +213,34 @@ func TestLearnCues(t *testing.T) {
 	}
 	if p := l.Predicate; p != nil && strings.HasPrefix(p.When.String(), "said ") {
 		t.Errorf("predicate %s without SaidConditions", p.When)
+	}
+}
+
+// A word said before the site many times, but in one task's runs only (a
+// customer's name, said by every agent that ran the task), is no cue,
+// however often the agent made the lookup after it: a cue's support is
+// counted in distinct tasks (issue 26).
+func TestLearnCuesCountTasks(t *testing.T) {
+	eps := cueEpisodes()
+	for n := 1; n <= 30; n++ {
+		calls := []call{
+			{tool: "get_order", args: `{"order_id":"#W900"}`, result: `{"status":"delivered","items":[{"item_id":"i900"}]}`},
+			{tool: "get_item", args: `{"item_id":"i900"}`, result: "{}", turn: 1},
+		}
+		ep := crafted(fmt.Sprint("j", n), "johansson-task", calls...)
+		ep.Events = append([]episode.Event{{Type: episode.EventMessage, Message: &episode.Message{Role: "user", Text: "This is Yusuf Johansson, about my order."}}}, ep.Events...)
+		eps = append(eps, ep)
+	}
+	l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, Cues: true}, eps...), "get_order", "get_item")
+	if l == nil {
+		t.Fatal("no lookup")
+	}
+	var words []string
+	for _, c := range l.Cues {
+		words = append(words, c.Word)
+	}
+	if got := strings.Join(words, " "); got != "exchange swap" {
+		t.Errorf("cues %q, want \"exchange swap\" (johansson, said 30 times in one task, is no cue)", got)
 	}
 }
 

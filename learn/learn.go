@@ -140,6 +140,24 @@ type siteAcc struct {
 	// conditions are never predicates, so they are not counted. Whether a
 	// path has many values does not depend on how the episodes are split.
 	many map[string]bool
+	// saidIn holds, for each word said before the site (as its said
+	// condition), the tasks (flow.TaskKey) it was said in: a cue's support
+	// is counted in tasks, so that one task's names, said in its every
+	// run, are no cue.
+	saidIn map[string]map[string]bool
+}
+
+// noteSaid notes that cond, a said condition, held in task's episode.
+func (sa *siteAcc) noteSaid(cond, task string) {
+	if sa.saidIn == nil {
+		sa.saidIn = map[string]map[string]bool{}
+	}
+	ts := sa.saidIn[cond]
+	if ts == nil {
+		ts = map[string]bool{}
+		sa.saidIn[cond] = ts
+	}
+	ts[task] = true
 }
 
 // maxPathValues is the most distinct values a path of a site's result may
@@ -367,6 +385,11 @@ func (l *Learner) merge(o *Learner) {
 				addCount(sa.conds[c], *n)
 			}
 		}
+		for c, ts := range osa.saidIn {
+			for t := range ts {
+				sa.noteSaid(c, t)
+			}
+		}
 		for tool, ola := range osa.lookups {
 			la := sa.lookups[tool]
 			if la == nil {
@@ -545,7 +568,11 @@ func (l *Learner) count(ep *episode.Episode) {
 		conds := siteConds(scope.Site)
 		if l.opt.SaidConditions || l.opt.Cues {
 			for _, w := range scope.Said.Words(maxSaidConds) {
-				conds = append(conds, "said \""+w+"\"")
+				c := "said \"" + w + "\""
+				conds = append(conds, c)
+				if l.opt.Cues {
+					sa.noteSaid(c, key)
+				}
 			}
 		}
 		for _, c := range conds {
@@ -1093,10 +1120,10 @@ func (l *Learner) predicate(sa *siteAcc, la *lookupAcc) *flow.Predicate {
 	return p
 }
 
-// cues returns the words said before the site whose occurrences, at least
-// flow.CueMinSaid of them in more than one fold, saw the agent make the
-// lookup flow.CueLift times as often as the site's occurrences did, the
-// likeliest first, at most maxCues.
+// cues returns the words said before the site, in at least
+// flow.CueMinTasks distinct tasks, whose occurrences saw the agent make
+// the lookup flow.CueLift times as often as the site's occurrences did,
+// the likeliest first, at most maxCues.
 func (l *Learner) cues(sa *siteAcc, la *lookupAcc) []flow.Cue {
 	n, reach := sa.count.N, la.reach.N
 	if n == 0 || reach == 0 {
@@ -1105,7 +1132,7 @@ func (l *Learner) cues(sa *siteAcc, la *lookupAcc) []flow.Cue {
 	var out []flow.Cue
 	for c, held := range sa.conds {
 		w, ok := strings.CutPrefix(c, "said ")
-		if !ok || held.N < flow.CueMinSaid || !spread(*held) {
+		if !ok || len(sa.saidIn[c]) < flow.CueMinTasks || !spread(*held) {
 			continue
 		}
 		word, err := strconv.Unquote(w)
@@ -1116,7 +1143,11 @@ func (l *Learner) cues(sa *siteAcc, la *lookupAcc) []flow.Cue {
 		if x := la.when[c]; x != nil {
 			r = *x
 		}
-		cue := flow.Cue{Word: word, Said: *held, Reach: r}
+		tasks := flow.NewCount(l.opt.Folds)
+		for t := range sa.saidIn[c] {
+			tasks.Add(flow.FoldOf(t, l.k))
+		}
+		cue := flow.Cue{Word: word, Said: *held, Reach: r, Tasks: tasks}
 		if cue.Lifts(-1, reach, n) {
 			out = append(out, cue)
 		}

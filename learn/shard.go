@@ -60,13 +60,15 @@ type toolJSON struct {
 }
 
 type siteJSON struct {
-	Tool    string                `json:"tool"`
-	Failed  bool                  `json:"failed,omitempty"`
-	Count   flow.Count            `json:"count"`
-	Values  map[string][]string   `json:"values,omitempty"`
-	Many    []string              `json:"many,omitempty"`
-	Conds   map[string]flow.Count `json:"conds,omitempty"`
-	Lookups []lookupJSON          `json:"lookups"`
+	Tool   string                `json:"tool"`
+	Failed bool                  `json:"failed,omitempty"`
+	Count  flow.Count            `json:"count"`
+	Values map[string][]string   `json:"values,omitempty"`
+	Many   []string              `json:"many,omitempty"`
+	Conds  map[string]flow.Count `json:"conds,omitempty"`
+	// SaidIn is the tasks each said condition held in (with cues).
+	SaidIn  map[string][]string `json:"said_in,omitempty"`
+	Lookups []lookupJSON        `json:"lookups"`
 }
 
 type lookupJSON struct {
@@ -133,6 +135,12 @@ func (l *Learner) Shard() (json.RawMessage, error) {
 		}
 		for c, n := range sa.conds {
 			sj.Conds[c] = *n
+		}
+		for c, ts := range sa.saidIn {
+			if sj.SaidIn == nil {
+				sj.SaidIn = map[string][]string{}
+			}
+			sj.SaidIn[c] = sortedKeys(ts)
 		}
 		for tool, la := range sa.lookups {
 			lj := lookupJSON{Tool: tool, Reach: la.reach, Habit: la.habit, Answered: la.answered, Bytes: la.bytes, When: map[string]flow.Count{}, Tuples: []tupleJSON{}}
@@ -266,6 +274,11 @@ func FromShard(raw json.RawMessage) (*Learner, error) {
 				return nil, err
 			}
 			sa.conds[c] = &n
+		}
+		for c, ts := range sj.SaidIn {
+			for _, t := range ts {
+				sa.noteSaid(c, t)
+			}
 		}
 		for j, lj := range sj.Lookups {
 			at := fmt.Sprintf("%s.lookups[%d]", at, j)
