@@ -146,6 +146,9 @@ func showText(w io.Writer, file string, rev *flow.Review, all bool) error {
 			if l.When != "" {
 				fmt.Fprintf(w, "  when %s: P(reach) %.2f, else %.2f", l.When, l.PWhenHeld, l.PWhenNot)
 			}
+			if len(l.Cues) > 0 {
+				fmt.Fprintf(w, "  only where said: %s", strings.Join(l.Cues, ", "))
+			}
 			if l.Threshold > rev.Rule.Threshold {
 				fmt.Fprintf(w, "  results of %.0f B: threshold %.2f", l.MeanBytes, l.Threshold)
 			}
