@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -139,24 +138,12 @@ const relistFlow = `{"hoist_flow":1,"domain":"relist","servers":["relist"],"fold
 // goes on.
 func startProxyLines(t *testing.T, env []string, args ...string) (*proc, <-chan string) {
 	t.Helper()
-	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), args...)
-	cmd.Env = testbin.Env(env...)
-	stdin, err := cmd.StdinPipe()
+	p := proxyProc(t, env, args...)
+	errOut, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errOut, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: newSyncBuffer()}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p.start()
 	lines := make(chan string, 1024)
 	go func() {
 		defer close(lines)
@@ -168,12 +155,6 @@ func startProxyLines(t *testing.T, env []string, args ...string) (*proc, <-chan 
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
 	return p, lines
 }
 

@@ -59,6 +59,16 @@ func (s *syncBuffer) String() string {
 // environment (the fake servers read theirs from it).
 func startProxy(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	p := proxyProc(t, env, args...)
+	p.cmd.Stderr = p.stderr
+	p.start()
+	return p
+}
+
+// proxyProc makes hoist-mcp's command with its stdin and stdout piped, not
+// yet started: its stderr is the caller's to place.
+func proxyProc(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(testbin.Build(t, "hoist-mcp"), args...)
 	cmd.Env = testbin.Env(env...)
 	stdin, err := cmd.StdinPipe()
@@ -69,18 +79,22 @@ func startProxy(t *testing.T, env []string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: newSyncBuffer()}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	return &proc{t: t, cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20), stderr: newSyncBuffer()}
+}
+
+// start starts the proxy, which is killed, if still running, when the test
+// ends.
+func (p *proc) start() {
+	p.t.Helper()
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
+	p.t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
 		}
 	})
-	return p
 }
 
 // send writes lines to the proxy's stdin.

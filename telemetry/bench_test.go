@@ -32,6 +32,12 @@ func echoCall(id string) ([]byte, []byte) {
 func BenchmarkCall(b *testing.B) {
 	p := manual(b)
 	defer p.Shutdown(0)
+	benchCalls(b, p)
+}
+
+// benchCalls notes a tools/call and its answer per iteration, a new id
+// each, and builds the spans of every 256.
+func benchCalls(b *testing.B, p *Provider) {
 	s := p.Session("s", Pipe)
 	defer s.Close()
 	b.ReportAllocs()
@@ -73,17 +79,7 @@ func BenchmarkCallDown(b *testing.B) {
 	p.down.mu.Lock()
 	p.down.until = p.down.now().Add(24 * time.Hour)
 	p.down.mu.Unlock()
-	s := p.Session("s", Pipe)
-	defer s.Close()
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		call, answer := echoCall(strconv.Itoa(i))
-		s.FromHost(call)
-		s.FromServer(answer, true)
-		if i%256 == 255 {
-			p.build()
-		}
-	}
+	benchCalls(b, p)
 }
 
 // BenchmarkNoteLarge is BenchmarkNote with a 64 KiB argument and result,
