@@ -14,6 +14,7 @@ import (
 //	$result.status == "delivered"    the value at a path equals a constant
 //	$result.gift_card                the path names a value: not null, false, "", [] or {}
 //	said "compensation"              the customer said the word (as [said] names a value)
+//	agent said "account"             the agent said the word since the customer's last message (Scope.Agent)
 //
 // over the roots of a binding, without a fan-out. The zero Cond never holds.
 // A Cond is immutable and safe for concurrent use.
@@ -22,20 +23,35 @@ type Cond struct {
 	eq    bool   // an equality; else presence
 	right string // the constant, canonical JSON
 	ok    bool
-	// word is said "word": the customer said it (Said.Named).
-	word string
+	// word is said "word": the customer said it (Said.Named); with agent,
+	// agent said "word": the agent said it since the customer's last
+	// message (Scope.Agent).
+	word  string
+	agent bool
 }
 
 // SaidWord returns the condition that the customer said word.
 func SaidWord(word string) Cond { return Cond{word: word, ok: true} }
 
+// AgentSaidWord returns the condition that the agent said word since the
+// customer's last message.
+func AgentSaidWord(word string) Cond { return Cond{word: word, agent: true, ok: true} }
+
+// Word returns the word of a said or agent said condition, and whether it
+// is the agent's; "" for a condition on a result.
+func (c Cond) Word() (word string, agent bool) { return c.word, c.agent }
+
 // ParseCond parses a condition; errors are *SyntaxError.
 func ParseCond(s string) (Cond, error) {
-	if w, ok := strings.CutPrefix(s, "said "); ok {
+	rest, agent := strings.CutPrefix(s, "agent ")
+	if w, ok := strings.CutPrefix(rest, "said "); ok {
 		v, ok := jsontext.ParseString(strings.TrimSpace(w))
 		word, isStr := v.(string)
 		if !ok || !isStr || strings.TrimSpace(word) == "" {
-			return Cond{}, &SyntaxError{Expr: s, Pos: 5, Msg: "want a word as a JSON string after said"}
+			return Cond{}, &SyntaxError{Expr: s, Pos: len(s) - len(w), Msg: "want a word as a JSON string after said"}
+		}
+		if agent {
+			return AgentSaidWord(word), nil
 		}
 		return SaidWord(word), nil
 	}
@@ -84,6 +100,9 @@ func (c Cond) Holds(s *Scope) bool {
 		return false
 	}
 	if c.word != "" {
+		if c.agent {
+			return s.Agent.Named(c.word)
+		}
 		return s.Said.Named(c.word)
 	}
 	var e ev
@@ -133,6 +152,9 @@ func (c Cond) String() string {
 		return ""
 	}
 	if c.word != "" {
+		if c.agent {
+			return "agent said " + jsontext.Canonical(c.word)
+		}
 		return "said " + jsontext.Canonical(c.word)
 	}
 	if c.eq {

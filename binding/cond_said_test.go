@@ -30,3 +30,43 @@ func TestCondSaidWord(t *testing.T) {
 		t.Errorf("Words(2) = %q, want flight, delayed", got)
 	}
 }
+
+// The agent's words are its own: agent said "word" holds when the agent
+// said the word since the customer's last message (Scope.Hear), and said
+// "word" does not read them.
+func TestCondAgentSaidWord(t *testing.T) {
+	s := &Scope{}
+	s.Hear("user", "I want to change my flight.")
+	s.Hear("assistant", "Let me pull up your account details.")
+	s.Add(0, NewResult("get_user_details", `{"user_id":"u1"}`))
+	for c, want := range map[string]bool{`agent said "account"`: true, `said "account"`: false, `agent said "change"`: false, `said "change"`: true} {
+		cond, err := ParseCond(c)
+		if err != nil {
+			t.Errorf("ParseCond(%q): %v", c, err)
+			continue
+		}
+		if got := cond.Holds(s); got != want {
+			t.Errorf("%s holds = %v, want %v", c, got, want)
+		}
+		if cond.String() != c {
+			t.Errorf("ParseCond(%q).String() = %q", c, cond.String())
+		}
+	}
+	// The customer's next message ends the agent's window.
+	s.Hear("user", "Thanks.")
+	if MustParseCond(`agent said "account"`).Holds(s) {
+		t.Error(`agent said "account" holds after the customer spoke again`)
+	}
+	s.Hear("assistant", "Checking the ACCOUNT now")
+	if !MustParseCond(`agent said "account"`).Holds(s) {
+		t.Error(`agent said "account" does not hold after the agent said it again`)
+	}
+	if got := s.Agent.Words(4); len(got) != 2 || got[0] != "checking" || got[1] != "account" {
+		t.Errorf("Agent.Words(4) = %q, want checking, account", got)
+	}
+	for _, bad := range []string{`agent said account`, `agent said ""`, `agent "x"`} {
+		if _, err := ParseCond(bad); err == nil {
+			t.Errorf("ParseCond(%q) took it", bad)
+		}
+	}
+}

@@ -369,6 +369,27 @@ type Scope struct {
 	Calls []*Result
 	// Said is what the customer said so far ($said, [said]).
 	Said Said
+	// Agent is what the agent said since the customer's last message (the
+	// assistant's lines, Hear): the words it says before a call may say
+	// what it is about to do ("Let me pull up your account details").
+	// Only agent said "word" conditions read it, never $said or [said]:
+	// the agent repeating an id is not the customer naming it.
+	Agent Said
+}
+
+// Hear records a line of the conversation: the customer's (role "user")
+// joins Said and ends the agent's words since its last message; the
+// agent's (role "assistant") joins Agent. Other roles are not heard.
+func (s *Scope) Hear(role, text string) {
+	switch role {
+	case "user":
+		s.Said.Add(text)
+		if s.Agent.Len() > 0 {
+			s.Agent = Said{}
+		}
+	case "assistant":
+		s.Agent.Add(text)
+	}
 }
 
 // Add records the result of call i (growing Calls as needed) and makes it

@@ -137,3 +137,56 @@ func TestMergeCues(t *testing.T) {
 		t.Errorf("merge of flows with and without cues: %v", err)
 	}
 }
+
+// A cue the agent said (By "agent") is served from what the agent said
+// since the customer's last message, in a flow learned with the agent's
+// words: the same word said by the customer does not count, nor the
+// agent's said before the customer's last message.
+func TestServeAgentCues(t *testing.T) {
+	f := cueFlow(t, 20)
+	f.Learned.Cues, f.Learned.AgentWords = false, true
+	l := &f.Sites[len(f.Sites)-1].Lookups[0]
+	for l.Tool != "get_item" {
+		l = &f.Sites[len(f.Sites)-1].Lookups[1]
+	}
+	l.Cues[0].Word, l.Cues[0].By = "details", CueByAgent
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	offered := func(f *Flow, lines ...string) (item bool) {
+		s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+1 < len(lines); i += 2 {
+			s.Message(lines[i], lines[i+1])
+		}
+		ds, _ := serve(t, s, answerShop)
+		for _, d := range ds {
+			for _, o := range d.Offers {
+				item = item || o.Tool == "get_item"
+			}
+		}
+		return item
+	}
+	if !offered(f, "user", "My order, please.", "assistant", "Let me pull up the details.") {
+		t.Error("the agent said details: get_item not offered")
+	}
+	if offered(f, "user", "The details of my order, please.", "assistant", "Let me look.") {
+		t.Error("the customer said details, the agent did not: get_item offered")
+	}
+	if offered(f, "assistant", "Which details?", "user", "My order.", "assistant", "Let me look.") {
+		t.Error("the agent said details before the customer's last message: get_item offered")
+	}
+	// A flow not learned with the agent's words does not hear the agent:
+	// learned with cues, its agent cue is never said.
+	f.Learned.AgentWords, f.Learned.Cues = false, true
+	if offered(f, "user", "My order, please.", "assistant", "Let me pull up the details.") {
+		t.Error("a flow learned without the agent's words heard the agent")
+	}
+	// A cue by anyone else is refused, naming the field.
+	l.Cues[0].By = "customer"
+	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "cues[0].by") {
+		t.Errorf("Validate: %v, want an error naming cues[0].by", err)
+	}
+}

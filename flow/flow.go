@@ -87,6 +87,11 @@ type Provenance struct {
 	// (learn.Options.Cues): a lookup with cues is served only where one of
 	// them was said.
 	Cues bool `json:"cues,omitempty"`
+	// AgentWords is set when the flow was learned with the agent's words
+	// (learn.Options.AgentWords): what the agent said since the
+	// customer's last message gives cues (Cue.By "agent") and, with said
+	// predicates, agent said "word" predicates, and it is served so too.
+	AgentWords bool `json:"agent_words,omitempty"`
 }
 
 // Tool is one tool as the flow pins it.
@@ -213,12 +218,27 @@ type Lookup struct {
 // Cue is a word said before a lookup's site, with its counts: Said the
 // site's occurrences after it was said, Reach those of them where the
 // agent made the lookup before its next write, Tasks the distinct tasks
-// (TaskKey) it was said in before the site.
+// (TaskKey) it was said in before the site. By says whose words: "" the
+// customer's (said so far), CueByAgent the agent's (said since the
+// customer's last message).
 type Cue struct {
 	Word  string `json:"word"`
+	By    string `json:"by,omitempty"`
 	Said  Count  `json:"said"`
 	Reach Count  `json:"reach"`
 	Tasks Count  `json:"tasks"`
+}
+
+// CueByAgent is Cue.By of a word the agent said.
+const CueByAgent = "agent"
+
+// Name returns the cue as flow-show names it: the word, and "agent: "
+// before one the agent said.
+func (c *Cue) Name() string {
+	if c.By == CueByAgent {
+		return "agent: " + c.Word
+	}
+	return c.Word
 }
 
 // CueMinTasks is the least distinct tasks (in the served fold's training
@@ -246,15 +266,15 @@ func (c *Cue) Lifts(f int, reach, n int) bool {
 }
 
 // cued reports whether a lookup with cues may be offered: some cue that
-// lifts it in fold f was said, or none lifts it.
-func (l *Lookup) cued(f int, said func(string) bool, reach, n int) bool {
+// lifts it in fold f was said (by whom it names), or none lifts it.
+func (l *Lookup) cued(f int, said func(*Cue) bool, reach, n int) bool {
 	lifts := false
 	for i := range l.Cues {
 		c := &l.Cues[i]
 		if !c.Lifts(f, reach, n) {
 			continue
 		}
-		if said(c.Word) {
+		if said(c) {
 			return true
 		}
 		lifts = true
@@ -723,6 +743,9 @@ func (f *Flow) Validate() error {
 				cf := fmt.Sprintf("%s.cues[%d]", lf, ci)
 				if strings.TrimSpace(c.Word) == "" {
 					return bad(cf+".word", "missing")
+				}
+				if c.By != "" && c.By != CueByAgent {
+					return bad(cf+".by", "%q: want %q or none (the customer's)", c.By, CueByAgent)
 				}
 				if err := checkCount(cf+".said", c.Said, s.Count.N); err != nil {
 					return err

@@ -99,6 +99,7 @@ func Merge(fs ...*Flow) (*Flow, error) {
 	out.Learned.WordDates = first.Learned.WordDates
 	out.Learned.Rest = first.Learned.Rest
 	out.Learned.Cues = first.Learned.Cues
+	out.Learned.AgentWords = first.Learned.AgentWords
 	var digest [sha256.Size]byte
 	servers, sources := map[string]bool{}, map[string]bool{}
 	toolFrom := map[string]int{} // tool → episodes of the flow its contract came from
@@ -215,6 +216,8 @@ func mergeable(first, f *Flow) *MergeError {
 		return differ("learned.rest", f.Learned.Rest, first.Learned.Rest)
 	case f.Learned.Cues != first.Learned.Cues:
 		return differ("learned.cues", f.Learned.Cues, first.Learned.Cues)
+	case f.Learned.AgentWords != first.Learned.AgentWords:
+		return differ("learned.agent_words", f.Learned.AgentWords, first.Learned.AgentWords)
 	}
 	for _, s := range f.Sites {
 		if s.Promoted != nil {
@@ -305,13 +308,13 @@ func mergeCues(have, add []Cue, had bool) []Cue {
 	if !had {
 		out := make([]Cue, len(add))
 		for i, c := range add {
-			out[i] = Cue{Word: c.Word, Said: cloneCount(c.Said), Reach: cloneCount(c.Reach), Tasks: cloneCount(c.Tasks)}
+			out[i] = Cue{Word: c.Word, By: c.By, Said: cloneCount(c.Said), Reach: cloneCount(c.Reach), Tasks: cloneCount(c.Tasks)}
 		}
 		return out
 	}
 	out := have[:0]
 	for _, c := range have {
-		if j := slices.IndexFunc(add, func(a Cue) bool { return a.Word == c.Word }); j >= 0 {
+		if j := slices.IndexFunc(add, func(a Cue) bool { return a.Word == c.Word && a.By == c.By }); j >= 0 {
 			addCounts(&c.Said, add[j].Said)
 			addCounts(&c.Reach, add[j].Reach)
 			addCounts(&c.Tasks, add[j].Tasks)

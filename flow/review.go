@@ -63,7 +63,8 @@ type LookupReview struct {
 	PWhenNot  float64 `json:"p_when_not,omitempty"`
 	// Cues are, in a flow learned with cues, the words of which one must
 	// have been said before the site for it to be offered (Cue.Lifts in
-	// the fold); none when it is offered whatever was said.
+	// the fold), the agent's named "agent: word" (Cue.Name); none when it
+	// is offered whatever was said.
 	Cues    []string                `json:"cues,omitempty"`
 	Binding map[string]binding.Expr `json:"binding,omitempty"`
 	Matched int                     `json:"matched"`
@@ -123,10 +124,10 @@ func (f *Flow) Review(rule Rule, fold int) *Review {
 				lr.PWhenHeld = p.PWhen(fold, true, lr.Reach, sr.Support)
 				lr.PWhenNot = p.PWhen(fold, false, lr.Reach, sr.Support)
 			}
-			if f.Learned.Cues {
+			if f.Learned.Cues || f.Learned.AgentWords {
 				for ci := range l.Cues {
 					if c := &l.Cues[ci]; c.Lifts(fold, lr.Reach, sr.Support) {
-						lr.Cues = append(lr.Cues, c.Word)
+						lr.Cues = append(lr.Cues, c.Name())
 					}
 				}
 			}

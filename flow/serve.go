@@ -523,14 +523,28 @@ func readsByIndex(f *Flow) bool {
 // Message records a line of the conversation (the proxy's --context, read
 // before each decision): what the customer says (role "user") is what
 // $said and [said] bindings read. The assistant's lines are not: the agent
-// repeating an id is not the customer naming it.
+// repeating an id is not the customer naming it. In a flow learned with
+// the agent's words (learned.agent_words), what the agent said since the
+// customer's last message is heard too, for its cues and agent said
+// predicates only.
 func (s *Session) Message(role, text string) {
 	if s.ask != nil {
 		s.ask.hear(role, text) // the flow's questions show the last exchange
 	}
-	if role == "user" {
-		s.scope.Said.Add(text)
+	switch {
+	case role == "user":
+		s.scope.Hear(role, text)
+	case role == "assistant" && s.f.Learned.AgentWords:
+		s.scope.Hear(role, text)
 	}
+}
+
+// cueSaid reports whether a cue's word was said by whom it names.
+func (s *Session) cueSaid(c *Cue) bool {
+	if c.By == CueByAgent {
+		return s.scope.Agent.Named(c.Word)
+	}
+	return s.scope.Said.Named(c.Word)
 }
 
 // CallLabel returns the label of a call of tool (the flow's name) with args:
@@ -589,7 +603,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if reach == 0 {
 			continue
 		}
-		if s.f.Learned.Cues && len(l.Cues) > 0 && !l.cued(s.fold, func(w string) bool { return s.scope.Said.Named(w) }, reach, n) {
+		if (s.f.Learned.Cues || s.f.Learned.AgentWords) && len(l.Cues) > 0 && !l.cued(s.fold, s.cueSaid, reach, n) {
 			continue // none of the words it follows was said
 		}
 		// Of the bindings that bind, the one that earned most in the

@@ -261,3 +261,57 @@ func cueEpisodes() []*episode.Episode {
 	}
 	return eps
 }
+
+// With AgentWords, what the agent said since the customer's last message
+// gives cues too, named as the agent's (Cue.By): here every customer says
+// the same, and the agent reads the order's item after it said "details"
+// before the order was read (40 sessions), not after "status" (40). The
+// customer's words give no cue, and the agent's said before the
+// customer's last message are not in its window.
+func TestLearnAgentCues(t *testing.T) {
+	var eps []*episode.Episode
+	for n := 1; n <= 80; n++ {
+		agentSaid := "Let me check the status of that order."
+		calls := []call{{tool: "get_order", args: fmt.Sprintf(`{"order_id":"#W%d"}`, n), result: fmt.Sprintf(`{"status":"delivered","items":[{"item_id":"i%d"}]}`, n)}}
+		if n%2 == 0 {
+			agentSaid = "Let me pull up the details of that order."
+			calls = append(calls, call{tool: "get_item", args: fmt.Sprintf(`{"item_id":"i%d"}`, n), result: "{}", turn: 1})
+		}
+		ep := crafted(fmt.Sprint(n), fmt.Sprint(n), calls...)
+		ep.Events = append([]episode.Event{
+			{Type: episode.EventMessage, Message: &episode.Message{Role: "assistant", Text: "Hello! Which details can I check?"}},
+			{Type: episode.EventMessage, Message: &episode.Message{Role: "user", Text: "About my order, please."}},
+			{Type: episode.EventMessage, Message: &episode.Message{Role: "assistant", Text: agentSaid}},
+		}, ep.Events...)
+		eps = append(eps, ep)
+	}
+	if l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, Cues: true}, eps...), "get_order", "get_item"); l == nil || l.Cues != nil {
+		t.Fatalf("without AgentWords: %+v, want the lookup without cues", l)
+	}
+	f := learnAll(Options{Folds: 1, MinSupport: 2, AgentWords: true}, eps...)
+	if !f.Learned.AgentWords || f.Learned.Cues {
+		t.Errorf("learned.agent_words %v, cues %v; want true, false", f.Learned.AgentWords, f.Learned.Cues)
+	}
+	l := lookup(t, f, "get_order", "get_item")
+	if l == nil {
+		t.Fatal("no lookup")
+	}
+	var names []string
+	for _, c := range l.Cues {
+		names = append(names, c.Name())
+		if c.Said.N != 40 || c.Reach.N != 40 || c.Tasks.N != 40 {
+			t.Errorf("cue %q: said %d, reach %d, tasks %d; want 40, 40 and 40", c.Name(), c.Said.N, c.Reach.N, c.Tasks.N)
+		}
+	}
+	if got := strings.Join(names, " "); got != "agent: details agent: pull" {
+		t.Errorf("cues %q, want \"agent: details agent: pull\"", got)
+	}
+	if p := l.Predicate; p != nil && strings.Contains(p.When.String(), "said ") {
+		t.Errorf("predicate %s without SaidConditions", p.When)
+	}
+	// With SaidConditions too, the agent's words are predicates.
+	l = lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, AgentWords: true, SaidConditions: true}, eps...), "get_order", "get_item")
+	if l == nil || l.Predicate == nil || !strings.HasPrefix(l.Predicate.When.String(), "agent said ") {
+		t.Fatalf("with SaidConditions: %+v, want an agent said predicate", l)
+	}
+}

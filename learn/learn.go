@@ -96,6 +96,14 @@ type Options struct {
 	// said (a product's details where the customer asked to return, not
 	// to exchange). Of the first maxSaidConds words said.
 	Cues bool
+	// AgentWords learns from what the agent said since the customer's
+	// last message (the assistant's lines of the conversation; in τ²-bench
+	// and in logs recorded with --context, the text that goes with a call
+	// comes before it): its words before a site give cues, named as the
+	// agent's (flow.Cue.By), and, with SaidConditions, agent said "word"
+	// predicates; the flow is marked so (learned.agent_words) and served
+	// so. Of the first maxSaidConds words the agent said in that window.
+	AgentWords bool
 	// Rest serves a fan-out over a list of a site's result
 	// ($result.reservations[*]) after the agent's first read of one
 	// element, where the rest of it ($last[site].reservations[*], less
@@ -534,8 +542,11 @@ func (l *Learner) count(ep *episode.Episode) {
 	sinceWrite := map[string][]*episode.Call{}
 	for pos, ev := range ep.Events {
 		if ev.Type == episode.EventMessage && ev.Message != nil {
-			if ev.Message.Role == "user" {
-				scope.Said.Add(ev.Message.Text) // served from the conversation logged so far
+			// Served from the conversation logged so far: the customer's
+			// words, and with AgentWords the agent's since the customer's
+			// last message.
+			if ev.Message.Role == "user" || l.opt.AgentWords && ev.Message.Role == "assistant" {
+				scope.Hear(ev.Message.Role, ev.Message.Text)
 			}
 			continue
 		}
@@ -573,6 +584,13 @@ func (l *Learner) count(ep *episode.Episode) {
 				if l.opt.Cues {
 					sa.noteSaid(c, key)
 				}
+			}
+		}
+		if l.opt.AgentWords {
+			for _, w := range scope.Agent.Words(maxSaidConds) {
+				c := "agent said \"" + w + "\""
+				conds = append(conds, c)
+				sa.noteSaid(c, key)
 			}
 		}
 		for _, c := range conds {
@@ -934,14 +952,15 @@ func (l *Learner) Flow() *flow.Flow {
 		Servers:    sortedKeys(l.servers),
 		MinSupport: l.opt.MinSupport,
 		Learned: flow.Provenance{
-			Episodes:  l.episodes,
-			Tasks:     len(l.tasks),
-			Sources:   sortedKeys(l.sources),
-			Digest:    flow.DigestPrefix + hex.EncodeToString(l.digest[:]),
-			HabitOnly: l.opt.HabitOnly,
-			WordDates: l.opt.WordDates,
-			Rest:      l.opt.Rest,
-			Cues:      l.opt.Cues,
+			Episodes:   l.episodes,
+			Tasks:      len(l.tasks),
+			Sources:    sortedKeys(l.sources),
+			Digest:     flow.DigestPrefix + hex.EncodeToString(l.digest[:]),
+			HabitOnly:  l.opt.HabitOnly,
+			WordDates:  l.opt.WordDates,
+			Rest:       l.opt.Rest,
+			Cues:       l.opt.Cues,
+			AgentWords: l.opt.AgentWords,
 		},
 		Tools: map[string]flow.Tool{},
 		Sites: []flow.Site{},
@@ -991,7 +1010,7 @@ func (l *Learner) Flow() *flow.Flow {
 			answered, size := la.answered, la.bytes
 			lk := flow.Lookup{Tool: tool, Reach: la.reach, Habit: la.habit, Bindings: []flow.Bound{}, Answered: &answered, Bytes: &size}
 			lk.Predicate = l.predicate(sa, la)
-			if l.opt.Cues {
+			if l.opt.Cues || l.opt.AgentWords {
 				lk.Cues = l.cues(sa, la)
 			}
 			var tuples []*tupleAcc
@@ -1094,7 +1113,7 @@ func (l *Learner) predicate(sa *siteAcc, la *lookupAcc) *flow.Predicate {
 		if held.N < l.opt.MinSupport || sa.count.N-held.N < l.opt.MinSupport || !spread(*held) || !sa.fewValues(c) {
 			continue
 		}
-		if !l.opt.SaidConditions && strings.HasPrefix(c, "said ") {
+		if !l.opt.SaidConditions && (strings.HasPrefix(c, "said ") || strings.HasPrefix(c, "agent said ")) {
 			continue // counted for cues only
 		}
 		r := 0.0
@@ -1131,12 +1150,8 @@ func (l *Learner) cues(sa *siteAcc, la *lookupAcc) []flow.Cue {
 	}
 	var out []flow.Cue
 	for c, held := range sa.conds {
-		w, ok := strings.CutPrefix(c, "said ")
-		if !ok || len(sa.saidIn[c]) < flow.CueMinTasks || !spread(*held) {
-			continue
-		}
-		word, err := strconv.Unquote(w)
-		if err != nil {
+		word, by, ok := saidWord(c)
+		if !ok || by == "" && !l.opt.Cues || by == flow.CueByAgent && !l.opt.AgentWords || len(sa.saidIn[c]) < flow.CueMinTasks || !spread(*held) {
 			continue
 		}
 		r := flow.NewCount(l.opt.Folds)
@@ -1147,18 +1162,33 @@ func (l *Learner) cues(sa *siteAcc, la *lookupAcc) []flow.Cue {
 		for t := range sa.saidIn[c] {
 			tasks.Add(flow.FoldOf(t, l.k))
 		}
-		cue := flow.Cue{Word: word, Said: *held, Reach: r, Tasks: tasks}
+		cue := flow.Cue{Word: word, By: by, Said: *held, Reach: r, Tasks: tasks}
 		if cue.Lifts(-1, reach, n) {
 			out = append(out, cue)
 		}
 	}
 	slices.SortFunc(out, func(a, b flow.Cue) int {
-		return cmp.Or(cmp.Compare(b.Rate(-1), a.Rate(-1)), strings.Compare(a.Word, b.Word))
+		return cmp.Or(cmp.Compare(b.Rate(-1), a.Rate(-1)), strings.Compare(a.By, b.By), strings.Compare(a.Word, b.Word))
 	})
 	if len(out) > maxCues {
 		out = out[:maxCues]
 	}
 	return out
+}
+
+// saidWord returns the word of a said condition as learn writes it
+// (said "word", or agent said "word" for the agent's, by flow.CueByAgent);
+// false for a condition on a result.
+func saidWord(c string) (word, by string, ok bool) {
+	if rest, agent := strings.CutPrefix(c, "agent "); agent {
+		c, by = rest, flow.CueByAgent
+	}
+	w, ok := strings.CutPrefix(c, "said ")
+	if !ok {
+		return "", "", false
+	}
+	word, err := strconv.Unquote(w)
+	return word, by, err == nil
 }
 
 // maxCues is the most cues a lookup keeps.

@@ -26,7 +26,7 @@
 // Usage:
 //
 //	go run ./internal/benchcmd/flowbench [-tau2 ../shared/data/tau2] [-copies 10] [-folds 5]
-//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-with position,date,describe,words,rest] [-by-agent] [-max-bytes N]
+//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-with position,date,describe,words,rest,cues,agentwords] [-by-agent] [-max-bytes N]
 package main
 
 import (
@@ -74,7 +74,7 @@ func main() {
 	conv := flag.String("conversation", "both", "replay `with`, without the conversation, or both")
 	maxBytes := flag.Int("max-bytes", flow.DefaultMaxBytes, "the replay's --flow-max-bytes (0: no cap)")
 	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named)")
-	with := flag.String("with", "", "learn and replay with these `levers` that are off by default, comma-separated: position (an element picked by the position the customer said, [said#]), date (a date said in words counted as said, learn.Options.WordDates), describe (the elements the customer described by a value they hold, [said~]), words (predicates on the words the customer said, said \"word\"), rest (a fan-out over a list waits for the agent's first read of one element where the rest earned more held out, learn.Options.Rest), cues (a lookup served only where one of the words said before its site that lift it was said, learn.Options.Cues)")
+	with := flag.String("with", "", "learn and replay with these `levers` that are off by default, comma-separated: position (an element picked by the position the customer said, [said#]), date (a date said in words counted as said, learn.Options.WordDates), describe (the elements the customer described by a value they hold, [said~]), words (predicates on the words the customer said, said \"word\"), rest (a fan-out over a list waits for the agent's first read of one element where the rest earned more held out, learn.Options.Rest), cues (a lookup served only where one of the words said before its site that lift it was said, learn.Options.Cues), agentwords (the agent's words since the customer's last message as cues and, with words, predicates, learn.Options.AgentWords)")
 	flag.BoolVar(&byAgent, "by-agent", false, "gate each lookup by its held-out hit rate for the episode's agent model, backed off to every model's (off by default: it did not pay)")
 	bySource := flag.Bool("sources", false, "print the replay's lookups, hits, detours and the calls it missed by site, lookup and binding (a miss by the offer of it the flow declined, or as not offered, after the agent's call before it)")
 	calib := flag.Bool("calibration", false, "print the arbiter's reliability table of the replay (every offer once per run), with its ECE overall and in the band 0.2 to 0.5")
@@ -143,10 +143,10 @@ func main() {
 	for a := range strings.SplitSeq(*with, ",") {
 		switch a = strings.TrimSpace(a); a {
 		case "":
-		case "position", "date", "describe", "words", "rest", "cues":
+		case "position", "date", "describe", "words", "rest", "cues", "agentwords":
 			withLevers[a] = true
 		default:
-			fmt.Fprintf(os.Stderr, "flowbench: -with: %q: want position, date, describe, words, rest or cues\n", a)
+			fmt.Fprintf(os.Stderr, "flowbench: -with: %q: want position, date, describe, words, rest, cues or agentwords\n", a)
 			os.Exit(2)
 		}
 	}
@@ -191,7 +191,7 @@ func ablatedNote() string {
 			out = append(out, "without "+a)
 		}
 	}
-	for _, a := range []string{"position", "date", "describe", "words", "rest", "cues"} {
+	for _, a := range []string{"position", "date", "describe", "words", "rest", "cues", "agentwords"} {
 		if withLevers[a] {
 			out = append(out, "with "+a)
 		}

@@ -120,7 +120,7 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, c
 	if !conversation {
 		eps = withoutMessages(eps)
 	}
-	l := learn.New(learn.Options{Domain: domain, Folds: folds, Positions: withLevers["position"], Descriptions: withLevers["describe"], WordDates: withLevers["date"], SaidConditions: withLevers["words"], Rest: withLevers["rest"], Cues: withLevers["cues"]})
+	l := learn.New(learn.Options{Domain: domain, Folds: folds, Positions: withLevers["position"], Descriptions: withLevers["describe"], WordDates: withLevers["date"], SaidConditions: withLevers["words"], Rest: withLevers["rest"], Cues: withLevers["cues"], AgentWords: withLevers["agentwords"]})
 	for _, ep := range eps {
 		l.Add(ep)
 	}
