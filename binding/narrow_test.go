@@ -47,3 +47,22 @@ func TestNarrow(t *testing.T) {
 		t.Errorf("narrowed, bound to %s (%v), want the one order named", objs, ok)
 	}
 }
+
+// The agent's words name nothing: an order the agent said (Scope.Hear) is
+// not said for [said] or $said, so it narrows no fan-out; what it said is
+// read by agent said conditions only.
+func TestNarrowNotByTheAgent(t *testing.T) {
+	sc := &Scope{Site: NewResult("get_user", `{"orders":["#W1","#W2","#W3"]}`)}
+	sc.Hear("user", "I want to return something.")
+	sc.Hear("assistant", "Let me check order #W2 first.")
+	n, _ := Narrow([]string{"order_id"}, map[string]Expr{"order_id": MustParse("$result.orders[*]")})
+	if objs, ok := Bind([]string{"order_id"}, n, sc, 8); ok && len(objs) > 0 {
+		t.Errorf("narrowed by the agent's words to %s", objs)
+	}
+	if vs, err := MustParse(`$said["#A9"][*]`).Eval(sc); err == nil && len(vs) > 0 {
+		t.Errorf("$said read the agent's words: %v", vs)
+	}
+	if !MustParseCond(`agent said "#W2"`).Holds(sc) {
+		t.Error(`agent said "#W2" does not hold`)
+	}
+}

@@ -146,6 +146,20 @@ func TestSchemaAcceptsFlows(t *testing.T) {
 	if err := validateSchema(t, data); err != nil {
 		t.Errorf("shop flow with cues: %v", err)
 	}
+	af := cueFlow(t, 20)
+	af.Learned.AgentWords = true
+	for li := range af.Sites[len(af.Sites)-1].Lookups {
+		for ci := range af.Sites[len(af.Sites)-1].Lookups[li].Cues {
+			af.Sites[len(af.Sites)-1].Lookups[li].Cues[ci].By = CueByAgent
+		}
+	}
+	data, _ = af.Marshal()
+	if !strings.Contains(string(data), `"by": "agent"`) || !strings.Contains(string(data), `"agent_words": true`) {
+		t.Fatalf("the agent's cue not written: %s", data)
+	}
+	if err := validateSchema(t, data); err != nil {
+		t.Errorf("shop flow with the agent's cues: %v", err)
+	}
 	goldens, _ := filepath.Glob(filepath.Join("..", "learn", "testdata", "*.flow.json"))
 	// Version 1 flows, which the schema describes too.
 	goldens = append(goldens, filepath.Join("..", "testdata", "flows", "tau2-retail.flow.json"))

@@ -3,6 +3,7 @@ package learn
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hoist-mcp/hoist/episode"
@@ -10,8 +11,24 @@ import (
 
 // BenchmarkLearn learns from τ²-bench results files: the sample in
 // testdata/tau2, or the directory HOIST_TAU2_DIR names (its results/ and
-// manifests), such as the shared train data.
+// manifests), such as the shared train data. HOIST_LEARN_WITH names
+// levers that are off by default to learn with, comma-separated: cues,
+// words (SaidConditions), agentwords.
 func BenchmarkLearn(b *testing.B) {
+	var opt Options
+	for _, w := range strings.Split(os.Getenv("HOIST_LEARN_WITH"), ",") {
+		switch strings.TrimSpace(w) {
+		case "":
+		case "cues":
+			opt.Cues = true
+		case "words":
+			opt.SaidConditions = true
+		case "agentwords":
+			opt.AgentWords = true
+		default:
+			b.Fatalf("HOIST_LEARN_WITH: %q: want cues, words or agentwords", w)
+		}
+	}
 	dir := os.Getenv("HOIST_TAU2_DIR")
 	if dir == "" {
 		dir = filepath.Join("..", "testdata", "tau2")
@@ -33,7 +50,7 @@ func BenchmarkLearn(b *testing.B) {
 	b.ResetTimer()
 	n := 0
 	for b.Loop() {
-		l := New(Options{})
+		l := New(opt)
 		for _, ep := range eps {
 			l.Add(ep)
 		}

@@ -12,6 +12,26 @@ import (
 // flow learned with cues: get_order after get_user, made 4 times in 8,
 // all 4 in the 5 where "exchange" was said (in 5 tasks) lifts 1.5 times.
 func TestFlowShowCues(t *testing.T) {
+	line := cueLine(t, "cues", map[string]any{"word": "exchange", "said": map[string]any{"n": 5}, "reach": map[string]any{"n": 4}, "tasks": map[string]any{"n": 5}})
+	if !strings.Contains(line, "get_order") || !strings.HasSuffix(line, "only where said: exchange") {
+		t.Errorf("cue line %q, want get_order's, ending \"only where said: exchange\"", line)
+	}
+}
+
+// In a flow learned with the agent's words, a cue the agent said is named
+// as the agent's.
+func TestFlowShowAgentCues(t *testing.T) {
+	line := cueLine(t, "agent_words", map[string]any{"word": "account", "by": "agent", "said": map[string]any{"n": 5}, "reach": map[string]any{"n": 4}, "tasks": map[string]any{"n": 5}})
+	if !strings.Contains(line, "get_order") || !strings.HasSuffix(line, "only where said: agent: account") {
+		t.Errorf("cue line %q, want get_order's, ending \"only where said: agent: account\"", line)
+	}
+}
+
+// cueLine writes the golden shop flow with cue on get_order after
+// get_user, learned with the option learned names, and returns the line
+// of flow-show's text that names cues.
+func cueLine(t *testing.T, learned string, cue map[string]any) string {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "flowshow", "shop.flow.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -20,7 +40,7 @@ func TestFlowShowCues(t *testing.T) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		t.Fatal(err)
 	}
-	f["learned"].(map[string]any)["cues"] = true
+	f["learned"].(map[string]any)[learned] = true
 	cued := false
 	for _, s := range f["sites"].([]any) {
 		s := s.(map[string]any)
@@ -29,7 +49,7 @@ func TestFlowShowCues(t *testing.T) {
 		}
 		for _, l := range s["lookups"].([]any) {
 			if l := l.(map[string]any); l["tool"] == "get_order" {
-				l["cues"] = []any{map[string]any{"word": "exchange", "said": map[string]any{"n": 5}, "reach": map[string]any{"n": 4}, "tasks": map[string]any{"n": 5}}}
+				l["cues"] = []any{cue}
 				cued = true
 			}
 		}
@@ -58,7 +78,8 @@ func TestFlowShowCues(t *testing.T) {
 			line = l
 		}
 	}
-	if !strings.Contains(line, "get_order") || !strings.HasSuffix(line, "only where said: exchange") {
-		t.Errorf("cue line %q, want get_order's, ending \"only where said: exchange\"\n%s", line, text)
+	if line == "" {
+		t.Errorf("no line names cues:\n%s", text)
 	}
+	return line
 }
