@@ -1,8 +1,11 @@
 package flow
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/hoist-mcp/hoist/binding"
 )
 
 // cueFlow is shopFlow with get_item after get_user made 12 times in 40,
@@ -188,5 +191,56 @@ func TestServeAgentCues(t *testing.T) {
 	l.Cues[0].By = "customer"
 	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "cues[0].by") {
 		t.Errorf("Validate: %v, want an error naming cues[0].by", err)
+	}
+}
+
+// An agent said predicate is served from what the agent said since the
+// customer's last message, in a flow learned with the agent's words: the
+// offer's P(reach | when) is the held side's where the agent said the
+// word, the other's where only the customer did, or where the flow was
+// learned without the agent's words.
+func TestServeAgentPredicate(t *testing.T) {
+	f := cueFlow(t, 20)
+	f.Learned.Cues, f.Learned.AgentWords = false, true
+	s := &f.Sites[len(f.Sites)-1]
+	for i := range s.Lookups {
+		if l := &s.Lookups[i]; l.Tool == "get_item" {
+			l.Cues = nil
+			l.Predicate = &Predicate{When: binding.AgentSaidWord("details"), Held: Count{N: 20}, Reach: Count{N: 12}}
+		}
+	}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	pWhen := func(f *Flow, lines ...string) float64 {
+		sess, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+1 < len(lines); i += 2 {
+			sess.Message(lines[i], lines[i+1])
+		}
+		ds, _ := serve(t, sess, answerShop)
+		for _, d := range ds {
+			for _, o := range d.Offers {
+				if o.Tool == "get_item" {
+					return o.PWhen
+				}
+			}
+		}
+		t.Fatal("get_item not offered")
+		return 0
+	}
+	held, not := (12+0.5)/(20+1.0), (0+0.5)/(20+1.0) // the lookup's 12 reaches were all where it held
+	said := pWhen(f, "user", "My order, please.", "assistant", "Let me pull up the details.")
+	if math.Abs(said-held) > 1e-9 {
+		t.Errorf("the agent said details: P(when) %.3f, want %.3f", said, held)
+	}
+	if got := pWhen(f, "user", "The details of my order, please.", "assistant", "Let me look."); math.Abs(got-not) > 1e-9 {
+		t.Errorf("only the customer said details: P(when) %.3f, want %.3f", got, not)
+	}
+	f.Learned.AgentWords = false
+	if got := pWhen(f, "user", "My order, please.", "assistant", "Let me pull up the details."); math.Abs(got-not) > 1e-9 {
+		t.Errorf("learned without the agent's words: P(when) %.3f, want %.3f", got, not)
 	}
 }

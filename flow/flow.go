@@ -89,8 +89,8 @@ type Provenance struct {
 	Cues bool `json:"cues,omitempty"`
 	// AgentWords is set when the flow was learned with the agent's words
 	// (learn.Options.AgentWords): what the agent said since the
-	// customer's last message gives cues (Cue.By "agent") and, with said
-	// predicates, agent said "word" predicates, and it is served so too.
+	// customer's last message gives agent said "word" predicates and, with
+	// cues, cues (Cue.By "agent"), and the session hears it so too.
 	AgentWords bool `json:"agent_words,omitempty"`
 }
 

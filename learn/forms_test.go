@@ -263,12 +263,13 @@ func cueEpisodes() []*episode.Episode {
 }
 
 // With AgentWords, what the agent said since the customer's last message
-// gives cues too, named as the agent's (Cue.By): here every customer says
-// the same, and the agent reads the order's item after it said "details"
-// before the order was read (40 sessions), not after "status" (40). The
-// customer's words give no cue, and the agent's said before the
-// customer's last message are not in its window.
-func TestLearnAgentCues(t *testing.T) {
+// gives predicates, agent said "word", and with Cues cues too, named as
+// the agent's (Cue.By): here every customer says the same, and the agent
+// reads the order's item after it said "details" before the order was
+// read (40 sessions), not after "status" (40). The customer's words give
+// no cue, and the agent's said before the customer's last message are not
+// in its window.
+func TestLearnAgentWords(t *testing.T) {
 	var eps []*episode.Episode
 	for n := 1; n <= 80; n++ {
 		agentSaid := "Let me check the status of that order."
@@ -285,14 +286,22 @@ func TestLearnAgentCues(t *testing.T) {
 		}, ep.Events...)
 		eps = append(eps, ep)
 	}
-	if l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, Cues: true}, eps...), "get_order", "get_item"); l == nil || l.Cues != nil {
-		t.Fatalf("without AgentWords: %+v, want the lookup without cues", l)
+	l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, Cues: true, SaidConditions: true}, eps...), "get_order", "get_item")
+	if l == nil || l.Cues != nil || l.Predicate != nil && strings.Contains(l.Predicate.When.String(), "said ") {
+		t.Fatalf("without AgentWords: %+v, want the lookup without cues or a said predicate", l)
 	}
 	f := learnAll(Options{Folds: 1, MinSupport: 2, AgentWords: true}, eps...)
 	if !f.Learned.AgentWords || f.Learned.Cues {
 		t.Errorf("learned.agent_words %v, cues %v; want true, false", f.Learned.AgentWords, f.Learned.Cues)
 	}
-	l := lookup(t, f, "get_order", "get_item")
+	l = lookup(t, f, "get_order", "get_item")
+	if l == nil || l.Cues != nil {
+		t.Fatalf("AgentWords alone: %+v, want the lookup without cues", l)
+	}
+	if p := l.Predicate; p == nil || !strings.HasPrefix(p.When.String(), "agent said ") || p.Held.N != 40 || p.Reach.N != 40 && p.Reach.N != 0 {
+		t.Errorf("predicate %+v, want agent said, held 40 times", p)
+	}
+	l = lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, AgentWords: true, Cues: true}, eps...), "get_order", "get_item")
 	if l == nil {
 		t.Fatal("no lookup")
 	}
@@ -305,13 +314,5 @@ func TestLearnAgentCues(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "agent: details agent: pull" {
 		t.Errorf("cues %q, want \"agent: details agent: pull\"", got)
-	}
-	if p := l.Predicate; p != nil && strings.Contains(p.When.String(), "said ") {
-		t.Errorf("predicate %s without SaidConditions", p.When)
-	}
-	// With SaidConditions too, the agent's words are predicates.
-	l = lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, AgentWords: true, SaidConditions: true}, eps...), "get_order", "get_item")
-	if l == nil || l.Predicate == nil || !strings.HasPrefix(l.Predicate.When.String(), "agent said ") {
-		t.Fatalf("with SaidConditions: %+v, want an agent said predicate", l)
 	}
 }

@@ -99,10 +99,13 @@ type Options struct {
 	// AgentWords learns from what the agent said since the customer's
 	// last message (the assistant's lines of the conversation; in τ²-bench
 	// and in logs recorded with --context, the text that goes with a call
-	// comes before it): its words before a site give cues, named as the
-	// agent's (flow.Cue.By), and, with SaidConditions, agent said "word"
-	// predicates; the flow is marked so (learned.agent_words) and served
-	// so. Of the first maxSaidConds words the agent said in that window.
+	// comes before it): its words before a site are conditions, agent said
+	// "word", for predicates and, with Cues, for cues, named as the
+	// agent's (flow.Cue.By); the flow is marked so (learned.agent_words)
+	// and served so. Of the first maxSaidConds words the agent said in that
+	// window. Off: on the τ²-bench training tasks it saved airline 2 turns
+	// and retail none, whose agents never speak before a call
+	// (docs/flow.md, "What each lever earned"; flowbench -with agentwords).
 	AgentWords bool
 	// Rest serves a fan-out over a list of a site's result
 	// ($result.reservations[*]) after the agent's first read of one
@@ -590,7 +593,9 @@ func (l *Learner) count(ep *episode.Episode) {
 			for _, w := range scope.Agent.Words(maxSaidConds) {
 				c := "agent said \"" + w + "\""
 				conds = append(conds, c)
-				sa.noteSaid(c, key)
+				if l.opt.Cues {
+					sa.noteSaid(c, key)
+				}
 			}
 		}
 		for _, c := range conds {
@@ -1010,7 +1015,7 @@ func (l *Learner) Flow() *flow.Flow {
 			answered, size := la.answered, la.bytes
 			lk := flow.Lookup{Tool: tool, Reach: la.reach, Habit: la.habit, Bindings: []flow.Bound{}, Answered: &answered, Bytes: &size}
 			lk.Predicate = l.predicate(sa, la)
-			if l.opt.Cues || l.opt.AgentWords {
+			if l.opt.Cues {
 				lk.Cues = l.cues(sa, la)
 			}
 			var tuples []*tupleAcc
@@ -1113,8 +1118,8 @@ func (l *Learner) predicate(sa *siteAcc, la *lookupAcc) *flow.Predicate {
 		if held.N < l.opt.MinSupport || sa.count.N-held.N < l.opt.MinSupport || !spread(*held) || !sa.fewValues(c) {
 			continue
 		}
-		if !l.opt.SaidConditions && (strings.HasPrefix(c, "said ") || strings.HasPrefix(c, "agent said ")) {
-			continue // counted for cues only
+		if !l.opt.SaidConditions && strings.HasPrefix(c, "said ") {
+			continue // the customer's words, counted for cues only
 		}
 		r := 0.0
 		if w := la.when[c]; w != nil {
@@ -1142,7 +1147,8 @@ func (l *Learner) predicate(sa *siteAcc, la *lookupAcc) *flow.Predicate {
 // cues returns the words said before the site, in at least
 // flow.CueMinTasks distinct tasks, whose occurrences saw the agent make
 // the lookup flow.CueLift times as often as the site's occurrences did,
-// the likeliest first, at most maxCues.
+// the likeliest first, at most maxCues: the customer's words, and with
+// Options.AgentWords the agent's (flow.Cue.By).
 func (l *Learner) cues(sa *siteAcc, la *lookupAcc) []flow.Cue {
 	n, reach := sa.count.N, la.reach.N
 	if n == 0 || reach == 0 {
@@ -1151,7 +1157,7 @@ func (l *Learner) cues(sa *siteAcc, la *lookupAcc) []flow.Cue {
 	var out []flow.Cue
 	for c, held := range sa.conds {
 		word, by, ok := saidWord(c)
-		if !ok || by == "" && !l.opt.Cues || by == flow.CueByAgent && !l.opt.AgentWords || len(sa.saidIn[c]) < flow.CueMinTasks || !spread(*held) {
+		if !ok || len(sa.saidIn[c]) < flow.CueMinTasks || !spread(*held) {
 			continue
 		}
 		r := flow.NewCount(l.opt.Folds)
