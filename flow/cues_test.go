@@ -244,3 +244,17 @@ func TestServeAgentPredicate(t *testing.T) {
 		t.Errorf("learned without the agent's words: P(when) %.3f, want %.3f", got, not)
 	}
 }
+
+// A merge adds the counts of the cues both shards have, by word and by
+// whose words they are: the customer's "account" and the agent's are two
+// cues, and one only a shard has is dropped.
+func TestMergeCuesByWhom(t *testing.T) {
+	cue := func(word, by string, n int) Cue {
+		return Cue{Word: word, By: by, Said: Count{N: n}, Reach: Count{N: n}, Tasks: Count{N: n}}
+	}
+	have := mergeCues(nil, []Cue{cue("account", "", 5), cue("account", CueByAgent, 6)}, false)
+	got := mergeCues(have, []Cue{cue("account", CueByAgent, 7), cue("look", CueByAgent, 8)}, true)
+	if len(got) != 1 || got[0].Name() != "agent: account" || got[0].Said.N != 13 {
+		t.Errorf("merged %+v, want the agent's account said 13 times", got)
+	}
+}

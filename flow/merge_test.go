@@ -251,6 +251,7 @@ func TestMergeRefuses(t *testing.T) {
 		{"other folds", learnFlow(t, eps[10:20], learn.Options{Domain: "shop", Folds: 3, Workers: 1}), "folds"},
 		{"another min support", learnFlow(t, eps[10:20], learn.Options{Domain: "shop", MinSupport: 2, Workers: 1}), "min_support"},
 		{"a promoted flow", promoted, "sites"},
+		{"learned with the agent's words", learnFlow(t, eps[10:20], learn.Options{Domain: "shop", AgentWords: true, Workers: 1}), "learned.agent_words"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := flow.Merge(base, c.other)

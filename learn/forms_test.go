@@ -270,22 +270,7 @@ func cueEpisodes() []*episode.Episode {
 // no cue, and the agent's said before the customer's last message are not
 // in its window.
 func TestLearnAgentWords(t *testing.T) {
-	var eps []*episode.Episode
-	for n := 1; n <= 80; n++ {
-		agentSaid := "Let me check the status of that order."
-		calls := []call{{tool: "get_order", args: fmt.Sprintf(`{"order_id":"#W%d"}`, n), result: fmt.Sprintf(`{"status":"delivered","items":[{"item_id":"i%d"}]}`, n)}}
-		if n%2 == 0 {
-			agentSaid = "Let me pull up the details of that order."
-			calls = append(calls, call{tool: "get_item", args: fmt.Sprintf(`{"item_id":"i%d"}`, n), result: "{}", turn: 1})
-		}
-		ep := crafted(fmt.Sprint(n), fmt.Sprint(n), calls...)
-		ep.Events = append([]episode.Event{
-			{Type: episode.EventMessage, Message: &episode.Message{Role: "assistant", Text: "Hello! Which details can I check?"}},
-			{Type: episode.EventMessage, Message: &episode.Message{Role: "user", Text: "About my order, please."}},
-			{Type: episode.EventMessage, Message: &episode.Message{Role: "assistant", Text: agentSaid}},
-		}, ep.Events...)
-		eps = append(eps, ep)
-	}
+	eps := agentWordEpisodes()
 	l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, Cues: true, SaidConditions: true}, eps...), "get_order", "get_item")
 	if l == nil || l.Cues != nil || l.Predicate != nil && strings.Contains(l.Predicate.When.String(), "said ") {
 		t.Fatalf("without AgentWords: %+v, want the lookup without cues or a said predicate", l)
@@ -315,4 +300,28 @@ func TestLearnAgentWords(t *testing.T) {
 	if got := strings.Join(names, " "); got != "agent: details agent: pull" {
 		t.Errorf("cues %q, want \"agent: details agent: pull\"", got)
 	}
+}
+
+// agentWordEpisodes are 80 sessions of an order read whose customers all
+// say the same: where the agent said "Let me pull up the details" before
+// the order (40), it then reads the order's item; where it said "Let me
+// check the status" (40), not.
+func agentWordEpisodes() []*episode.Episode {
+	var eps []*episode.Episode
+	for n := 1; n <= 80; n++ {
+		agentSaid := "Let me check the status of that order."
+		calls := []call{{tool: "get_order", args: fmt.Sprintf(`{"order_id":"#W%d"}`, n), result: fmt.Sprintf(`{"status":"delivered","items":[{"item_id":"i%d"}]}`, n)}}
+		if n%2 == 0 {
+			agentSaid = "Let me pull up the details of that order."
+			calls = append(calls, call{tool: "get_item", args: fmt.Sprintf(`{"item_id":"i%d"}`, n), result: "{}", turn: 1})
+		}
+		ep := crafted(fmt.Sprint(n), fmt.Sprint(n), calls...)
+		ep.Events = append([]episode.Event{
+			{Type: episode.EventMessage, Message: &episode.Message{Role: "assistant", Text: "Hello! Which details can I check?"}},
+			{Type: episode.EventMessage, Message: &episode.Message{Role: "user", Text: "About my order, please."}},
+			{Type: episode.EventMessage, Message: &episode.Message{Role: "assistant", Text: agentSaid}},
+		}, ep.Events...)
+		eps = append(eps, ep)
+	}
+	return eps
 }

@@ -160,6 +160,7 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 		{"tau2 airline", tau2Episodes(t, "airline"), Options{Domain: "airline", MinSupport: 1, Folds: 2}},
 		{"tau2 retail", tau2Episodes(t, "retail"), Options{Domain: "retail", MinSupport: 1, Folds: 2}},
 		{"cues", cueEpisodes(), Options{Domain: "shop", MinSupport: 2, Folds: 2, Cues: true}},
+		{"the agent's words", agentWordEpisodes(), Options{Domain: "shop", MinSupport: 2, Folds: 2, Cues: true, AgentWords: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			whole := learnWhole(t, tc.eps, tc.opt)
@@ -168,6 +169,9 @@ func TestShardsMergeToTheWhole(t *testing.T) {
 			}
 			if tc.opt.Cues && !bytes.Contains(whole, []byte(`"cues": [`)) {
 				t.Fatal("the whole has no cues: the test would prove little")
+			}
+			if tc.opt.AgentWords && !bytes.Contains(whole, []byte(`"by": "agent"`)) {
+				t.Fatal("the whole has no cue of the agent's: the test would prove little")
 			}
 			rng := rand.New(rand.NewPCG(uint64(len(tc.eps)), 3))
 			for trial := range 12 {
