@@ -27,16 +27,19 @@ import (
 // make where its binding binds is then made: these are the candidates.
 // Each is a hit or a detour by the replay's own rule, and covers the
 // agent's calls it was the lookup of; a turn is saved when every call of
-// it is covered (the replay's turn rule).
+// it is covered (the replay's turn rule). A second set of candidates
+// offers every binding of each lookup that binds, each as a lookup of its
+// own, not only the one the flow chooses.
 //
 // The candidates are grouped, and groups chosen greedily by descending
-// hit rate while the precision of those chosen stays at a floor (choose):
-// by site, lookup and binding (what a rule fixed in the flow could
-// choose), the same by agent model (what a perfect gate by agent could),
-// and the same by episode (what an oracle that knows each session could:
-// the bound for any per-session signal). The turns the chosen save are
-// the bound at that precision.
-var boundFlag = flag.Bool("bound", false, "after the replay, print the bound: the turns any choice of the flow's own lookups could save at a precision of 80%, 85% and the replay's own, by site, lookup and binding, by agent model too, and by episode")
+// hit rate while the precision of the lookups chosen stays at a floor
+// (choose): by site, lookup and binding (what a rule fixed in the flow
+// could choose), the same by agent model (what a perfect gate by agent
+// could), the same by episode (what an oracle that knows each session
+// could: the bound for any per-session signal), and each lookup alone
+// (an oracle that knows each lookup's outcome). The turns the chosen save
+// are the bound at that precision.
+var boundFlag = flag.Bool("bound", false, "after the replay, print the bound: the turns a choice of the flow's own lookups could save at a precision of 80%, 85% and the replay's own, by site, lookup and binding, by agent model too, by episode too, and lookup by lookup")
 
 // boundPrecisions are the precision floors the bound is printed at, beside
 // the replay's own.
@@ -44,23 +47,35 @@ var boundPrecisions = []float64{0.80, 0.85}
 
 // candidate is one lookup the flow would make with every gate off.
 type candidate struct {
-	site, lookup, binding string // the lookup, as a rule fixed in the flow names it
-	model, episode        string
-	hit                   bool
-	n                     int // its index among the domain's candidates
+	// by are the lookups of the flow that offered this call at its
+	// decision, the one made first: any of them makes it.
+	by             []offeredBy
+	model, episode string
+	hit            bool
+	n              int // its index among the domain's candidates
 }
 
+// offeredBy is a lookup as a rule fixed in the flow names it, and the
+// candidate whose answer was the site that offered it (a chained
+// decision), or -1 for the agent's own call: made only when that one is.
+type offeredBy struct {
+	site, lookup, binding string
+	up                    int
+}
+
+func (o offeredBy) String() string { return o.site + "\t" + o.lookup + "\t" + o.binding }
+
 // groupings are the keys candidates are chosen by: what a rule could tell
-// apart. (d) knows each lookup's outcome: it takes every hit and no
+// apart. (d) knows each lookup's outcome: it makes every hit and no
 // detour, so it saves every turn the candidates can.
 var groupings = []struct {
 	name string
-	key  func(c *candidate) string
+	key  func(o offeredBy, c *candidate) string
 }{
-	{"(a) site, lookup, binding", func(c *candidate) string { return c.site + "\t" + c.lookup + "\t" + c.binding }},
-	{"(b) … and agent model", func(c *candidate) string { return c.site + "\t" + c.lookup + "\t" + c.binding + "\t" + c.model }},
-	{"(c) … and episode", func(c *candidate) string { return c.site + "\t" + c.lookup + "\t" + c.binding + "\t" + c.episode }},
-	{"(d) each lookup alone", func(c *candidate) string { return fmt.Sprint(c.n) }},
+	{"(a) site, lookup, binding", func(o offeredBy, c *candidate) string { return o.String() }},
+	{"(b) … and agent model", func(o offeredBy, c *candidate) string { return o.String() + "\t" + c.model }},
+	{"(c) … and episode", func(o offeredBy, c *candidate) string { return o.String() + "\t" + c.episode }},
+	{"(d) each lookup alone", func(o offeredBy, c *candidate) string { return fmt.Sprint(c.n) }},
 }
 
 // candidates are a domain's candidate lookups and the turns they could
@@ -79,48 +94,107 @@ type candidates struct {
 	toolTurns, ceiling, afterCall int
 }
 
-// group is the candidates of one key: how many, and how many hit.
-type group struct {
-	key          string
-	offers, hits int
+// choice is the candidates grouped by a key: a rule takes groups, and
+// makes a candidate when one of its lookups' groups is taken and that
+// lookup's site was made (the agent's call, or a candidate made).
+type choice struct {
+	groups []group
+	hit    []bool
+	in     [][]int // each candidate's lookups' groups
+	up     [][]int // each candidate's lookups' sites: a candidate, or -1
+	down   [][]int // the candidates a candidate's answer offered
 }
 
-// choose returns which groups a precision floor p lets in: in descending
-// order of hit rate (more offers first among equals, then by key), each
-// group is taken when the precision of all taken stays at least p. A group
-// without a hit is never taken: it saves nothing.
-func choose(groups []group, p float64) []bool {
-	order := make([]int, len(groups))
+// group is the candidates a key makes.
+type group struct {
+	key     string
+	members []int
+	hits    int
+}
+
+// makeable reports whether candidate i is made with the groups taken and
+// the candidates made.
+func (ch *choice) makeable(i int, taken, made []bool) bool {
+	for j, g := range ch.in[i] {
+		if taken[g] && (ch.up[i][j] < 0 || made[ch.up[i][j]]) {
+			return true
+		}
+	}
+	return false
+}
+
+// take takes group g and returns the candidates it makes: its own, and
+// those chained from them.
+func (ch *choice) take(g int, taken, made []bool) (added []int) {
+	taken[g] = true
+	queue := slices.Clone(ch.groups[g].members)
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		if made[i] || !ch.makeable(i, taken, made) {
+			continue
+		}
+		made[i] = true
+		added = append(added, i)
+		queue = append(queue, ch.down[i]...)
+	}
+	return added
+}
+
+// choose returns which candidates a precision floor p lets be made, and
+// how many groups it takes. In descending order of their hit rate (more
+// candidates first among equals, then by key), each group is taken when
+// the precision of every candidate made stays at least p with those it
+// adds, and it adds a hit; passes repeat while one takes a group (one
+// whose site a later group makes may be taken then). A candidate several
+// groups make is made, and counted, once.
+func (ch *choice) choose(p float64) (made []bool, taken int) {
+	order := make([]int, len(ch.groups))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(i, j int) int {
-		a, b := groups[i], groups[j]
-		// a.hits/a.offers > b.hits/b.offers, without division.
-		return cmp.Or(cmp.Compare(b.hits*a.offers, a.hits*b.offers), cmp.Compare(b.offers, a.offers), strings.Compare(a.key, b.key))
+		a, b := ch.groups[i], ch.groups[j]
+		// a.hits/len(a.members) > b.hits/len(b.members), without division.
+		return cmp.Or(cmp.Compare(b.hits*len(a.members), a.hits*len(b.members)), cmp.Compare(len(b.members), len(a.members)), strings.Compare(a.key, b.key))
 	})
-	taken := make([]bool, len(groups))
+	made = make([]bool, len(ch.hit))
+	took := make([]bool, len(ch.groups))
 	offers, hits := 0, 0
-	for _, i := range order {
-		g := groups[i]
-		if g.hits == 0 || float64(hits+g.hits) < p*float64(offers+g.offers)-1e-9 {
-			continue
+	for more := true; more; {
+		more = false
+		for _, g := range order {
+			if took[g] || ch.groups[g].hits == 0 {
+				continue
+			}
+			added := ch.take(g, took, made)
+			n, h := len(added), 0
+			for _, c := range added {
+				if ch.hit[c] {
+					h++
+				}
+			}
+			if h == 0 || float64(hits+h) < p*float64(offers+n)-1e-9 {
+				took[g] = false
+				for _, c := range added {
+					made[c] = false
+				}
+				continue
+			}
+			offers, hits, taken, more = offers+n, hits+h, taken+1, true
 		}
-		taken[i] = true
-		offers += g.offers
-		hits += g.hits
 	}
-	return taken
+	return made, taken
 }
 
 // savedBy returns the turns a choice of candidates saves: those whose
-// every covering candidate is chosen.
-func savedBy(turns [][]int, chosen []bool) int {
+// every covering candidate is made.
+func savedBy(turns [][]int, made []bool) int {
 	n := 0
 	for _, t := range turns {
 		all := true
 		for _, c := range t {
-			all = all && chosen[c]
+			all = all && made[c]
 		}
 		if all {
 			n++
@@ -129,39 +203,60 @@ func savedBy(turns [][]int, chosen []bool) int {
 	return n
 }
 
-// chosenBy returns, for each candidate, whether its group is among those
-// choose takes at precision p under the grouping by key.
-func (cs *candidates) chosenBy(key func(*candidate) string, p float64) []bool {
+// chosenBy is choose over the candidates grouped by key.
+func (cs *candidates) chosenBy(key func(offeredBy, *candidate) string, p float64) (made []bool, taken int) {
+	ch := choice{hit: make([]bool, len(cs.all)), in: make([][]int, len(cs.all)), up: make([][]int, len(cs.all)), down: make([][]int, len(cs.all))}
 	index := map[string]int{}
-	var groups []group
-	of := make([]int, len(cs.all))
 	for i := range cs.all {
-		k := key(&cs.all[i])
-		g, ok := index[k]
-		if !ok {
-			g = len(groups)
-			index[k] = g
-			groups = append(groups, group{key: k})
-		}
-		of[i] = g
-		groups[g].offers++
-		if cs.all[i].hit {
-			groups[g].hits++
+		c := &cs.all[i]
+		ch.hit[i] = c.hit
+		for _, o := range c.by {
+			k := key(o, c)
+			g, ok := index[k]
+			if !ok {
+				g = len(ch.groups)
+				index[k] = g
+				ch.groups = append(ch.groups, group{key: k})
+			}
+			ch.in[i] = append(ch.in[i], g)
+			ch.up[i] = append(ch.up[i], o.up)
+			if o.up >= 0 {
+				ch.down[o.up] = append(ch.down[o.up], i)
+			}
+			if m := ch.groups[g].members; len(m) > 0 && m[len(m)-1] == i {
+				continue // two of its lookups in one group
+			}
+			ch.groups[g].members = append(ch.groups[g].members, i)
+			if c.hit {
+				ch.groups[g].hits++
+			}
 		}
 	}
-	taken := choose(groups, p)
-	chosen := make([]bool, len(cs.all))
-	for i, g := range of {
-		chosen[i] = taken[g]
-	}
-	return chosen
+	return ch.choose(p)
 }
 
 // boundFlow is the flow f with every gate off: an arbiter that scores
-// every offer 1 and holds no held-out counts.
-func boundFlow(f *flow.Flow) *flow.Flow {
+// every offer 1 and holds no held-out counts. With every binding, each
+// binding of a lookup is a lookup of its own, so each offers where it
+// binds, not only the one the flow would choose.
+func boundFlow(f *flow.Flow, everyBinding bool) *flow.Flow {
 	g := *f
 	g.Arbiter = &flow.Arbiter{Features: []string{flow.FeatureBias}, Weights: []float64{100}} // σ(100) is 1 in float64
+	if !everyBinding {
+		return &g
+	}
+	g.Sites = make([]flow.Site, len(f.Sites))
+	for si, s := range f.Sites {
+		s.Lookups = nil
+		for _, l := range f.Sites[si].Lookups {
+			for _, b := range l.Bindings {
+				one := l
+				one.Bindings = []flow.Bound{b}
+				s.Lookups = append(s.Lookups, one)
+			}
+		}
+		g.Sites[si] = s
+	}
 	return &g
 }
 
@@ -174,12 +269,49 @@ func (cs *candidates) collect(g *flow.Flow, ep *episode.Episode, rule flow.Rule)
 	model := cmp.Or(ep.AgentModel, "(unknown)")
 	first := len(cs.all)
 	var labels []string // of each lookup made, in order
+	// The site of each offer of a run: the offers a decision shows first
+	// were offered by the answer to the lookup the decision before took
+	// (Run.Answer adds them), or, at the first, by the agent's call.
+	site := map[offeredBy]int{}
+	answered := -1
+	key := func(o *flow.Offer) offeredBy {
+		return offeredBy{site: o.From, lookup: o.Tool, binding: flow.OfferBinding(o.Binding) + "\x00" + string(o.Args)}
+	}
 	rep := flow.ReplayEpisode(g, ep, flow.ReplayOptions{Rule: rule, Caps: boundCaps, Decision: func(d *flow.Decision, hit []bool) {
+		if d.Site == "decide#0" {
+			clear(site)
+			answered = -1
+		}
+		for i := range d.Offers {
+			if _, ok := site[key(&d.Offers[i])]; !ok {
+				site[key(&d.Offers[i])] = answered
+			}
+		}
+		answered = -1
 		if d.Taken < 0 {
 			return
 		}
 		o := &d.Offers[d.Taken]
-		cs.all = append(cs.all, candidate{site: o.From, lookup: o.Tool, binding: flow.OfferBinding(o.Binding), model: model, episode: ep.ID, hit: hit[d.Taken], n: len(cs.all)})
+		c := candidate{model: model, episode: ep.ID, hit: hit[d.Taken], n: len(cs.all)}
+		// The decision's offers of the same call, the one taken first:
+		// the session makes it once, so the others are never offered
+		// again.
+		add := func(x *flow.Offer) {
+			by := offeredBy{x.From, x.Tool, flow.OfferBinding(x.Binding), site[key(x)]}
+			if !slices.Contains(c.by, by) {
+				c.by = append(c.by, by)
+			}
+		}
+		add(o)
+		for i := range d.Offers {
+			if d.Offers[i].Label() == o.Label() {
+				add(&d.Offers[i])
+			}
+		}
+		if c.hit {
+			answered = c.n
+		}
+		cs.all = append(cs.all, c)
 		labels = append(labels, o.Label())
 	}})
 	if len(rep.Lookups) != len(labels) {
@@ -222,7 +354,7 @@ func (cs *candidates) collect(g *flow.Flow, ep *episode.Episode, rule flow.Rule)
 				stretch[lb], covering[lb], kept[lb] = writes, kept[lb][0], kept[lb][1:]
 			}
 			by[c.Index] = covering[lb]
-			if cs.all[by[c.Index]].site != rep.By[c.Index] {
+			if cs.all[by[c.Index]].by[0].site != rep.By[c.Index] {
 				panic("bound: a covered call's lookup is not its site's: " + lb)
 			}
 		case ev.Type == episode.EventResult && ev.Result != nil && firstResult == len(ep.Events):
@@ -272,7 +404,8 @@ func (cs *candidates) collect(g *flow.Flow, ep *episode.Episode, rule flow.Rule)
 // printBound prints the bound of each domain's held-out replay under rule
 // (the rows above it): the candidates, and the turns each grouping's
 // choice saves at each precision floor, with the precision by agent model
-// of (a) and (b).
+// of (a) and (b); for the flow's lookups as it binds them, then for every
+// binding.
 func printBound(out io.Writer, eps []*episode.Episode, folds int, rule flow.Rule, conversation bool) {
 	if !conversation {
 		eps = withoutMessages(eps)
@@ -291,18 +424,26 @@ func printBound(out io.Writer, eps []*episode.Episode, folds int, rule flow.Rule
 			continue
 		}
 		var def replay
-		var cs candidates
-		g := boundFlow(f)
-		bound := flow.Rule{Decider: flow.ArbiterDecider, Threshold: rule.Threshold}
 		for _, ep := range de {
 			def.add(replayEpisode(f, ep, rule))
-			cs.collect(g, ep, bound)
 		}
-		printDomainBound(out, domain, def, &cs)
+		for _, every := range []bool{false, true} {
+			var cs candidates
+			g := boundFlow(f, every)
+			bound := flow.Rule{Decider: flow.ArbiterDecider, Threshold: rule.Threshold}
+			for _, ep := range de {
+				cs.collect(g, ep, bound)
+			}
+			name := domain + ", the binding each lookup chooses"
+			if every {
+				name = domain + ", every binding"
+			}
+			printDomainBound(out, name, def, &cs)
+		}
 	}
 }
 
-func printDomainBound(out io.Writer, domain string, def replay, cs *candidates) {
+func printDomainBound(out io.Writer, name string, def replay, cs *candidates) {
 	hits := 0
 	for _, c := range cs.all {
 		if c.hit {
@@ -314,7 +455,7 @@ func printDomainBound(out io.Writer, domain string, def replay, cs *candidates) 
 		all[i] = true
 	}
 	w := newTable(out)
-	fmt.Fprintf(w, "  %s\ttool turns\tceiling: results\t+ constants\t+ conversation\t+ what the candidates save\tafter a call\tcandidates\thits\tall save\n", domain)
+	fmt.Fprintf(w, "  %s\ttool turns\tceiling: results\t+ constants\t+ conversation\t+ what the candidates save\tafter a call\tcandidates\thits\tall save\n", name)
 	fmt.Fprintf(w, "  \t%d\t%d (%s)\t%d (%s)\t%d (%s)\t%d (%s)\t%d (%s)\t%d\t%d (%s)\t%d (%s)\n", cs.toolTurns,
 		def.ceiling[0], pct(def.ceiling[0], def.toolTurns), def.ceiling[1], pct(def.ceiling[1], def.toolTurns), def.ceiling[2], pct(def.ceiling[2], def.toolTurns),
 		cs.ceiling, pct(cs.ceiling, cs.toolTurns), cs.afterCall, pct(cs.afterCall, cs.toolTurns),
@@ -328,47 +469,55 @@ func printDomainBound(out io.Writer, domain string, def replay, cs *candidates) 
 	w = newTable(out)
 	fmt.Fprintf(w, "    precision ≥\tgrouping\tgroups\tlookups\tprecision\tturns saved\tof the after-call ceiling\n")
 	floors := append(slices.Clone(boundPrecisions), defP)
-	type modelRow struct{ hits, offers int }
-	byModel := map[string][]modelRow{} // model → (a), (b) at each floor
+	type tally struct{ hits, offers int }
+	byModel := map[string][]tally{} // model → (a), (b) at each floor
 	var cols []string
+	gap := make([][2][]bool, len(boundPrecisions)) // (b)'s and (c)'s choice at each floor
 	for fi, p := range floors {
-		name := fmt.Sprintf("%.0f%%", 100*p)
+		floor := fmt.Sprintf("%.0f%%", 100*p)
 		if fi == len(floors)-1 {
-			name = fmt.Sprintf("%.1f%% (the replay's)", 100*p)
+			floor = fmt.Sprintf("%.1f%% (the replay's)", 100*p)
 		}
+		var coarser []bool
 		for gi, gr := range groupings {
-			chosen := cs.chosenBy(gr.key, p)
-			n, h := 0, 0
+			made, taken := cs.chosenBy(gr.key, p)
+			groups := fmt.Sprint(taken)
+			if coarser != nil && gi < 3 && savedBy(cs.turns, coarser) > savedBy(cs.turns, made) {
+				// The coarser grouping's choice is one of this one's:
+				// the greedy choice found less.
+				made, groups = coarser, "as above"
+			}
+			coarser = made
+			if gi == 1 && fi < len(boundPrecisions) {
+				gap[fi][0] = made
+			}
+			if gi == 2 && fi < len(boundPrecisions) {
+				gap[fi][1] = made
+			}
+			var t tally
 			for i, c := range cs.all {
-				if chosen[i] {
-					n++
+				if made[i] {
+					t.offers++
 					if c.hit {
-						h++
+						t.hits++
 					}
 				}
 			}
-			groups := map[string]bool{}
-			for i := range cs.all {
-				if chosen[i] {
-					groups[gr.key(&cs.all[i])] = true
-				}
-			}
-			s := savedBy(cs.turns, chosen)
-			fmt.Fprintf(w, "    %s\t%s\t%d\t%d\t%s\t%d (%s)\t%s\n", name, gr.name, len(groups), n, pct(h, n), s, pct(s, cs.toolTurns), pct(s, cs.afterCall))
+			s := savedBy(cs.turns, made)
+			fmt.Fprintf(w, "    %s\t%s\t%s\t%d\t%s\t%d (%s)\t%s\n", floor, gr.name, groups, t.offers, pct(t.hits, t.offers), s, pct(s, cs.toolTurns), pct(s, cs.afterCall))
 			if gi >= 2 {
 				continue // an oracle's precision by model says nothing a rule could do
 			}
-			cols = append(cols, fmt.Sprintf("%s %s", strings.Fields(gr.name)[0], strings.Fields(name)[0]))
-			col := len(cols) - 1
+			cols = append(cols, fmt.Sprintf("%s %s", strings.Fields(gr.name)[0], strings.Fields(floor)[0]))
 			for i, c := range cs.all {
 				rows := byModel[c.model]
-				for len(rows) <= col {
-					rows = append(rows, modelRow{})
+				for len(rows) < len(cols) {
+					rows = append(rows, tally{})
 				}
-				if chosen[i] {
-					rows[col].offers++
+				if made[i] {
+					rows[len(cols)-1].offers++
 					if c.hit {
-						rows[col].hits++
+						rows[len(cols)-1].hits++
 					}
 				}
 				byModel[c.model] = rows
@@ -376,6 +525,7 @@ func printDomainBound(out io.Writer, domain string, def replay, cs *candidates) 
 		}
 	}
 	w.Flush()
+	printGap(out, cs, gap)
 	w = newTable(out)
 	fmt.Fprintf(w, "    precision by agent model\t%s\n", strings.Join(cols, "\t"))
 	models := make([]string, 0, len(byModel))
@@ -389,6 +539,63 @@ func printDomainBound(out io.Writer, domain string, def replay, cs *candidates) 
 			fmt.Fprintf(w, "\t%s of %d", pct(r.hits, r.offers), r.offers)
 		}
 		fmt.Fprintln(w)
+	}
+	w.Flush()
+}
+
+// printGap prints what (c) saves beyond (b) at each floor: the turns by
+// the lookups they need (site, lookup, binding), most first: where a
+// signal of the session, not of the agent, would pay.
+func printGap(out io.Writer, cs *candidates, gap [][2][]bool) {
+	turns := map[string][]int{}
+	for fi, g := range gap {
+		for _, t := range cs.turns {
+			if savedBy([][]int{t}, g[0]) > 0 || savedBy([][]int{t}, g[1]) == 0 {
+				continue
+			}
+			var keys []string
+			for _, c := range t {
+				o := cs.all[c].by[0]
+				k := o.site + " → " + o.lookup + " " + o.binding
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			k := strings.Join(keys, " + ")
+			if turns[k] == nil {
+				turns[k] = make([]int, len(gap))
+			}
+			turns[k][fi]++
+		}
+	}
+	keys := make([]string, 0, len(turns))
+	for k := range turns {
+		keys = append(keys, k)
+	}
+	sum := func(k string) int {
+		n := 0
+		for _, x := range turns[k] {
+			n += x
+		}
+		return n
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(sum(b), sum(a)), strings.Compare(a, b)) })
+	w := newTable(out)
+	var head []string
+	for _, p := range boundPrecisions {
+		head = append(head, fmt.Sprintf("%.0f%%", 100*p))
+	}
+	fmt.Fprintf(w, "    turns (c) saves and (b) does not, by the lookups they need: site → lookup binding\t%s\n", strings.Join(head, "\t"))
+	for i, k := range keys {
+		if i == 6 {
+			break
+		}
+		var n []string
+		for _, x := range turns[k] {
+			n = append(n, fmt.Sprint(x))
+		}
+		fmt.Fprintf(w, "      %s\t%s\n", k, strings.Join(n, "\t"))
 	}
 	w.Flush()
 }
