@@ -32,13 +32,19 @@ import (
 // own, not only the one the flow chooses.
 //
 // The candidates are grouped, and groups chosen greedily by descending
-// hit rate while the precision of the lookups chosen stays at a floor
-// (choose): by site, lookup and binding (what a rule fixed in the flow
-// could choose), the same by agent model (what a perfect gate by agent
-// could), the same by episode (what an oracle that knows each session
-// could: the bound for any per-session signal), and each lookup alone
-// (an oracle that knows each lookup's outcome). The turns the chosen save
-// are the bound at that precision.
+// hit rate while the precision of the lookups made stays at a floor
+// (choice.choose): by site, lookup and binding (what a rule fixed in the
+// flow could choose), the same by agent model (what a perfect gate by
+// agent could), the same by episode (what an oracle that knows each
+// session could: the bound for any per-session signal), and each lookup
+// alone (an oracle that knows each lookup's outcome: every hit, no
+// detour). The turns the lookups made save are the bound at that floor.
+//
+// A call several lookups offered at one decision is made once, by any of
+// their groups; a lookup a chained decision offered is made only when the
+// lookup whose answer offered it is. The greedy choice is not proven the
+// best: a finer grouping keeps the coarser one's choice where that saves
+// more, and only (d) is exact.
 var boundFlag = flag.Bool("bound", false, "after the replay, print the bound: the turns a choice of the flow's own lookups could save at a precision of 80%, 85% and the replay's own, by site, lookup and binding, by agent model too, by episode too, and lookup by lookup")
 
 // boundPrecisions are the precision floors the bound is printed at, beside
@@ -142,13 +148,13 @@ func (ch *choice) take(g int, taken, made []bool) (added []int) {
 }
 
 // choose returns which candidates a precision floor p lets be made, and
-// how many groups it takes. In descending order of their hit rate (more
+// the groups it takes, in the order taken. In descending order of their hit rate (more
 // candidates first among equals, then by key), each group is taken when
 // the precision of every candidate made stays at least p with those it
 // adds, and it adds a hit; passes repeat while one takes a group (one
 // whose site a later group makes may be taken then). A candidate several
 // groups make is made, and counted, once.
-func (ch *choice) choose(p float64) (made []bool, taken int) {
+func (ch *choice) choose(p float64) (made []bool, taken []int) {
 	order := make([]int, len(ch.groups))
 	for i := range order {
 		order[i] = i
@@ -181,7 +187,8 @@ func (ch *choice) choose(p float64) (made []bool, taken int) {
 				}
 				continue
 			}
-			offers, hits, taken, more = offers+n, hits+h, taken+1, true
+			offers, hits, more = offers+n, hits+h, true
+			taken = append(taken, g)
 		}
 	}
 	return made, taken
@@ -203,8 +210,9 @@ func savedBy(turns [][]int, made []bool) int {
 	return n
 }
 
-// chosenBy is choose over the candidates grouped by key.
-func (cs *candidates) chosenBy(key func(offeredBy, *candidate) string, p float64) (made []bool, taken int) {
+// chosenBy is choose over the candidates grouped by key; taken are the
+// groups taken, in the order taken.
+func (cs *candidates) chosenBy(key func(offeredBy, *candidate) string, p float64) (made []bool, taken []group) {
 	ch := choice{hit: make([]bool, len(cs.all)), in: make([][]int, len(cs.all)), up: make([][]int, len(cs.all)), down: make([][]int, len(cs.all))}
 	index := map[string]int{}
 	for i := range cs.all {
@@ -232,7 +240,11 @@ func (cs *candidates) chosenBy(key func(offeredBy, *candidate) string, p float64
 			}
 		}
 	}
-	return ch.choose(p)
+	made, gs := ch.choose(p)
+	for _, g := range gs {
+		taken = append(taken, ch.groups[g])
+	}
+	return made, taken
 }
 
 // boundFlow is the flow f with every gate off: an arbiter that scores
@@ -472,7 +484,8 @@ func printDomainBound(out io.Writer, name string, def replay, cs *candidates) {
 	type tally struct{ hits, offers int }
 	byModel := map[string][]tally{} // model → (a), (b) at each floor
 	var cols []string
-	gap := make([][2][]bool, len(boundPrecisions)) // (b)'s and (c)'s choice at each floor
+	gap := make([][2][]bool, len(boundPrecisions))  // (b)'s and (c)'s choice at each floor
+	static := make([][]group, len(boundPrecisions)) // (a)'s groups at each floor
 	for fi, p := range floors {
 		floor := fmt.Sprintf("%.0f%%", 100*p)
 		if fi == len(floors)-1 {
@@ -481,7 +494,10 @@ func printDomainBound(out io.Writer, name string, def replay, cs *candidates) {
 		var coarser []bool
 		for gi, gr := range groupings {
 			made, taken := cs.chosenBy(gr.key, p)
-			groups := fmt.Sprint(taken)
+			groups := fmt.Sprint(len(taken))
+			if gi == 0 && fi < len(boundPrecisions) {
+				static[fi] = taken
+			}
 			if coarser != nil && gi < 3 && savedBy(cs.turns, coarser) > savedBy(cs.turns, made) {
 				// The coarser grouping's choice is one of this one's:
 				// the greedy choice found less.
@@ -525,6 +541,13 @@ func printDomainBound(out io.Writer, name string, def replay, cs *candidates) {
 		}
 	}
 	w.Flush()
+	for fi, gs := range static {
+		fmt.Fprintf(out, "    (a) takes at %.0f%%, in order: site → lookup binding: its candidates (hits)\n", 100*boundPrecisions[fi])
+		for _, g := range gs {
+			site, rest, _ := strings.Cut(g.key, "\t")
+			fmt.Fprintf(out, "      %s → %s: %d (%d)\n", site, strings.Replace(rest, "\t", " ", 1), len(g.members), g.hits)
+		}
+	}
 	printGap(out, cs, gap)
 	w = newTable(out)
 	fmt.Fprintf(w, "    precision by agent model\t%s\n", strings.Join(cols, "\t"))

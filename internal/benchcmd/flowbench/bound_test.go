@@ -50,8 +50,13 @@ func TestChoose(t *testing.T) {
 				want = append(want, slices.Contains([]byte(c.taken), byte('a'+i)))
 			}
 		}
-		if !slices.Equal(made, want) || n != len(c.taken) {
-			t.Errorf("choose at %.3f made %v of %d groups, want %v of %d", c.p, made, n, want, len(c.taken))
+		var taken []byte
+		for _, g := range n {
+			taken = append(taken, byte('a'+g))
+		}
+		slices.Sort(taken)
+		if !slices.Equal(made, want) || string(taken) != c.taken {
+			t.Errorf("choose at %.3f made %v by %q, want %v by %q", c.p, made, taken, want, c.taken)
 		}
 	}
 }
@@ -66,9 +71,9 @@ func TestChooseShared(t *testing.T) {
 		up:     [][]int{{-1, -1}, {-1}},
 		down:   [][]int{nil, nil},
 	}
-	made, n := ch.choose(0.5)
-	if !slices.Equal(made, []bool{true, false}) || n != 1 {
-		t.Errorf("made %v of %d groups, want [true false] of 1", made, n)
+	made, taken := ch.choose(0.5)
+	if !slices.Equal(made, []bool{true, false}) || !slices.Equal(taken, []int{0}) {
+		t.Errorf("made %v by groups %v, want [true false] by [0]", made, taken)
 	}
 }
 
@@ -84,17 +89,17 @@ func TestChooseChained(t *testing.T) {
 		down:   [][]int{{1}, nil, nil},
 	}
 	for _, c := range []struct {
-		p    float64
-		want []bool
-		n    int
+		p     float64
+		want  []bool
+		taken []int
 	}{
-		{0.5, []bool{true, true, true}, 2},
+		{0.5, []bool{true, true, true}, []int{0, 1}},
 		// a's 1 of 2 is below 60%, so b is never made either.
-		{0.6, []bool{false, false, false}, 0},
+		{0.6, []bool{false, false, false}, nil},
 	} {
-		made, n := ch.choose(c.p)
-		if !slices.Equal(made, c.want) || n != c.n {
-			t.Errorf("at %.2f made %v of %d groups, want %v of %d", c.p, made, n, c.want, c.n)
+		made, taken := ch.choose(c.p)
+		if !slices.Equal(made, c.want) || !slices.Equal(taken, c.taken) {
+			t.Errorf("at %.2f made %v by groups %v, want %v by %v", c.p, made, taken, c.want, c.taken)
 		}
 	}
 }
@@ -134,10 +139,10 @@ func TestChosenBy(t *testing.T) {
 	bySite := func(o offeredBy, c *candidate) string { return o.site }
 	byEpisode := func(o offeredBy, c *candidate) string { return o.site + c.episode }
 	// By site, a is 3 of 5 with the shared one: 60%.
-	if got, n := cs.chosenBy(bySite, 0.6); !slices.Equal(got, []bool{true, true, true, true, false, false, false, false, true}) || n != 1 {
-		t.Errorf("by site: %v of %d groups", got, n)
+	if got, taken := cs.chosenBy(bySite, 0.6); !slices.Equal(got, []bool{true, true, true, true, false, false, false, false, true}) || len(taken) != 1 || taken[0].key != "a" {
+		t.Errorf("by site: %v by %v", got, taken)
 	}
-	if got, n := cs.chosenBy(byEpisode, 0.75); !slices.Equal(got, []bool{true, true, true, true, true, false, false, false, false}) || n != 3 {
-		t.Errorf("by episode: %v of %d groups", got, n)
+	if got, taken := cs.chosenBy(byEpisode, 0.75); !slices.Equal(got, []bool{true, true, true, true, true, false, false, false, false}) || len(taken) != 3 {
+		t.Errorf("by episode: %v by %v", got, taken)
 	}
 }
