@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/hoist-mcp/hoist/audit"
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
 	"github.com/hoist-mcp/hoist/learn"
@@ -23,65 +25,56 @@ import (
 // The flow is served with every gate off: an arbiter that scores every
 // offer 1 (so the threshold takes all, while the binding each lookup
 // offers is still the one it chooses at the replay's threshold), no
-// held-out gate, no cap on lookups or bytes. Every lookup the flow would
-// make where its binding binds is then made: these are the candidates.
-// Each is a hit or a detour by the replay's own rule, and covers the
-// agent's calls it was the lookup of; a turn is saved when every call of
-// it is covered (the replay's turn rule). A second set of candidates
+// held-out gate, no cap on lookups or bytes (boundFlow). Every lookup the
+// flow would make where its binding binds is then made: these are the
+// candidates. Each is a hit or a detour by the replay's own rule, and
+// covers the agent's calls it was the lookup of; a turn is saved when
+// every call of it is covered (the replay's turn rule). A second flow
 // offers every binding of each lookup that binds, each as a lookup of its
 // own, not only the one the flow chooses.
 //
-// The candidates are grouped, and groups chosen greedily by descending
-// hit rate while the precision of the lookups made stays at a floor
-// (choice.choose): by site, lookup and binding (what a rule fixed in the
-// flow could choose), the same by agent model (what a perfect gate by
-// agent could), the same by episode (what an oracle that knows each
-// session could: the bound for any per-session signal), and each lookup
-// alone (an oracle that knows each lookup's outcome: every hit, no
-// detour). The turns the lookups made save are the bound at that floor.
-//
-// A call several lookups offered at one decision is made once, by any of
-// their groups; a lookup a chained decision offered is made only when the
-// lookup whose answer offered it is. The greedy choice is not proven the
-// best: a finer grouping keeps the coarser one's choice where that saves
-// more, and only (d) is exact.
-var boundFlag = flag.Bool("bound", false, "after the replay, print the bound: the turns a choice of the flow's own lookups could save at a precision of 80%, 85% and the replay's own, by site, lookup and binding, by agent model too, by episode too, and lookup by lookup")
+// A rule then takes lookups (site, lookup and binding) greedily, in
+// descending order of their hit rate served alone, each while the
+// precision of every lookup made stays at a floor (greedy); what it takes
+// is served as a flow of those lookups alone and replayed, so its figures
+// are the replay's, not an estimate. It takes them (a) for every episode:
+// a rule fixed in the flow; (b) for the episodes of one agent model: a
+// perfect gate by agent; (c) for one episode: an oracle that knows each
+// session, the bound for any signal of the session. (d) knows each
+// lookup's outcome, takes every hit and no detour, and so saves every turn
+// the candidates cover. The greedy choice is not proven the best: a finer
+// scope keeps the coarser one's choice where that saves more, and only
+// (d) is exact.
+var boundFlag = flag.Bool("bound", false, "after the replay, print the bound: the turns a choice of the flow's own lookups could save at a precision of 80%, 85% and the replay's own: fixed in the flow, by agent model, by episode, and lookup by lookup")
 
 // boundPrecisions are the precision floors the bound is printed at, beside
 // the replay's own.
 var boundPrecisions = []float64{0.80, 0.85}
 
-// candidate is one lookup the flow would make with every gate off.
+// candidate is one lookup the flow makes with every gate off.
 type candidate struct {
-	// by are the lookups of the flow that offered this call at its
-	// decision, the one made first: any of them makes it.
-	by             []offeredBy
-	model, episode string
-	hit            bool
-	n              int // its index among the domain's candidates
+	// by are the lookups (lookups.key) that offered this call at its
+	// decision, the one made first: the session makes the call once.
+	by  []string
+	hit bool
 }
 
-// offeredBy is a lookup as a rule fixed in the flow names it, and the
-// candidate whose answer was the site that offered it (a chained
-// decision), or -1 for the agent's own call: made only when that one is.
-type offeredBy struct {
-	site, lookup, binding string
-	up                    int
+// lookups are a flow served with every gate off (boundFlow), and what a
+// rule over it takes: each lookup of a site, its binding the one the flow
+// chooses where it is offered; or, with every binding, each binding of
+// it, a lookup of its own.
+type lookups struct {
+	g     *flow.Flow
+	every bool
 }
 
-func (o offeredBy) String() string { return o.site + "\t" + o.lookup + "\t" + o.binding }
-
-// groupings are the keys candidates are chosen by: what a rule could tell
-// apart. (d) knows each lookup's outcome: it makes every hit and no
-// detour, so it saves every turn the candidates can.
-var groupings = []struct {
-	name string
-	key  func(o offeredBy, c *candidate) string
-}{
-	{"(a) site, lookup, binding", func(o offeredBy, c *candidate) string { return o.String() }},
-	{"(b) … and agent model", func(o offeredBy, c *candidate) string { return o.String() + "\t" + c.model }},
-	{"(c) … and episode", func(o offeredBy, c *candidate) string { return o.String() + "\t" + c.episode }},
-	{"(d) each lookup alone", func(o offeredBy, c *candidate) string { return fmt.Sprint(c.n) }},
+// key names the lookup an offer is of, as a rule takes it: its site and
+// tool, and with every binding its binding.
+func (l lookups) key(o *flow.Offer) string {
+	if !l.every {
+		return o.From + "\t" + o.Tool
+	}
+	return o.From + "\t" + o.Tool + "\t" + flow.OfferBinding(o.Binding)
 }
 
 // candidates are a domain's candidate lookups and the turns they could
@@ -89,8 +82,10 @@ var groupings = []struct {
 type candidates struct {
 	all []candidate
 	// turns are the tool-calling turns whose every call some candidate
-	// covers: for each, the candidates that cover its calls, all needed.
-	turns [][]int
+	// covers: for each, the candidates that cover its calls, all needed;
+	// turnAt is each one's index in its episode.
+	turns  [][]int
+	turnAt []int
 	// toolTurns are the tool-calling turns; ceiling those within the
 	// conversation ceiling, as the replay counts it with every candidate
 	// made (every call's arguments in an earlier result, a constant or
@@ -98,100 +93,6 @@ type candidates struct {
 	// them after the first result of the session: before it no lookup can
 	// be appended.
 	toolTurns, ceiling, afterCall int
-}
-
-// choice is the candidates grouped by a key: a rule takes groups, and
-// makes a candidate when one of its lookups' groups is taken and that
-// lookup's site was made (the agent's call, or a candidate made).
-type choice struct {
-	groups []group
-	hit    []bool
-	in     [][]int // each candidate's lookups' groups
-	up     [][]int // each candidate's lookups' sites: a candidate, or -1
-	down   [][]int // the candidates a candidate's answer offered
-}
-
-// group is the candidates a key makes.
-type group struct {
-	key     string
-	members []int
-	hits    int
-}
-
-// makeable reports whether candidate i is made with the groups taken and
-// the candidates made.
-func (ch *choice) makeable(i int, taken, made []bool) bool {
-	for j, g := range ch.in[i] {
-		if taken[g] && (ch.up[i][j] < 0 || made[ch.up[i][j]]) {
-			return true
-		}
-	}
-	return false
-}
-
-// take takes group g and returns the candidates it makes: its own, and
-// those chained from them.
-func (ch *choice) take(g int, taken, made []bool) (added []int) {
-	taken[g] = true
-	queue := slices.Clone(ch.groups[g].members)
-	for len(queue) > 0 {
-		i := queue[0]
-		queue = queue[1:]
-		if made[i] || !ch.makeable(i, taken, made) {
-			continue
-		}
-		made[i] = true
-		added = append(added, i)
-		queue = append(queue, ch.down[i]...)
-	}
-	return added
-}
-
-// choose returns which candidates a precision floor p lets be made, and
-// the groups it takes, in the order taken. In descending order of their hit rate (more
-// candidates first among equals, then by key), each group is taken when
-// the precision of every candidate made stays at least p with those it
-// adds, and it adds a hit; passes repeat while one takes a group (one
-// whose site a later group makes may be taken then). A candidate several
-// groups make is made, and counted, once.
-func (ch *choice) choose(p float64) (made []bool, taken []int) {
-	order := make([]int, len(ch.groups))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(i, j int) int {
-		a, b := ch.groups[i], ch.groups[j]
-		// a.hits/len(a.members) > b.hits/len(b.members), without division.
-		return cmp.Or(cmp.Compare(b.hits*len(a.members), a.hits*len(b.members)), cmp.Compare(len(b.members), len(a.members)), strings.Compare(a.key, b.key))
-	})
-	made = make([]bool, len(ch.hit))
-	took := make([]bool, len(ch.groups))
-	offers, hits := 0, 0
-	for more := true; more; {
-		more = false
-		for _, g := range order {
-			if took[g] || ch.groups[g].hits == 0 {
-				continue
-			}
-			added := ch.take(g, took, made)
-			n, h := len(added), 0
-			for _, c := range added {
-				if ch.hit[c] {
-					h++
-				}
-			}
-			if h == 0 || float64(hits+h) < p*float64(offers+n)-1e-9 {
-				took[g] = false
-				for _, c := range added {
-					made[c] = false
-				}
-				continue
-			}
-			offers, hits, more = offers+n, hits+h, true
-			taken = append(taken, g)
-		}
-	}
-	return made, taken
 }
 
 // savedBy returns the turns a choice of candidates saves: those whose
@@ -210,41 +111,168 @@ func savedBy(turns [][]int, made []bool) int {
 	return n
 }
 
-// chosenBy is choose over the candidates grouped by key; taken are the
-// groups taken, in the order taken.
-func (cs *candidates) chosenBy(key func(offeredBy, *candidate) string, p float64) (made []bool, taken []group) {
-	ch := choice{hit: make([]bool, len(cs.all)), in: make([][]int, len(cs.all)), up: make([][]int, len(cs.all)), down: make([][]int, len(cs.all))}
-	index := map[string]int{}
-	for i := range cs.all {
-		c := &cs.all[i]
-		ch.hit[i] = c.hit
-		for _, o := range c.by {
-			k := key(o, c)
-			g, ok := index[k]
-			if !ok {
-				g = len(ch.groups)
-				index[k] = g
-				ch.groups = append(ch.groups, group{key: k})
+// tally counts lookups made, their hits, and the turns they saved.
+type tally struct{ offers, hits, saved int }
+
+func (t *tally) add(o tally) {
+	t.offers += o.offers
+	t.hits += o.hits
+	t.saved += o.saved
+}
+
+// unit is what a rule takes: a lookup, in the episodes of its scope (all,
+// one agent model's, one), with its lookups and hits served alone there.
+type unit struct {
+	key, scope string
+	eps        []int // the scope's episodes where it makes a lookup alone
+	alone      tally
+}
+
+// greedy returns the units a precision floor p lets a rule take, in the
+// order taken. In descending order of their hit rate alone (more lookups
+// first among equals, then by key and scope), each is tried: try(u) serves
+// it with those taken and returns the change in lookups and hits, and
+// keep(false) takes it back. It is kept when it adds a hit and the
+// precision of every lookup made stays at least p. Passes repeat while one
+// keeps a unit: a lookup whose site another lookup's answer is can pay
+// once that one is taken.
+func greedy(units []unit, p float64, try func(u int) (offers, hits int, keep func(bool))) []int {
+	order := make([]int, len(units))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		a, b := units[i], units[j]
+		// a's rate > b's, without division.
+		return cmp.Or(cmp.Compare(b.alone.hits*a.alone.offers, a.alone.hits*b.alone.offers), cmp.Compare(b.alone.offers, a.alone.offers),
+			strings.Compare(a.key, b.key), strings.Compare(a.scope, b.scope))
+	})
+	var taken []int
+	took := make([]bool, len(units))
+	offers, hits := 0, 0
+	for more := true; more; {
+		more = false
+		for _, u := range order {
+			if took[u] || units[u].alone.hits == 0 {
+				continue
 			}
-			ch.in[i] = append(ch.in[i], g)
-			ch.up[i] = append(ch.up[i], o.up)
-			if o.up >= 0 {
-				ch.down[o.up] = append(ch.down[o.up], i)
+			n, h, keep := try(u)
+			if h <= 0 || float64(hits+h) < p*float64(offers+n)-1e-9 {
+				keep(false)
+				continue
 			}
-			if m := ch.groups[g].members; len(m) > 0 && m[len(m)-1] == i {
-				continue // two of its lookups in one group
-			}
-			ch.groups[g].members = append(ch.groups[g].members, i)
-			if c.hit {
-				ch.groups[g].hits++
-			}
+			keep(true)
+			took[u], more = true, true
+			offers, hits = offers+n, hits+h
+			taken = append(taken, u)
 		}
 	}
-	made, gs := ch.choose(p)
-	for _, g := range gs {
-		taken = append(taken, ch.groups[g])
+	return taken
+}
+
+// served is a choice of lookups served along a domain's episodes: the
+// lookups each episode's flow keeps, and what replaying it did.
+type served struct {
+	l    lookups
+	eps  []*episode.Episode
+	rule flow.Rule
+	keys []map[string]bool
+	res  []tally
+}
+
+func newServed(l lookups, eps []*episode.Episode, rule flow.Rule) *served {
+	s := &served{l: l, eps: eps, rule: rule, keys: make([]map[string]bool, len(eps)), res: make([]tally, len(eps))}
+	for i := range s.keys {
+		s.keys[i] = map[string]bool{}
 	}
-	return made, taken
+	return s
+}
+
+// replay replays episode i served a flow of its lookups alone.
+func (s *served) replay(i int) tally {
+	if len(s.keys[i]) == 0 {
+		return tally{}
+	}
+	a, err := audit.Walk(s.l.only(s.keys[i]), s.eps[i], audit.Options{Rule: s.rule, Caps: boundCaps})
+	if err != nil {
+		return tally{}
+	}
+	return tally{offers: a.Total.Lookups, hits: a.Total.Hits, saved: int(a.Total.Saved)}
+}
+
+// try serves u's lookup in its episodes, for greedy.
+func (s *served) try(u *unit) (offers, hits int, keep func(bool)) {
+	old := make([]tally, len(u.eps))
+	for j, i := range u.eps {
+		old[j] = s.res[i]
+		s.keys[i][u.key] = true
+		s.res[i] = s.replay(i)
+		offers += s.res[i].offers - old[j].offers
+		hits += s.res[i].hits - old[j].hits
+	}
+	return offers, hits, func(ok bool) {
+		if ok {
+			return
+		}
+		for j, i := range u.eps {
+			delete(s.keys[i], u.key)
+			s.res[i] = old[j]
+		}
+	}
+}
+
+func (s *served) total() tally {
+	var t tally
+	for _, r := range s.res {
+		t.add(r)
+	}
+	return t
+}
+
+func (s *served) clone() *served {
+	c := *s
+	c.keys = make([]map[string]bool, len(s.keys))
+	for i, k := range s.keys {
+		c.keys[i] = maps.Clone(k)
+	}
+	c.res = slices.Clone(s.res)
+	return &c
+}
+
+// scopes are what a rule takes lookups for.
+var scopes = []struct {
+	name  string
+	scope func(ep *episode.Episode) string
+}{
+	{"(a) fixed in the flow", func(*episode.Episode) string { return "" }},
+	{"(b) by agent model", func(ep *episode.Episode) string { return modelOf(ep) }},
+	{"(c) by episode", func(ep *episode.Episode) string { return ep.ID }},
+}
+
+func modelOf(ep *episode.Episode) string { return cmp.Or(ep.AgentModel, "(unknown)") }
+
+// unitsOf returns the units of scope: each lookup of the candidates, in
+// each scope's episodes where served alone it makes a lookup.
+func unitsOf(alone map[string][]tally, eps []*episode.Episode, scope func(*episode.Episode) string) []unit {
+	var out []unit
+	for _, k := range slices.Sorted(maps.Keys(alone)) {
+		index := map[string]int{}
+		for i, t := range alone[k] {
+			if t.offers == 0 {
+				continue
+			}
+			sc := scope(eps[i])
+			u, ok := index[sc]
+			if !ok {
+				u = len(out)
+				index[sc] = u
+				out = append(out, unit{key: k, scope: sc})
+			}
+			out[u].eps = append(out[u].eps, i)
+			out[u].alone.add(t)
+		}
+	}
+	return out
 }
 
 // boundFlow is the flow f with every gate off: an arbiter that scores
@@ -277,51 +305,23 @@ var boundCaps = flow.Caps{PerCall: 1 << 20, PerSession: 1 << 30}
 
 // collect adds to cs the candidates of one episode, served g (boundFlow)
 // under rule, and its turns.
-func (cs *candidates) collect(g *flow.Flow, ep *episode.Episode, rule flow.Rule) {
-	model := cmp.Or(ep.AgentModel, "(unknown)")
+func (cs *candidates) collect(l lookups, ep *episode.Episode, rule flow.Rule) {
+	g := l.g
 	first := len(cs.all)
 	var labels []string // of each lookup made, in order
-	// The site of each offer of a run: the offers a decision shows first
-	// were offered by the answer to the lookup the decision before took
-	// (Run.Answer adds them), or, at the first, by the agent's call.
-	site := map[offeredBy]int{}
-	answered := -1
-	key := func(o *flow.Offer) offeredBy {
-		return offeredBy{site: o.From, lookup: o.Tool, binding: flow.OfferBinding(o.Binding) + "\x00" + string(o.Args)}
-	}
 	rep := flow.ReplayEpisode(g, ep, flow.ReplayOptions{Rule: rule, Caps: boundCaps, Decision: func(d *flow.Decision, hit []bool) {
-		if d.Site == "decide#0" {
-			clear(site)
-			answered = -1
-		}
-		for i := range d.Offers {
-			if _, ok := site[key(&d.Offers[i])]; !ok {
-				site[key(&d.Offers[i])] = answered
-			}
-		}
-		answered = -1
 		if d.Taken < 0 {
 			return
 		}
 		o := &d.Offers[d.Taken]
-		c := candidate{model: model, episode: ep.ID, hit: hit[d.Taken], n: len(cs.all)}
 		// The decision's offers of the same call, the one taken first:
 		// the session makes it once, so the others are never offered
 		// again.
-		add := func(x *flow.Offer) {
-			by := offeredBy{x.From, x.Tool, flow.OfferBinding(x.Binding), site[key(x)]}
-			if !slices.Contains(c.by, by) {
-				c.by = append(c.by, by)
-			}
-		}
-		add(o)
+		c := candidate{by: []string{l.key(o)}, hit: hit[d.Taken]}
 		for i := range d.Offers {
-			if d.Offers[i].Label() == o.Label() {
-				add(&d.Offers[i])
+			if k := l.key(&d.Offers[i]); d.Offers[i].Label() == o.Label() && !slices.Contains(c.by, k) {
+				c.by = append(c.by, k)
 			}
-		}
-		if c.hit {
-			answered = c.n
 		}
 		cs.all = append(cs.all, c)
 		labels = append(labels, o.Label())
@@ -366,7 +366,7 @@ func (cs *candidates) collect(g *flow.Flow, ep *episode.Episode, rule flow.Rule)
 				stretch[lb], covering[lb], kept[lb] = writes, kept[lb][0], kept[lb][1:]
 			}
 			by[c.Index] = covering[lb]
-			if cs.all[by[c.Index]].by[0].site != rep.By[c.Index] {
+			if site, _, _ := strings.Cut(cs.all[by[c.Index]].by[0], "\t"); site != rep.By[c.Index] {
 				panic("bound: a covered call's lookup is not its site's: " + lb)
 			}
 		case ev.Type == episode.EventResult && ev.Result != nil && firstResult == len(ep.Events):
@@ -409,20 +409,19 @@ func (cs *candidates) collect(g *flow.Flow, ep *episode.Episode, rule flow.Rule)
 		}
 		if need != nil {
 			cs.turns = append(cs.turns, need)
+			cs.turnAt = append(cs.turnAt, t.Index)
 		}
 	}
 }
 
 // printBound prints the bound of each domain's held-out replay under rule
-// (the rows above it): the candidates, and the turns each grouping's
-// choice saves at each precision floor, with the precision by agent model
-// of (a) and (b); for the flow's lookups as it binds them, then for every
-// binding.
+// (the rows above it), for the flow's lookups as it binds them, then for
+// every binding.
 func printBound(out io.Writer, eps []*episode.Episode, folds int, rule flow.Rule, conversation bool) {
 	if !conversation {
 		eps = withoutMessages(eps)
 	}
-	fmt.Fprintf(out, "\nbound: every lookup the flow would make (no threshold, held-out gate or caps), groups chosen by descending hit rate while the precision stays at the floor\n")
+	fmt.Fprintf(out, "\nbound: the flow's lookups with no threshold, held-out gate or caps; a rule takes them by descending hit rate alone while the precision of all it makes stays at the floor, served and replayed\n")
 	for _, domain := range []string{"retail", "airline"} {
 		var de []*episode.Episode
 		for _, ep := range eps {
@@ -440,38 +439,51 @@ func printBound(out io.Writer, eps []*episode.Episode, folds int, rule flow.Rule
 			def.add(replayEpisode(f, ep, rule))
 		}
 		for _, every := range []bool{false, true} {
-			var cs candidates
-			g := boundFlow(f, every)
+			l := lookups{g: boundFlow(f, every), every: every}
 			bound := flow.Rule{Decider: flow.ArbiterDecider, Threshold: rule.Threshold}
+			var cs candidates
 			for _, ep := range de {
-				cs.collect(g, ep, bound)
+				cs.collect(l, ep, bound)
 			}
-			name := domain + ", the binding each lookup chooses"
+			// Each lookup served alone, episode by episode.
+			alone := map[string][]tally{}
+			for _, c := range cs.all {
+				for _, k := range c.by {
+					alone[k] = nil
+				}
+			}
+			for k := range alone {
+				s := newServed(l, de, bound)
+				for i := range de {
+					s.keys[i][k] = true
+					alone[k] = append(alone[k], s.replay(i))
+				}
+			}
+			name := domain + ", each lookup with the binding the flow chooses"
 			if every {
 				name = domain + ", every binding"
 			}
-			printDomainBound(out, name, def, &cs)
+			printDomainBound(out, name, def, &cs, l, de, bound, alone)
 		}
 	}
 }
 
-func printDomainBound(out io.Writer, name string, def replay, cs *candidates) {
+func printDomainBound(out io.Writer, name string, def replay, cs *candidates, l lookups, eps []*episode.Episode, rule flow.Rule, alone map[string][]tally) {
 	hits := 0
-	for _, c := range cs.all {
+	all := make([]bool, len(cs.all))
+	for i, c := range cs.all {
+		all[i] = true
 		if c.hit {
 			hits++
 		}
 	}
-	all := make([]bool, len(cs.all))
-	for i := range all {
-		all[i] = true
-	}
+	allSave := savedBy(cs.turns, all)
 	w := newTable(out)
 	fmt.Fprintf(w, "  %s\ttool turns\tceiling: results\t+ constants\t+ conversation\t+ what the candidates save\tafter a call\tcandidates\thits\tall save\n", name)
 	fmt.Fprintf(w, "  \t%d\t%d (%s)\t%d (%s)\t%d (%s)\t%d (%s)\t%d (%s)\t%d\t%d (%s)\t%d (%s)\n", cs.toolTurns,
 		def.ceiling[0], pct(def.ceiling[0], def.toolTurns), def.ceiling[1], pct(def.ceiling[1], def.toolTurns), def.ceiling[2], pct(def.ceiling[2], def.toolTurns),
 		cs.ceiling, pct(cs.ceiling, cs.toolTurns), cs.afterCall, pct(cs.afterCall, cs.toolTurns),
-		len(cs.all), hits, pct(hits, len(cs.all)), savedBy(cs.turns, all), pct(savedBy(cs.turns, all), cs.toolTurns))
+		len(cs.all), hits, pct(hits, len(cs.all)), allSave, pct(allSave, cs.toolTurns))
 	w.Flush()
 	defP := 0.0
 	if def.lookups > 0 {
@@ -479,84 +491,69 @@ func printDomainBound(out io.Writer, name string, def replay, cs *candidates) {
 	}
 	fmt.Fprintf(out, "  the replay: %d turns saved (%s) at %s\n", def.saved, pct(def.saved, def.toolTurns), pct(def.lookups-def.detours, def.lookups))
 	w = newTable(out)
-	fmt.Fprintf(w, "    precision ≥\tgrouping\tgroups\tlookups\tprecision\tturns saved\tof the after-call ceiling\n")
+	fmt.Fprintf(w, "    precision ≥\trule\tlookups taken\tlookups made\tprecision\tturns saved\tof the after-call ceiling\n")
 	floors := append(slices.Clone(boundPrecisions), defP)
-	type tally struct{ hits, offers int }
 	byModel := map[string][]tally{} // model → (a), (b) at each floor
 	var cols []string
-	gap := make([][2][]bool, len(boundPrecisions))  // (b)'s and (c)'s choice at each floor
-	static := make([][]group, len(boundPrecisions)) // (a)'s groups at each floor
+	takes := make([][]unit, len(boundPrecisions))   // (a)'s lookups at each floor
+	gap := make([][2]*served, len(boundPrecisions)) // (b)'s and (c)'s choice at each floor
 	for fi, p := range floors {
 		floor := fmt.Sprintf("%.0f%%", 100*p)
 		if fi == len(floors)-1 {
 			floor = fmt.Sprintf("%.1f%% (the replay's)", 100*p)
 		}
-		var coarser []bool
-		for gi, gr := range groupings {
-			made, taken := cs.chosenBy(gr.key, p)
-			groups := fmt.Sprint(len(taken))
-			if gi == 0 && fi < len(boundPrecisions) {
-				static[fi] = taken
+		var coarser *served
+		for si, sc := range scopes {
+			s := newServed(l, eps, rule)
+			units := unitsOf(alone, eps, sc.scope)
+			taken := greedy(units, p, func(u int) (int, int, func(bool)) { return s.try(&units[u]) })
+			n := fmt.Sprint(len(taken))
+			if coarser != nil && coarser.total().saved > s.total().saved {
+				// The coarser scope's choice is one of this one's: the
+				// greedy choice found less.
+				s, n = coarser.clone(), "as above"
 			}
-			if coarser != nil && gi < 3 && savedBy(cs.turns, coarser) > savedBy(cs.turns, made) {
-				// The coarser grouping's choice is one of this one's:
-				// the greedy choice found less.
-				made, groups = coarser, "as above"
-			}
-			coarser = made
-			if gi == 1 && fi < len(boundPrecisions) {
-				gap[fi][0] = made
-			}
-			if gi == 2 && fi < len(boundPrecisions) {
-				gap[fi][1] = made
-			}
-			var t tally
-			for i, c := range cs.all {
-				if made[i] {
-					t.offers++
-					if c.hit {
-						t.hits++
+			coarser = s
+			t := s.total()
+			fmt.Fprintf(w, "    %s\t%s\t%s\t%d\t%s\t%d (%s)\t%s\n", floor, sc.name, n, t.offers, pct(t.hits, t.offers), t.saved, pct(t.saved, cs.toolTurns), pct(t.saved, cs.afterCall))
+			if fi < len(boundPrecisions) {
+				switch si {
+				case 0:
+					for _, u := range taken {
+						takes[fi] = append(takes[fi], units[u])
 					}
+				case 1, 2:
+					gap[fi][si-1] = s
 				}
 			}
-			s := savedBy(cs.turns, made)
-			fmt.Fprintf(w, "    %s\t%s\t%s\t%d\t%s\t%d (%s)\t%s\n", floor, gr.name, groups, t.offers, pct(t.hits, t.offers), s, pct(s, cs.toolTurns), pct(s, cs.afterCall))
-			if gi >= 2 {
+			if si == 2 {
 				continue // an oracle's precision by model says nothing a rule could do
 			}
-			cols = append(cols, fmt.Sprintf("%s %s", strings.Fields(gr.name)[0], strings.Fields(floor)[0]))
-			for i, c := range cs.all {
-				rows := byModel[c.model]
+			cols = append(cols, fmt.Sprintf("%s %s", strings.Fields(sc.name)[0], strings.Fields(floor)[0]))
+			for i, r := range s.res {
+				m := modelOf(eps[i])
+				rows := byModel[m]
 				for len(rows) < len(cols) {
 					rows = append(rows, tally{})
 				}
-				if made[i] {
-					rows[len(cols)-1].offers++
-					if c.hit {
-						rows[len(cols)-1].hits++
-					}
-				}
-				byModel[c.model] = rows
+				rows[len(cols)-1].add(r)
+				byModel[m] = rows
 			}
 		}
+		fmt.Fprintf(w, "    %s\t(d) lookup by lookup\t%d\t%d\t%s\t%d (%s)\t%s\n", floor, hits, hits, pct(hits, hits), allSave, pct(allSave, cs.toolTurns), pct(allSave, cs.afterCall))
 	}
 	w.Flush()
-	for fi, gs := range static {
-		fmt.Fprintf(out, "    (a) takes at %.0f%%, in order: site → lookup binding: its candidates (hits)\n", 100*boundPrecisions[fi])
-		for _, g := range gs {
-			site, rest, _ := strings.Cut(g.key, "\t")
-			fmt.Fprintf(out, "      %s → %s: %d (%d)\n", site, strings.Replace(rest, "\t", " ", 1), len(g.members), g.hits)
+	for fi, us := range takes {
+		fmt.Fprintf(out, "    (a) takes at %.0f%%, in order: site → lookup (and binding, with every binding): lookups (hits) served alone\n", 100*boundPrecisions[fi])
+		for _, u := range us {
+			site, rest, _ := strings.Cut(u.key, "\t")
+			fmt.Fprintf(out, "      %s → %s: %d (%d)\n", site, strings.Replace(rest, "\t", " ", 1), u.alone.offers, u.alone.hits)
 		}
 	}
-	printGap(out, cs, gap)
+	printGap(out, l, eps, rule, gap)
 	w = newTable(out)
 	fmt.Fprintf(w, "    precision by agent model\t%s\n", strings.Join(cols, "\t"))
-	models := make([]string, 0, len(byModel))
-	for m := range byModel {
-		models = append(models, m)
-	}
-	slices.Sort(models)
-	for _, m := range models {
+	for _, m := range slices.Sorted(maps.Keys(byModel)) {
 		fmt.Fprintf(w, "    %s", m)
 		for _, r := range byModel[m] {
 			fmt.Fprintf(w, "\t%s of %d", pct(r.hits, r.offers), r.offers)
@@ -566,35 +563,39 @@ func printDomainBound(out io.Writer, name string, def replay, cs *candidates) {
 	w.Flush()
 }
 
-// printGap prints what (c) saves beyond (b) at each floor: the turns by
+// printGap prints the turns (c) saves and (b) does not at each floor, by
 // the lookups they need (site, lookup, binding), most first: where a
 // signal of the session, not of the agent, would pay.
-func printGap(out io.Writer, cs *candidates, gap [][2][]bool) {
+func printGap(out io.Writer, l lookups, eps []*episode.Episode, rule flow.Rule, gap [][2]*served) {
 	turns := map[string][]int{}
-	for fi, g := range gap {
-		for _, t := range cs.turns {
-			if savedBy([][]int{t}, g[0]) > 0 || savedBy([][]int{t}, g[1]) == 0 {
+	for fi, bc := range gap {
+		b, c := bc[0], bc[1]
+		for i, ep := range eps {
+			if c.res[i].saved <= b.res[i].saved {
 				continue
 			}
-			var keys []string
-			for _, c := range t {
-				o := cs.all[c].by[0]
-				k := o.site + " → " + o.lookup + " " + o.binding
-				if !slices.Contains(keys, k) {
-					keys = append(keys, k)
+			var byB, byC candidates
+			byB.collect(lookups{l.only(b.keys[i]), l.every}, ep, rule)
+			byC.collect(lookups{l.only(c.keys[i]), l.every}, ep, rule)
+			for j, t := range byC.turns {
+				if slices.Contains(byB.turnAt, byC.turnAt[j]) {
+					continue
 				}
+				var keys []string
+				for _, x := range t {
+					site, rest, _ := strings.Cut(byC.all[x].by[0], "\t")
+					if k := site + " → " + strings.Replace(rest, "\t", " ", 1); !slices.Contains(keys, k) {
+						keys = append(keys, k)
+					}
+				}
+				slices.Sort(keys)
+				k := strings.Join(keys, " + ")
+				if turns[k] == nil {
+					turns[k] = make([]int, len(gap))
+				}
+				turns[k][fi]++
 			}
-			slices.Sort(keys)
-			k := strings.Join(keys, " + ")
-			if turns[k] == nil {
-				turns[k] = make([]int, len(gap))
-			}
-			turns[k][fi]++
 		}
-	}
-	keys := make([]string, 0, len(turns))
-	for k := range turns {
-		keys = append(keys, k)
 	}
 	sum := func(k string) int {
 		n := 0
@@ -603,13 +604,13 @@ func printGap(out io.Writer, cs *candidates, gap [][2][]bool) {
 		}
 		return n
 	}
-	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(sum(b), sum(a)), strings.Compare(a, b)) })
+	keys := slices.SortedFunc(maps.Keys(turns), func(a, b string) int { return cmp.Or(cmp.Compare(sum(b), sum(a)), strings.Compare(a, b)) })
 	w := newTable(out)
 	var head []string
 	for _, p := range boundPrecisions {
 		head = append(head, fmt.Sprintf("%.0f%%", 100*p))
 	}
-	fmt.Fprintf(w, "    turns (c) saves and (b) does not, by the lookups they need: site → lookup binding\t%s\n", strings.Join(head, "\t"))
+	fmt.Fprintf(w, "    turns (c) saves and (b) does not, by the lookups they need\t%s\n", strings.Join(head, "\t"))
 	for i, k := range keys {
 		if i == 6 {
 			break
@@ -624,6 +625,50 @@ func printGap(out io.Writer, cs *candidates, gap [][2][]bool) {
 }
 
 func newTable(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0) }
+
+// only is the flow with only the lookups keys name (as key gives them; a
+// binding narrowed or not): a rule fixed in the flow.
+func (l lookups) only(keys map[string]bool) *flow.Flow {
+	text := func(args map[string]binding.Expr) string {
+		m := map[string]string{}
+		for k, e := range args {
+			m[k] = e.String()
+		}
+		return flow.OfferBinding(m)
+	}
+	h := *l.g
+	h.Sites = make([]flow.Site, len(l.g.Sites))
+	for si, s := range l.g.Sites {
+		s.Lookups = nil
+		for _, lk := range l.g.Sites[si].Lookups {
+			site := s.Tool + "\t" + lk.Tool
+			if !l.every {
+				if keys[site] {
+					s.Lookups = append(s.Lookups, lk)
+				}
+				continue
+			}
+			var kept []flow.Bound
+			for _, b := range lk.Bindings {
+				in := keys[site+"\t"+text(b.Args)]
+				if b.Narrow != nil {
+					if n, ok := binding.Narrow(slices.Sorted(maps.Keys(b.Args)), b.Args); ok {
+						in = in || keys[site+"\t"+text(n)]
+					}
+				}
+				if in {
+					kept = append(kept, b)
+				}
+			}
+			if len(kept) > 0 {
+				lk.Bindings = kept
+				s.Lookups = append(s.Lookups, lk)
+			}
+		}
+		h.Sites[si] = s
+	}
+	return &h
+}
 
 // learnHeldOut learns one flow from eps with folds by task, and fits its
 // arbiter for the arbiter decider, as heldOut does.

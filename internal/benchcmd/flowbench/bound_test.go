@@ -3,32 +3,38 @@ package main
 import (
 	"slices"
 	"testing"
+
+	"github.com/hoist-mcp/hoist/episode"
 )
 
-// choiceOf makes a choice of groups of candidates numbered in order, each
-// group's offers candidates the first hits of which hit, none chained.
-func choiceOf(sizes ...[2]int) *choice {
-	ch := &choice{}
-	for i, s := range sizes {
-		g := group{key: string(rune('a' + i)), hits: s[1]}
-		for j := 0; j < s[0]; j++ {
-			g.members = append(g.members, len(ch.hit))
-			ch.hit = append(ch.hit, j < s[1])
-			ch.in = append(ch.in, []int{i})
-			ch.up = append(ch.up, []int{-1})
-			ch.down = append(ch.down, nil)
-		}
-		ch.groups = append(ch.groups, g)
-	}
-	return ch
+// additive serves units whose lookups do not interact: taking one adds
+// its lookups and hits alone.
+func additive(units []unit) func(int) (int, int, func(bool)) {
+	return func(u int) (int, int, func(bool)) { return units[u].alone.offers, units[u].alone.hits, func(bool) {} }
 }
 
-func TestChoose(t *testing.T) {
+func unitsAlone(sizes ...[2]int) []unit {
+	var out []unit
+	for i, s := range sizes {
+		out = append(out, unit{key: string(rune('a' + i)), alone: tally{offers: s[0], hits: s[1]}})
+	}
+	return out
+}
+
+func keysOf(units []unit, taken []int) string {
+	var b []byte
+	for _, u := range taken {
+		b = append(b, units[u].key...)
+	}
+	return string(b)
+}
+
+func TestGreedy(t *testing.T) {
 	// a: 5 of 10, b: 2 of 2, c: 0 of 3, d: 4 of 5, e: 1 of 2, f: 1 of 3.
-	ch := choiceOf([2]int{10, 5}, [2]int{2, 2}, [2]int{3, 0}, [2]int{5, 4}, [2]int{2, 1}, [2]int{3, 1})
+	units := unitsAlone([2]int{10, 5}, [2]int{2, 2}, [2]int{3, 0}, [2]int{5, 4}, [2]int{2, 1}, [2]int{3, 1})
 	for _, c := range []struct {
 		p     float64
-		taken string
+		taken string // in the order taken
 	}{
 		// b, then d (6 of 7, 85.7%); a would make 11 of 17 and is
 		// passed over; e makes 7 of 9 (77.8%), below 80%: passed over
@@ -39,67 +45,67 @@ func TestChoose(t *testing.T) {
 		{0.75, "bde"},
 		// 6 of 7 is exactly 6/7: a floor met exactly is met.
 		{6.0 / 7, "bd"},
-		// At 0 every group with a hit; the one without never.
-		{0, "abdef"},
+		// At 0 every unit with a hit, by rate (a before e: more lookups);
+		// the one without never.
+		{0, "bdaef"},
 		{1, "b"},
 	} {
-		made, n := ch.choose(c.p)
-		var want []bool
-		for i, g := range ch.groups {
-			for range g.members {
-				want = append(want, slices.Contains([]byte(c.taken), byte('a'+i)))
+		if got := keysOf(units, greedy(units, c.p, additive(units))); got != c.taken {
+			t.Errorf("greedy at %.3f took %q, want %q", c.p, got, c.taken)
+		}
+	}
+}
+
+func TestGreedyServed(t *testing.T) {
+	// What serving makes is not what each unit makes alone: b alone hits
+	// 3 of 3, but served before a it makes 1 detour and no hit (its site
+	// is a's answer); after a, 3 of 3. a makes 1 hit of 2. At 50% b is
+	// tried first and given back, a is taken, and b on the second pass;
+	// at 60% a is not taken, so neither is b.
+	units := unitsAlone([2]int{2, 1}, [2]int{3, 3})
+	taken := map[string]bool{}
+	try := func(u int) (int, int, func(bool)) {
+		k := units[u].key
+		n, h := 2, 1
+		if k == "b" {
+			n, h = 1, 0
+			if taken["a"] {
+				n, h = 3, 3
 			}
 		}
-		var taken []byte
-		for _, g := range n {
-			taken = append(taken, byte('a'+g))
+		taken[k] = true
+		return n, h, func(ok bool) {
+			if !ok {
+				delete(taken, k)
+			}
 		}
-		slices.Sort(taken)
-		if !slices.Equal(made, want) || string(taken) != c.taken {
-			t.Errorf("choose at %.3f made %v by %q, want %v by %q", c.p, made, taken, want, c.taken)
-		}
+	}
+	if got := keysOf(units, greedy(units, 0.5, try)); got != "ab" {
+		t.Errorf("at 50%% took %q, want \"ab\"", got)
+	}
+	clear(taken)
+	if got := keysOf(units, greedy(units, 0.6, try)); got != "" || len(taken) != 0 {
+		t.Errorf("at 60%% took %q (serving %v), want none", got, taken)
 	}
 }
 
-func TestChooseShared(t *testing.T) {
-	// Candidate 0 (a hit) is made by a and by b; b also makes 1 (a
-	// detour). Once a is taken, b adds one detour and no hit: not taken.
-	ch := &choice{
-		groups: []group{{key: "a", members: []int{0}, hits: 1}, {key: "b", members: []int{0, 1}, hits: 1}},
-		hit:    []bool{true, false},
-		in:     [][]int{{0, 1}, {1}},
-		up:     [][]int{{-1, -1}, {-1}},
-		down:   [][]int{nil, nil},
+func TestUnitsOf(t *testing.T) {
+	eps := []*episode.Episode{{ID: "1", AgentModel: "m"}, {ID: "2", AgentModel: "n"}, {ID: "3", AgentModel: "m"}}
+	alone := map[string][]tally{
+		"x": {{offers: 2, hits: 1}, {offers: 0}, {offers: 3, hits: 3}},
+		"y": {{offers: 0}, {offers: 1, hits: 1}, {offers: 0}},
 	}
-	made, taken := ch.choose(0.5)
-	if !slices.Equal(made, []bool{true, false}) || !slices.Equal(taken, []int{0}) {
-		t.Errorf("made %v by groups %v, want [true false] by [0]", made, taken)
+	byModel := unitsOf(alone, eps, func(ep *episode.Episode) string { return ep.AgentModel })
+	want := []unit{
+		{key: "x", scope: "m", eps: []int{0, 2}, alone: tally{offers: 5, hits: 4}},
+		{key: "y", scope: "n", eps: []int{1}, alone: tally{offers: 1, hits: 1}},
 	}
-}
-
-func TestChooseChained(t *testing.T) {
-	// Candidate 1 (b's, a hit) was offered by the answer to candidate 0
-	// (a's, a hit); a also makes 2, a detour. b alone makes nothing: its
-	// site is not made. Taken after a, on the second pass, it makes 1.
-	ch := &choice{
-		groups: []group{{key: "a", members: []int{0, 2}, hits: 1}, {key: "b", members: []int{1}, hits: 1}},
-		hit:    []bool{true, true, false},
-		in:     [][]int{{0}, {1}, {0}},
-		up:     [][]int{{-1}, {0}, {-1}},
-		down:   [][]int{{1}, nil, nil},
+	if len(byModel) != len(want) {
+		t.Fatalf("units %+v, want %+v", byModel, want)
 	}
-	for _, c := range []struct {
-		p     float64
-		want  []bool
-		taken []int
-	}{
-		{0.5, []bool{true, true, true}, []int{0, 1}},
-		// a's 1 of 2 is below 60%, so b is never made either.
-		{0.6, []bool{false, false, false}, nil},
-	} {
-		made, taken := ch.choose(c.p)
-		if !slices.Equal(made, c.want) || !slices.Equal(taken, c.taken) {
-			t.Errorf("at %.2f made %v by groups %v, want %v by %v", c.p, made, taken, c.want, c.taken)
+	for i := range want {
+		if g, w := byModel[i], want[i]; g.key != w.key || g.scope != w.scope || !slices.Equal(g.eps, w.eps) || g.alone != w.alone {
+			t.Errorf("unit %d: %+v, want %+v", i, g, w)
 		}
 	}
 }
@@ -120,29 +126,5 @@ func TestSavedBy(t *testing.T) {
 		if got := savedBy(turns, c.made); got != c.want {
 			t.Errorf("savedBy(%v) = %d, want %d", c.made, got, c.want)
 		}
-	}
-}
-
-func TestChosenBy(t *testing.T) {
-	// Two sites' lookups, each in two episodes: by site, the first (3 of
-	// 4) is in at 75% and the second (1 of 4) is not; by episode, the
-	// second's episode that hit is in too. The last candidate was offered
-	// by both sites: by site it is made with a's.
-	a, b := []offeredBy{{site: "a", up: -1}}, []offeredBy{{site: "b", up: -1}}
-	cs := candidates{all: []candidate{
-		{by: a, episode: "1", hit: true}, {by: a, episode: "1", hit: true},
-		{by: a, episode: "2", hit: true}, {by: a, episode: "2"},
-		{by: b, episode: "1", hit: true}, {by: b, episode: "2"},
-		{by: b, episode: "2"}, {by: b, episode: "2"},
-		{by: append(slices.Clone(b), a[0]), episode: "3"},
-	}}
-	bySite := func(o offeredBy, c *candidate) string { return o.site }
-	byEpisode := func(o offeredBy, c *candidate) string { return o.site + c.episode }
-	// By site, a is 3 of 5 with the shared one: 60%.
-	if got, taken := cs.chosenBy(bySite, 0.6); !slices.Equal(got, []bool{true, true, true, true, false, false, false, false, true}) || len(taken) != 1 || taken[0].key != "a" {
-		t.Errorf("by site: %v by %v", got, taken)
-	}
-	if got, taken := cs.chosenBy(byEpisode, 0.75); !slices.Equal(got, []bool{true, true, true, true, true, false, false, false, false}) || len(taken) != 3 {
-		t.Errorf("by episode: %v by %v", got, taken)
 	}
 }
