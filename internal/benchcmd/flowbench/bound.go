@@ -124,7 +124,7 @@ func (t *tally) add(o tally) {
 // one agent model's, one), with its lookups and hits served alone there.
 type unit struct {
 	key, scope string
-	eps        []int // the scope's episodes where it makes a lookup alone
+	eps        []int // the scope's episodes
 	alone      tally
 }
 
@@ -251,9 +251,15 @@ var scopes = []struct {
 
 func modelOf(ep *episode.Episode) string { return cmp.Or(ep.AgentModel, "(unknown)") }
 
-// unitsOf returns the units of scope: each lookup of the candidates, in
-// each scope's episodes where served alone it makes a lookup.
+// unitsOf returns the units of scope: each lookup of the candidates in
+// each scope where, served alone, it makes a lookup in some episode; a
+// unit is served in every episode of its scope (a lookup offered at
+// another's answer may make one where alone it makes none).
 func unitsOf(alone map[string][]tally, eps []*episode.Episode, scope func(*episode.Episode) string) []unit {
+	scopes := make([]string, len(eps))
+	for i, ep := range eps {
+		scopes[i] = scope(ep)
+	}
 	var out []unit
 	for _, k := range slices.Sorted(maps.Keys(alone)) {
 		index := map[string]int{}
@@ -261,14 +267,17 @@ func unitsOf(alone map[string][]tally, eps []*episode.Episode, scope func(*episo
 			if t.offers == 0 {
 				continue
 			}
-			sc := scope(eps[i])
-			u, ok := index[sc]
+			u, ok := index[scopes[i]]
 			if !ok {
 				u = len(out)
-				index[sc] = u
-				out = append(out, unit{key: k, scope: sc})
+				index[scopes[i]] = u
+				out = append(out, unit{key: k, scope: scopes[i]})
+				for j := range eps {
+					if scopes[j] == scopes[i] {
+						out[u].eps = append(out[u].eps, j)
+					}
+				}
 			}
-			out[u].eps = append(out[u].eps, i)
 			out[u].alone.add(t)
 		}
 	}

@@ -100,6 +100,16 @@ func TestUnitsOf(t *testing.T) {
 		{key: "x", scope: "m", eps: []int{0, 2}, alone: tally{offers: 5, hits: 4}},
 		{key: "y", scope: "n", eps: []int{1}, alone: tally{offers: 1, hits: 1}},
 	}
+	byEpisode := unitsOf(alone, eps, func(ep *episode.Episode) string { return ep.ID })
+	// x makes none alone in episode 2: no unit there; y only in 2.
+	if len(byEpisode) != 3 || byEpisode[1].scope != "3" || !slices.Equal(byEpisode[1].eps, []int{2}) || byEpisode[2].key != "y" {
+		t.Errorf("by episode: %+v", byEpisode)
+	}
+	all := unitsOf(alone, eps, func(*episode.Episode) string { return "" })
+	// Served in every episode, where it makes a lookup alone or not.
+	if len(all) != 2 || !slices.Equal(all[1].eps, []int{0, 1, 2}) || all[1].alone != (tally{offers: 1, hits: 1}) {
+		t.Errorf("fixed in the flow: %+v", all)
+	}
 	if len(byModel) != len(want) {
 		t.Fatalf("units %+v, want %+v", byModel, want)
 	}
