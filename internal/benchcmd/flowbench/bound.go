@@ -33,18 +33,19 @@ import (
 // offers every binding of each lookup that binds, each as a lookup of its
 // own, not only the one the flow chooses.
 //
-// A rule then takes lookups (site, lookup and binding) greedily, in
-// descending order of their hit rate served alone, each while the
-// precision of every lookup made stays at a floor (greedy); what it takes
-// is served as a flow of those lookups alone and replayed, so its figures
-// are the replay's, not an estimate. It takes them (a) for every episode:
-// a rule fixed in the flow; (b) for the episodes of one agent model: a
-// perfect gate by agent; (c) for one episode: an oracle that knows each
-// session, the bound for any signal of the session. (d) knows each
-// lookup's outcome, takes every hit and no detour, and so saves every turn
-// the candidates cover. The greedy choice is not proven the best: a finer
-// scope keeps the coarser one's choice where that saves more, and only
-// (d) is exact.
+// A rule then takes lookups (a lookup of a site, its binding the flow's
+// choice; with every binding, a binding of it) greedily, in descending
+// order of their hit rate served alone, each while the precision of every
+// lookup made stays at a floor (greedy); each is tried by serving it with
+// those taken and replaying the episodes of its scope, so the figures
+// printed are the replay's, not an estimate. It takes them (a) for every
+// episode: a rule fixed in the flow; (b) for the episodes of one agent
+// model: a perfect gate by agent; (c) for one episode: an oracle that
+// knows each session. (d) knows each lookup's outcome, takes every hit and
+// no detour, and so saves every turn the candidates cover: no rule over
+// these lookups saves more, at any precision. (a) to (c) are what a greedy
+// choice finds, not proven the best of their kind: a finer scope keeps the
+// coarser one's choice where that saves more.
 var boundFlag = flag.Bool("bound", false, "after the replay, print the bound: the turns a choice of the flow's own lookups could save at a precision of 80%, 85% and the replay's own: fixed in the flow, by agent model, by episode, and lookup by lookup")
 
 // boundPrecisions are the precision floors the bound is printed at, beside
