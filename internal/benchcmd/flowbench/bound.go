@@ -42,8 +42,10 @@ import (
 // episode: a rule fixed in the flow; (b) for the episodes of one agent
 // model: a perfect gate by agent; (c) for one episode: an oracle that
 // knows each session. (d) knows each lookup's outcome, takes every hit and
-// no detour, and so saves every turn the candidates cover: no rule over
-// these lookups saves more, at any precision. (a) to (c) are what a greedy
+// no detour, and so saves every turn the candidates cover: the most a
+// choice of these lookups saves, at any precision (a lookup served with
+// fewer others may bind another result, through $last, but none of the
+// rules saves more here). (a) to (c) are what a greedy
 // choice finds, not proven the best of their kind: a finer scope keeps the
 // coarser one's choice where that saves more.
 var boundFlag = flag.Bool("bound", false, "after the replay, print the bound: the turns a choice of the flow's own lookups could save at a precision of 80%, 85% and the replay's own: fixed in the flow, by agent model, by episode, and lookup by lookup")

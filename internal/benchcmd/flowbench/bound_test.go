@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
+	"github.com/hoist-mcp/hoist/flow"
 )
 
 // additive serves units whose lookups do not interact: taking one adds
@@ -136,5 +140,59 @@ func TestSavedBy(t *testing.T) {
 		if got := savedBy(turns, c.made); got != c.want {
 			t.Errorf("savedBy(%v) = %d, want %d", c.made, got, c.want)
 		}
+	}
+}
+
+func TestOnly(t *testing.T) {
+	bound := func(exprs ...string) []flow.Bound {
+		var out []flow.Bound
+		for _, e := range exprs {
+			out = append(out, flow.Bound{Args: map[string]binding.Expr{"id": binding.MustParse(e)}})
+		}
+		return out
+	}
+	f := &flow.Flow{Sites: []flow.Site{
+		{Tool: "a", Lookups: []flow.Lookup{{Tool: "b", Bindings: bound("$result.id", "$result.ids[*]")}, {Tool: "c", Bindings: bound("$result.id")}}},
+		{Tool: "d", Lookups: []flow.Lookup{{Tool: "b", Bindings: bound("$result.id")}}},
+	}}
+	f.Sites[0].Lookups[0].Bindings[1].Narrow = &flow.Narrow{}
+	shape := func(g *flow.Flow) string {
+		var b strings.Builder
+		for _, s := range g.Sites {
+			for _, l := range s.Lookups {
+				fmt.Fprintf(&b, "%s→%s", s.Tool, l.Tool)
+				for _, x := range l.Bindings {
+					fmt.Fprintf(&b, " %s", x.Args["id"])
+				}
+				b.WriteString("; ")
+			}
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name  string
+		l     lookups
+		keys  []string
+		shape string
+	}{
+		// A lookup of a site is taken whole: its bindings stay the
+		// flow's to choose among.
+		{"whole", lookups{g: f}, []string{"a\tb"}, "a→b $result.id $result.ids[*]; "},
+		// With every binding, one binding of it, by its text or its
+		// narrowed text.
+		{"binding", lookups{g: boundFlow(f, true), every: true}, []string{"a\tb\tid=$result.ids[*]", "d\tb\tid=$result.id"}, "a→b $result.ids[*]; d→b $result.id; "},
+		{"narrowed", lookups{g: boundFlow(f, true), every: true}, []string{"a\tb\tid=$result.ids[said]"}, "a→b $result.ids[*]; "},
+		{"none", lookups{g: f}, nil, ""},
+	} {
+		keys := map[string]bool{}
+		for _, k := range c.keys {
+			keys[k] = true
+		}
+		if got := shape(c.l.only(keys)); got != c.shape {
+			t.Errorf("%s: %q, want %q", c.name, got, c.shape)
+		}
+	}
+	if got, want := shape(f), "a→b $result.id $result.ids[*]; a→c $result.id; d→b $result.id; "; got != want {
+		t.Errorf("the flow itself is now %q, want %q", got, want)
 	}
 }
