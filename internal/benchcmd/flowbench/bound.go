@@ -259,9 +259,9 @@ func modelOf(ep *episode.Episode) string { return cmp.Or(ep.AgentModel, "(unknow
 // unit is served in every episode of its scope (a lookup offered at
 // another's answer may make one where alone it makes none).
 func unitsOf(alone map[string][]tally, eps []*episode.Episode, scope func(*episode.Episode) string) []unit {
-	scopes := make([]string, len(eps))
+	of := make([]string, len(eps))
 	for i, ep := range eps {
-		scopes[i] = scope(ep)
+		of[i] = scope(ep)
 	}
 	var out []unit
 	for _, k := range slices.Sorted(maps.Keys(alone)) {
@@ -270,13 +270,13 @@ func unitsOf(alone map[string][]tally, eps []*episode.Episode, scope func(*episo
 			if t.offers == 0 {
 				continue
 			}
-			u, ok := index[scopes[i]]
+			u, ok := index[of[i]]
 			if !ok {
 				u = len(out)
-				index[scopes[i]] = u
-				out = append(out, unit{key: k, scope: scopes[i]})
+				index[of[i]] = u
+				out = append(out, unit{key: k, scope: of[i]})
 				for j := range eps {
-					if scopes[j] == scopes[i] {
+					if of[j] == of[i] {
 						out[u].eps = append(out[u].eps, j)
 					}
 				}
