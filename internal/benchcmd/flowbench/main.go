@@ -21,12 +21,14 @@
 // -calibration adds the decider's reliability table, with its ECE over
 // every offer and in the band 0.2 to 0.5; -ablate, -with, -by-agent and
 // -max-bytes give the rows of docs/flow.md's ablation ("What each lever
-// earned").
+// earned"). -bound adds how far any choice of the flow's own lookups
+// could go at a precision (bound.go; docs/flow.md, "How far the bindings
+// can go").
 //
 // Usage:
 //
 //	go run ./internal/benchcmd/flowbench [-tau2 ../shared/data/tau2] [-copies 10] [-folds 5]
-//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-with position,date,describe,words,rest,cues,agentwords] [-by-agent] [-max-bytes N]
+//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-with position,date,describe,words,rest,cues,agentwords] [-by-agent] [-max-bytes N] [-bound]
 package main
 
 import (
@@ -281,6 +283,9 @@ func run(dir string, copies, folds, decisions int, threshold float64) error {
 			w.Flush()
 			if calibration {
 				all.printCalibration(os.Stdout)
+			}
+			if *boundFlag {
+				printBound(os.Stdout, eps, folds, flow.Rule{Decider: d, Threshold: threshold}, conv)
 			}
 		}
 	}
