@@ -1,8 +1,12 @@
 package flow
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
+
+	"github.com/hoist-mcp/hoist/binding"
+	"github.com/hoist-mcp/hoist/episode"
 )
 
 // A binding's held-out hit rate gates its offers by the agent's model,
@@ -85,5 +89,53 @@ func TestHeldOutOfNoBinding(t *testing.T) {
 	err := f.Validate()
 	if err == nil || err.Error() != `arbiter.held_out[0]: site get_user (failed false), lookup get_order, binding 2: no such binding` {
 		t.Errorf("Validate: %v", err)
+	}
+}
+
+// A binding's held-out hit rate is taken where its lookup's predicate put
+// the site: scaled by P(reach | the predicate's outcome) / P(reach). The
+// one-stop search with the direct search's arguments is made after 9 of
+// 20 direct searches, 8 of the 10 that found nothing and 1 of the 10
+// that found flights; its offers hit 10 of 40 times held out (0.26, below
+// the threshold): after an empty search it is offered, after one that
+// found flights it is not, and without the predicate it is never.
+func TestServeHeldOutByPredicate(t *testing.T) {
+	contract := Contract{"origin": {Type: "string", Required: true}}
+	f := &Flow{
+		Version: Version, Domain: "air", Servers: []string{"air"}, MinSupport: 2,
+		Tools: map[string]Tool{
+			"search_direct":  {Server: "air", Kind: episode.Read, Input: contract},
+			"search_onestop": {Server: "air", Kind: episode.Read, Input: contract},
+		},
+		Sites: []Site{{Tool: "search_direct", Count: Count{N: 20}, Lookups: []Lookup{{
+			Tool: "search_onestop", Reach: Count{N: 9}, Habit: Count{N: 9},
+			Bindings:  []Bound{{Args: map[string]binding.Expr{"origin": binding.MustParse("$args.origin")}, Matched: Count{N: 9}}},
+			Predicate: &Predicate{When: binding.MustParseCond("$result"), Held: Count{N: 10}, Reach: Count{N: 1}},
+		}}}},
+	}
+	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{
+		{Site: "search_direct", Lookup: "search_onestop", Offers: Count{N: 40}, Hits: Count{N: 10}},
+	}}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	offered := func(result string) bool {
+		s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := s.Call("search_direct", json.RawMessage(`{"origin":"JFK"}`))
+		s.Result(i, result, false)
+		d := s.Run(i).Next()
+		return len(d.Offers) > 0
+	}
+	for result, want := range map[string]bool{`[]`: true, `[{"flight_number":"HAT001"}]`: false} {
+		if got := offered(result); got != want {
+			t.Errorf("after %s: search_onestop offered %v, want %v", result, got, want)
+		}
+	}
+	f.Sites[0].Lookups[0].Predicate = nil
+	if offered(`[]`) {
+		t.Error("without the predicate, search_onestop offered at a held-out rate of 0.26")
 	}
 }

@@ -656,7 +656,12 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if mb := l.MeanBytes(s.fold); mb > DetourBytes {
 			o.Cost = mb / DetourBytes
 		}
-		if s.gated(site, l.Tool, bestAt, narrowedTo, o.Threshold(s.opt.Rule.Threshold)) {
+		lift := 1.0
+		if l.Predicate != nil && o.PReach > 0 {
+			// The binding's rate where the predicate put this site.
+			lift = o.PWhen / o.PReach
+		}
+		if s.gated(site, l.Tool, bestAt, narrowedTo, lift, o.Threshold(s.opt.Rule.Threshold)) {
 			continue // its offers hit too rarely for this agent, held out
 		}
 		if s.f.Learned.Rest && !narrowedTo {
