@@ -21,7 +21,7 @@
 // -calibration adds the decider's reliability table, with its ECE over
 // every offer and in the band 0.2 to 0.5; -ablate, -with, -by-agent and
 // -max-bytes give the rows of docs/flow.md's ablation ("What each lever
-// earned").
+// earned"); -write-flows writes the flows the replay learned, to read.
 //
 // Usage:
 //
