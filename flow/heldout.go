@@ -196,10 +196,15 @@ func (h *HeldOut) validate(field string, check func(string, Count, int) error) e
 
 // gated reports whether the held-out hit rate of the offers of lookup by
 // its binding at index bi (narrowed or not) at site, for the session's
-// agent, is below threshold t: then they are not made.
-func (s *Session) gated(site *Site, lookup string, bi int, narrowed bool, t float64) bool {
+// agent, times lift, is below threshold t: then they are not made. lift
+// is 1, or for a lookup with a predicate P(reach | the predicate's outcome
+// at this site) / P(reach): the rate counts the offers of both outcomes
+// together, and a binding's offers hit about as much more often where its
+// lookup is made more often (the one-stop search after a direct search
+// that found nothing, not after one that found flights).
+func (s *Session) gated(site *Site, lookup string, bi int, narrowed bool, lift, t float64) bool {
 	p := s.heldOutRate(site, lookup, bi, narrowed)
-	return !math.IsNaN(p) && p < t
+	return !math.IsNaN(p) && min(1, p*lift) < t
 }
 
 // heldOutRate returns the held-out hit rate of the offers of lookup by its

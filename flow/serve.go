@@ -606,12 +606,33 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if (s.f.Learned.Cues || s.f.Learned.AgentWords) && len(l.Cues) > 0 && !l.cued(s.fold, s.cueSaid, reach, n) {
 			continue // none of the words it follows was said
 		}
-		// Of the bindings that bind, the one that earned most in the
-		// fold's counts (Bound.Value), the first of equals.
+		pReach := float64(reach) / float64(n)
+		pWhen, lift := 0.0, 1.0
+		if p := l.Predicate; p != nil {
+			// The bindings' held-out rates are taken where the predicate
+			// put this site.
+			pWhen = p.PWhen(s.fold, p.When.Holds(&s.scope), reach, n)
+			lift = pWhen / pReach
+		}
+		// Of the bindings that bind and that the held-out gate lets
+		// through, the one that earned most in the fold's counts
+		// (Bound.Value), the first of equals. Below a binding the gate
+		// stopped, only one whose held-out rate is known and clears it: a
+		// binding the fit never offered has no rate. A fan-out that the
+		// conversation may narrow is gated once narrowed or not, below.
 		var best *Bound
 		bestAt, narrowedTo := -1, false
 		var objs []json.RawMessage
 		bestV, scale := 0.0, max(1, l.MeanBytes(s.fold)/DetourBytes)
+		gate, stoppedV, stoppedAt := min(1, s.opt.Rule.Threshold*scale), math.Inf(-1), -1
+		for bi := range l.Bindings {
+			b := &l.Bindings[bi]
+			if b.Narrow == nil && b.Support(s.fold) >= s.f.MinSupport && s.gated(site, l.Tool, bi, false, lift, gate) {
+				if v := b.Value(s.fold, s.opt.Rule.Threshold, scale); v > stoppedV {
+					stoppedV, stoppedAt = v, bi // the first of equals ranks first
+				}
+			}
+		}
 		for bi := range l.Bindings {
 			b := &l.Bindings[bi]
 			if b.Support(s.fold) < s.f.MinSupport {
@@ -620,6 +641,11 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 			v := b.Value(s.fold, s.opt.Rule.Threshold, scale)
 			if best != nil && v <= bestV {
 				continue
+			}
+			if b.Narrow == nil && (v < stoppedV || v == stoppedV && bi >= stoppedAt) {
+				if r := s.heldOutRate(site, l.Tool, bi, false); math.IsNaN(r) || min(1, r*lift) < gate {
+					continue // gated, or below a gated binding and its rate unknown
+				}
 			}
 			o, ok := binding.Bind(s.argNames(b), b.Args, &s.scope, s.opt.Caps.PerCall)
 			if !ok || len(o) == 0 {
@@ -642,13 +668,13 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 			Tool:     l.Tool,
 			Binding:  exprs,
 			From:     site.Tool,
-			PReach:   float64(reach) / float64(n),
+			PReach:   pReach,
 			PHabit:   float64(l.Habit.For(s.fold)) / float64(n),
 			PBinding: pb,
 			Support:  n,
 		}
-		if p := l.Predicate; p != nil {
-			o.PWhen = p.PWhen(s.fold, p.When.Holds(&s.scope), reach, n)
+		if l.Predicate != nil {
+			o.PWhen = pWhen
 		}
 		if a := s.f.Arbiter; a != nil {
 			o.PArbiter = a.P(InputsOf(&o), s.fold)
@@ -656,7 +682,7 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		if mb := l.MeanBytes(s.fold); mb > DetourBytes {
 			o.Cost = mb / DetourBytes
 		}
-		if s.gated(site, l.Tool, bestAt, narrowedTo, o.Threshold(s.opt.Rule.Threshold)) {
+		if s.gated(site, l.Tool, bestAt, narrowedTo, lift, o.Threshold(s.opt.Rule.Threshold)) {
 			continue // its offers hit too rarely for this agent, held out
 		}
 		if s.f.Learned.Rest && !narrowedTo {

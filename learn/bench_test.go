@@ -13,7 +13,8 @@ import (
 // testdata/tau2, or the directory HOIST_TAU2_DIR names (its results/ and
 // manifests), such as the shared train data. HOIST_LEARN_WITH names
 // levers that are off by default to learn with, comma-separated: cues,
-// words (SaidConditions), agentwords.
+// words (SaidConditions), agentwords; and nolists, the ablation of the
+// conditions on empty lists (NoListConditions).
 func BenchmarkLearn(b *testing.B) {
 	var opt Options
 	for _, w := range strings.Split(os.Getenv("HOIST_LEARN_WITH"), ",") {
@@ -25,8 +26,10 @@ func BenchmarkLearn(b *testing.B) {
 			opt.SaidConditions = true
 		case "agentwords":
 			opt.AgentWords = true
+		case "nolists":
+			opt.NoListConditions = true
 		default:
-			b.Fatalf("HOIST_LEARN_WITH: %q: want cues, words or agentwords", w)
+			b.Fatalf("HOIST_LEARN_WITH: %q: want cues, words, agentwords or nolists", w)
 		}
 	}
 	dir := os.Getenv("HOIST_TAU2_DIR")

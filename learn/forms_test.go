@@ -325,3 +325,40 @@ func agentWordEpisodes() []*episode.Episode {
 	}
 	return eps
 }
+
+// The agent widens a search that found nothing: a predicate on whether
+// the site's list is empty ($result, a list that is not), learned where no
+// scalar of the result tells; and the same for a list member of an object
+// ($result.orders). With NoListConditions, neither.
+func TestLearnListPredicate(t *testing.T) {
+	var eps []*episode.Episode
+	for n := 1; n <= 20; n++ {
+		search := call{tool: "search", args: fmt.Sprintf(`{"zip":"1000%d"}`, n), result: `[{"id":"x"}]`}
+		user := call{tool: "get_user", args: `{"user_id":"u"}`, result: `{"user_id":"u","orders":["#a"]}`, turn: 1}
+		calls := []call{search, user}
+		if n%2 == 0 {
+			search.result, user.result, user.turn = `[]`, `{"user_id":"u","orders":[]}`, 2
+			calls = []call{search, {tool: "other_read", args: fmt.Sprintf(`{"zip":"1000%d"}`, n), result: "[]", turn: 1}, user,
+				{tool: "find_user", args: `{"email":"u@example.com"}`, result: "u", turn: 3}}
+		}
+		eps = append(eps, crafted(fmt.Sprint(n), fmt.Sprint(n), calls...))
+	}
+	for _, c := range []struct{ site, lookup, want string }{
+		{"search", "other_read", "$result"},
+		{"get_user", "find_user", "$result.orders"},
+	} {
+		l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2}, eps...), c.site, c.lookup)
+		if l == nil || l.Predicate == nil {
+			t.Fatalf("%s after %s: no predicate: %+v", c.lookup, c.site, l)
+		}
+		if w := l.Predicate.When.String(); w != c.want {
+			t.Errorf("%s after %s: predicate %s, want %s", c.lookup, c.site, w, c.want)
+		}
+		if yes, no := l.Predicate.PWhen(-1, true, l.Reach.N, 20), l.Predicate.PWhen(-1, false, l.Reach.N, 20); yes > 0.1 || no < 0.9 {
+			t.Errorf("%s after %s: P(reach | a list) %v, P(reach | empty) %v", c.lookup, c.site, yes, no)
+		}
+		if l := lookup(t, learnAll(Options{Folds: 1, MinSupport: 2, NoListConditions: true}, eps...), c.site, c.lookup); l == nil || l.Predicate != nil {
+			t.Errorf("%s after %s with NoListConditions: %+v, want no predicate", c.lookup, c.site, l)
+		}
+	}
+}

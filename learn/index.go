@@ -581,15 +581,21 @@ func mayContain(text string, v any) bool {
 
 // siteConds returns the conditions a site's result offers as predicates:
 // each scalar member of its object, or of an object in it, equal to its
-// value ($result.status == "delivered"), at most maxConds. Long strings
-// (ids, texts) are left out: they are never the same in enough
-// occurrences to be a predicate.
-func siteConds(site *binding.Result) []string {
+// value ($result.status == "delivered"), at most maxConds; with lists, a
+// result, or a member of one, that is a list that is not empty ($result,
+// $result.orders: a condition holds where the path is present and not
+// empty, so it fails where the list is). Long strings (ids, texts) are
+// left out: they are never the same in enough occurrences to be a
+// predicate.
+func siteConds(site *binding.Result, lists bool) []string {
+	var out []string
+	if l, ok := site.Doc().([]any); ok && lists && len(l) > 0 {
+		out = append(out, "$result")
+	}
 	obj, ok := site.Doc().(map[string]any)
 	if !ok {
-		return nil
+		return out
 	}
-	var out []string
 	var walk func(path string, o map[string]any, depth int)
 	walk = func(path string, o map[string]any, depth int) {
 		keys := make([]string, 0, len(o))
@@ -612,6 +618,10 @@ func siteConds(site *binding.Result) []string {
 			case json.Number:
 				if len(x) <= 6 {
 					out = append(out, p+" == "+string(x))
+				}
+			case []any:
+				if lists && len(x) > 0 {
+					out = append(out, p)
 				}
 			case map[string]any:
 				if depth < 2 {

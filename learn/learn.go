@@ -107,6 +107,13 @@ type Options struct {
 	// and retail none, whose agents never speak before a call
 	// (docs/flow.md, "What each lever earned"; flowbench -with agentwords).
 	AgentWords bool
+	// NoListConditions learns no condition on whether a list of the
+	// site's result is empty ($result, $result.orders: a list that is
+	// not), only on its scalars: the ablation of those conditions, which
+	// tell, say, the one-stop search the agent makes after a direct search
+	// that found nothing (docs/flow.md, "What each lever earned"; flowbench
+	// -ablate lists).
+	NoListConditions bool
 	// Rest serves a fan-out over a list of a site's result
 	// ($result.reservations[*]) after the agent's first read of one
 	// element, where the rest of it ($last[site].reservations[*], less
@@ -579,7 +586,7 @@ func (l *Learner) count(ep *episode.Episode) {
 			l.sites[sk] = sa
 		}
 		sa.count.Add(fold)
-		conds := siteConds(scope.Site)
+		conds := siteConds(scope.Site, !l.opt.NoListConditions)
 		if l.opt.SaidConditions || l.opt.Cues {
 			for _, w := range scope.Said.Words(maxSaidConds) {
 				c := "said \"" + w + "\""

@@ -21,14 +21,14 @@
 // -calibration adds the decider's reliability table, with its ECE over
 // every offer and in the band 0.2 to 0.5; -ablate, -with, -by-agent and
 // -max-bytes give the rows of docs/flow.md's ablation ("What each lever
-// earned"). -bound adds how far any choice of the flow's own lookups
-// could go at a precision (bound.go; docs/flow.md, "How far the bindings
-// can go").
+// earned"); -write-flows writes the flows the replay learned, to read.
+// -bound adds how far any choice of the flow's own lookups could go at a
+// precision (bound.go; docs/flow.md, "How far the bindings can go").
 //
 // Usage:
 //
 //	go run ./internal/benchcmd/flowbench [-tau2 ../shared/data/tau2] [-copies 10] [-folds 5]
-//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow] [-with position,date,describe,words,rest,cues,agentwords] [-by-agent] [-max-bytes N] [-bound]
+//	go run ./internal/benchcmd/flowbench -only replay -deciders arbiter -conversation with -calibration [-ablate heldout|narrow|lists] [-with position,date,describe,words,rest,cues,agentwords] [-by-agent] [-max-bytes N] [-bound] [-write-flows DIR]
 package main
 
 import (
@@ -75,13 +75,14 @@ func main() {
 	deciders := flag.String("deciders", "reach,habit,arbiter", "replay with these `deciders`, comma-separated")
 	conv := flag.String("conversation", "both", "replay `with`, without the conversation, or both")
 	maxBytes := flag.Int("max-bytes", flow.DefaultMaxBytes, "the replay's --flow-max-bytes (0: no cap)")
-	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named)")
+	ablate := flag.String("ablate", "", "learn the replay's flows without these `levers`, comma-separated: heldout (no lookup gated by its held-out hit rate), narrow (no fan-out narrowed to the elements the customer named), lists (no predicate on whether a list of a site's result is empty, learn.Options.NoListConditions)")
 	with := flag.String("with", "", "learn and replay with these `levers` that are off by default, comma-separated: position (an element picked by the position the customer said, [said#]), date (a date said in words counted as said, learn.Options.WordDates), describe (the elements the customer described by a value they hold, [said~]), words (predicates on the words the customer said, said \"word\"), rest (a fan-out over a list waits for the agent's first read of one element where the rest earned more held out, learn.Options.Rest), cues (a lookup served only where one of the words said before its site that lift it was said, learn.Options.Cues), agentwords (the agent's words since the customer's last message as predicates, agent said \"word\", and with cues as cues, learn.Options.AgentWords)")
 	flag.BoolVar(&byAgent, "by-agent", false, "gate each lookup by its held-out hit rate for the episode's agent model, backed off to every model's (off by default: it did not pay)")
 	bySource := flag.Bool("sources", false, "print the replay's lookups, hits, detours and the calls it missed by site, lookup and binding (a miss by the offer of it the flow declined, or as not offered, after the agent's call before it)")
 	calib := flag.Bool("calibration", false, "print the arbiter's reliability table of the replay (every offer once per run), with its ECE overall and in the band 0.2 to 0.5")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `FILE`")
 	memprofile := flag.String("memprofile", "", "write an allocation profile to `FILE` at the end")
+	flag.StringVar(&writeFlows, "write-flows", "", "write each domain's flow the replay learned (with its arbiter) to `DIR`/DOMAIN-DECIDER.flow.json")
 	flag.Parse()
 	if *memprofile != "" {
 		runtime.MemProfileRate = 64 << 10
@@ -135,10 +136,10 @@ func main() {
 	for a := range strings.SplitSeq(*ablate, ",") {
 		switch a = strings.TrimSpace(a); a {
 		case "":
-		case "heldout", "narrow":
+		case "heldout", "narrow", "lists":
 			ablated[a] = true
 		default:
-			fmt.Fprintf(os.Stderr, "flowbench: -ablate: %q: want heldout or narrow\n", a)
+			fmt.Fprintf(os.Stderr, "flowbench: -ablate: %q: want heldout, narrow or lists\n", a)
 			os.Exit(2)
 		}
 	}
@@ -184,11 +185,12 @@ var (
 	withLevers     = map[string]bool{}
 	calibration    bool
 	byAgent        bool
+	writeFlows     string
 )
 
 func ablatedNote() string {
 	var out []string
-	for _, a := range []string{"heldout", "narrow"} {
+	for _, a := range []string{"heldout", "narrow", "lists"} {
 		if ablated[a] {
 			out = append(out, "without "+a)
 		}

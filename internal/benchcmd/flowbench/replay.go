@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -120,7 +122,7 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, c
 	if !conversation {
 		eps = withoutMessages(eps)
 	}
-	l := learn.New(learn.Options{Domain: domain, Folds: folds, Positions: withLevers["position"], Descriptions: withLevers["describe"], WordDates: withLevers["date"], SaidConditions: withLevers["words"], Rest: withLevers["rest"], Cues: withLevers["cues"], AgentWords: withLevers["agentwords"]})
+	l := learn.New(learn.Options{Domain: domain, Folds: folds, Positions: withLevers["position"], Descriptions: withLevers["describe"], WordDates: withLevers["date"], SaidConditions: withLevers["words"], Rest: withLevers["rest"], Cues: withLevers["cues"], AgentWords: withLevers["agentwords"], NoListConditions: ablated["lists"]})
 	for _, ep := range eps {
 		l.Add(ep)
 	}
@@ -132,6 +134,11 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, c
 		}
 	}
 	ablate(f)
+	if writeFlows != "" {
+		if b, err := f.Marshal(); err == nil {
+			os.WriteFile(filepath.Join(writeFlows, domain+"-"+string(rule.Decider)+".flow.json"), b, 0o644)
+		}
+	}
 	var r replay
 	for _, ep := range eps {
 		r.add(replayEpisode(f, ep, rule))
