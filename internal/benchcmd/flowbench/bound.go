@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"github.com/hoist-mcp/hoist/binding"
 	"github.com/hoist-mcp/hoist/episode"
 	"github.com/hoist-mcp/hoist/flow"
-	"github.com/hoist-mcp/hoist/learn"
 )
 
 // The bound (-bound) says how far any decision rule over a flow's own
@@ -680,21 +678,4 @@ func (l lookups) only(keys map[string]bool) *flow.Flow {
 		h.Sites[si] = s
 	}
 	return &h
-}
-
-// learnHeldOut learns one flow from eps with folds by task, and fits its
-// arbiter for the arbiter decider, as heldOut does.
-func learnHeldOut(eps []*episode.Episode, domain string, folds int, d flow.Decider) *flow.Flow {
-	l := learn.New(learn.Options{Domain: domain, Folds: folds, Positions: withLevers["position"], Descriptions: withLevers["describe"], WordDates: withLevers["date"], SaidConditions: withLevers["words"], Rest: withLevers["rest"], Cues: withLevers["cues"]})
-	for _, ep := range eps {
-		l.Add(ep)
-	}
-	f := l.Flow()
-	if d == flow.ArbiterDecider {
-		if err := learn.FitArbiterWith(context.Background(), sliceSource{eps, 1}, episode.Filter{}, f, learn.ArbiterOptions{ByAgent: byAgent}); err != nil || f.Arbiter == nil {
-			return nil
-		}
-	}
-	ablate(f)
-	return f
 }

@@ -114,6 +114,24 @@ func (r replay) print(w io.Writer, name string) {
 		per(r.lookups, r.saved), per(r.bytes, r.saved))
 }
 
+// learnHeldOut learns one flow from eps with folds by task, with the levers
+// -with and -ablate name, and, for the arbiter decider, fits its arbiter,
+// as hoist learn does; nil when the fit fails.
+func learnHeldOut(eps []*episode.Episode, domain string, folds int, d flow.Decider) *flow.Flow {
+	l := learn.New(learn.Options{Domain: domain, Folds: folds, Positions: withLevers["position"], Descriptions: withLevers["describe"], WordDates: withLevers["date"], SaidConditions: withLevers["words"], Rest: withLevers["rest"], Cues: withLevers["cues"], AgentWords: withLevers["agentwords"], NoListConditions: ablated["lists"]})
+	for _, ep := range eps {
+		l.Add(ep)
+	}
+	f := l.Flow()
+	if d == flow.ArbiterDecider {
+		if err := learn.FitArbiterWith(context.Background(), sliceSource{eps, 1}, episode.Filter{}, f, learn.ArbiterOptions{ByAgent: byAgent}); err != nil || f.Arbiter == nil {
+			return nil
+		}
+	}
+	ablate(f)
+	return f
+}
+
 // heldOut learns one flow from eps with folds by task (and, for the
 // arbiter decider, fits its arbiter, as hoist learn does), and replays
 // each episode served with its own task's fold left out. Without the
@@ -122,18 +140,10 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, c
 	if !conversation {
 		eps = withoutMessages(eps)
 	}
-	l := learn.New(learn.Options{Domain: domain, Folds: folds, Positions: withLevers["position"], Descriptions: withLevers["describe"], WordDates: withLevers["date"], SaidConditions: withLevers["words"], Rest: withLevers["rest"], Cues: withLevers["cues"], AgentWords: withLevers["agentwords"], NoListConditions: ablated["lists"]})
-	for _, ep := range eps {
-		l.Add(ep)
+	f := learnHeldOut(eps, domain, folds, rule.Decider)
+	if f == nil {
+		return replay{}
 	}
-	f := l.Flow()
-	if rule.Decider == flow.ArbiterDecider {
-		ao := learn.ArbiterOptions{ByAgent: byAgent}
-		if err := learn.FitArbiterWith(context.Background(), sliceSource{eps, 1}, episode.Filter{}, f, ao); err != nil || f.Arbiter == nil {
-			return replay{}
-		}
-	}
-	ablate(f)
 	if writeFlows != "" {
 		if b, err := f.Marshal(); err == nil {
 			os.WriteFile(filepath.Join(writeFlows, domain+"-"+string(rule.Decider)+".flow.json"), b, 0o644)
