@@ -406,7 +406,7 @@ func TestLinesAndTemplates(t *testing.T) {
 func TestCond(t *testing.T) {
 	s := &Scope{}
 	s.Add(0, NewResult("get_order_details", `{"status":"delivered","n":3,"gift":null,"tags":[],"opts":{"a":1}}`))
-	for c, want := range map[string]bool{
+	checkConds(t, s, map[string]bool{
 		`$result.status == "delivered"`: true,
 		`$result.status == "pending"`:   false,
 		`$result.n == 3`:                true,
@@ -416,19 +416,7 @@ func TestCond(t *testing.T) {
 		`$result.opts`:                  true,
 		`$result.nope`:                  false,
 		`$result.nope == null`:          false,
-	} {
-		cond, err := ParseCond(c)
-		if err != nil {
-			t.Errorf("ParseCond(%q): %v", c, err)
-			continue
-		}
-		if got := cond.Holds(s); got != want {
-			t.Errorf("%s holds = %v, want %v", c, got, want)
-		}
-		if cond.String() != c {
-			t.Errorf("ParseCond(%q).String() = %q", c, cond.String())
-		}
-	}
+	})
 	for _, bad := range []string{`"x"`, `$result.a[*] == 1`, `$result.a == nope`} {
 		if _, err := ParseCond(bad); err == nil {
 			t.Errorf("ParseCond(%q) took it", bad)
@@ -451,6 +439,25 @@ func checkEval(t *testing.T, s *Scope, cases map[string]string) {
 		}
 		if got := jsontext.Canonical(vs); got != want {
 			t.Errorf("%s = %s, want %s", expr, got, want)
+		}
+	}
+}
+
+// checkConds parses each condition, checks that it holds in s as want
+// says, and that it prints as it was written.
+func checkConds(t *testing.T, s *Scope, want map[string]bool) {
+	t.Helper()
+	for c, w := range want {
+		cond, err := ParseCond(c)
+		if err != nil {
+			t.Errorf("ParseCond(%q): %v", c, err)
+			continue
+		}
+		if got := cond.Holds(s); got != w {
+			t.Errorf("%s holds = %v, want %v", c, got, w)
+		}
+		if cond.String() != c {
+			t.Errorf("ParseCond(%q).String() = %q", c, cond.String())
 		}
 	}
 }

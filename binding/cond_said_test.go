@@ -8,19 +8,7 @@ func TestCondSaidWord(t *testing.T) {
 	s := &Scope{}
 	s.Said.Add("My flight was Delayed by three hours.")
 	s.Add(0, NewResult("get_user_details", `{"user_id":"u1"}`))
-	for c, want := range map[string]bool{`said "delayed"`: true, `said "delay"`: false, `said "three"`: true, `said "cancel"`: false} {
-		cond, err := ParseCond(c)
-		if err != nil {
-			t.Errorf("ParseCond(%q): %v", c, err)
-			continue
-		}
-		if got := cond.Holds(s); got != want {
-			t.Errorf("%s holds = %v, want %v", c, got, want)
-		}
-		if cond.String() != c {
-			t.Errorf("ParseCond(%q).String() = %q", c, cond.String())
-		}
-	}
+	checkConds(t, s, map[string]bool{`said "delayed"`: true, `said "delay"`: false, `said "three"`: true, `said "cancel"`: false})
 	for _, bad := range []string{`said delayed`, `said ""`, `said 3`} {
 		if _, err := ParseCond(bad); err == nil {
 			t.Errorf("ParseCond(%q) took it", bad)
@@ -39,19 +27,7 @@ func TestCondAgentSaidWord(t *testing.T) {
 	s.Hear("user", "I want to change my flight.")
 	s.Hear("assistant", "Let me pull up your account details.")
 	s.Add(0, NewResult("get_user_details", `{"user_id":"u1"}`))
-	for c, want := range map[string]bool{`agent said "account"`: true, `said "account"`: false, `agent said "change"`: false, `said "change"`: true} {
-		cond, err := ParseCond(c)
-		if err != nil {
-			t.Errorf("ParseCond(%q): %v", c, err)
-			continue
-		}
-		if got := cond.Holds(s); got != want {
-			t.Errorf("%s holds = %v, want %v", c, got, want)
-		}
-		if cond.String() != c {
-			t.Errorf("ParseCond(%q).String() = %q", c, cond.String())
-		}
-	}
+	checkConds(t, s, map[string]bool{`agent said "account"`: true, `said "account"`: false, `agent said "change"`: false, `said "change"`: true})
 	// The customer's next message ends the agent's window.
 	s.Hear("user", "Thanks.")
 	if MustParseCond(`agent said "account"`).Holds(s) {
