@@ -14,8 +14,9 @@ import (
 // backed off to every model's when the model was seen on few offers
 // (issue 26, lever 2): get_order after get_user, by $result.orders[*], hit
 // 9 of 10 offers for "careful", 2 of 20 for "hasty", and 1 of 2 for
-// "rare". (Where the fan-out is gated, the lookup's next binding,
-// $result.orders[0], is offered.)
+// "rare". Where the fan-out is gated, the lookup's next binding,
+// $result.orders[0], is offered only when its own held-out rate is known
+// and clears the gate.
 func TestServeHeldOutByAgent(t *testing.T) {
 	held := &HeldOut{Site: "get_user", Lookup: "get_order", Binding: 0, Offers: Count{N: 32}, Hits: Count{N: 12}, Agents: map[string]AgentCounts{
 		"careful": {Offers: Count{N: 10}, Hits: Count{N: 9}},
@@ -27,7 +28,9 @@ func TestServeHeldOutByAgent(t *testing.T) {
 	if err := f.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	offered := func(agent string) bool {
+	// orderBinding returns the binding get_order was offered by, "" if
+	// it was not.
+	orderBinding := func(agent string) string {
 		s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}, Agent: agent})
 		if err != nil {
 			t.Fatal(err)
@@ -35,12 +38,16 @@ func TestServeHeldOutByAgent(t *testing.T) {
 		ds, _ := serve(t, s, answerShop)
 		for _, d := range ds {
 			for _, o := range d.Offers {
-				if o.Tool == "get_order" && o.Binding["x"] == "$result.orders[*]" {
-					return true
+				if o.Tool == "get_order" {
+					return o.Binding["x"]
 				}
 			}
 		}
-		return false
+		return ""
+	}
+	offered := func(agent string) bool { return orderBinding(agent) == "$result.orders[*]" }
+	if got := orderBinding("hasty"); got != "" {
+		t.Errorf("hasty: get_order offered by %s, want nothing (the next binding has no held-out rate)", got)
 	}
 	// Pooled: (12+½)/(32+1) = 0.38, above the threshold.
 	for agent, want := range map[string]bool{"careful": true, "hasty": false, "rare": true, "": true, "unseen": true} {
@@ -59,6 +66,19 @@ func TestServeHeldOutByAgent(t *testing.T) {
 	f.Arbiter.HeldOut = []HeldOut{other}
 	if !offered("hasty") {
 		t.Error("gated by another binding's held-out rate")
+	}
+	// The next binding with a rate of its own that clears the gate is
+	// offered where the fan-out is gated: hasty read the first order 8
+	// of 10 times it was offered.
+	first := HeldOut{Site: "get_user", Lookup: "get_order", Binding: 1, Offers: Count{N: 20}, Hits: Count{N: 15}, Agents: map[string]AgentCounts{
+		"hasty": {Offers: Count{N: 10}, Hits: Count{N: 8}},
+	}}
+	f.Arbiter.HeldOut = []HeldOut{*held, first}
+	if got := orderBinding("hasty"); got != "$result.orders[0]" {
+		t.Errorf("hasty, the first order's rate known: get_order offered by %q, want $result.orders[0]", got)
+	}
+	if got := orderBinding("careful"); got != "$result.orders[*]" {
+		t.Errorf("careful: get_order offered by %q, want $result.orders[*]", got)
 	}
 	// Too few offers in the served fold: no gate.
 	few := &HeldOut{Offers: Count{N: HeldOutMinOffers - 1}, Hits: Count{N: 0}}
@@ -139,6 +159,61 @@ func TestServeHeldOutByPredicate(t *testing.T) {
 	f.Sites[0].Lookups[0].Predicate = nil
 	if offered(`[]`) {
 		t.Error("without the predicate, search_onestop offered at a held-out rate of 0.26")
+	}
+	// The scaling gates too: at a held-out rate of 16 of 40 (0.41) the
+	// search is offered without the predicate, and after a search that
+	// found flights, where it is made a ninth as often, it is not.
+	f.Arbiter.HeldOut[0].Hits = Count{N: 16}
+	if !offered(`[{"flight_number":"HAT001"}]`) {
+		t.Error("without the predicate, search_onestop not offered at a held-out rate of 0.41")
+	}
+	f.Sites[0].Lookups[0].Predicate = &Predicate{When: binding.MustParseCond("$result"), Held: Count{N: 10}, Reach: Count{N: 1}}
+	if offered(`[{"flight_number":"HAT001"}]`) {
+		t.Error("after a search that found flights, search_onestop offered at 0.41 scaled by 0.1/0.45")
+	}
+	if !offered(`[]`) {
+		t.Error("after an empty search, search_onestop not offered at 0.41 scaled by 0.8/0.45")
+	}
+}
+
+// A binding the gate stops stops those below it only where it binds: the
+// products of an order's gifts, gated, are not in this order, so the
+// first item's product, the fit's offers of it unknown, is offered as
+// before the gate.
+func TestServeStoppedBindingMustBind(t *testing.T) {
+	contract := Contract{"x": {Type: "string", Required: true}}
+	f := &Flow{
+		Version: Version, Domain: "shop", Servers: []string{"shop"}, MinSupport: 2,
+		Tools: map[string]Tool{
+			"get_order":   {Server: "shop", Kind: episode.Read, Input: contract},
+			"get_product": {Server: "shop", Kind: episode.Read, Input: contract},
+		},
+		Sites: []Site{{Tool: "get_order", Count: Count{N: 20}, Lookups: []Lookup{{
+			Tool: "get_product", Reach: Count{N: 15}, Habit: Count{N: 15},
+			Bindings: []Bound{
+				{Args: map[string]binding.Expr{"x": binding.MustParse("$result.gifts[*].product_id")}, Matched: Count{N: 4}, Calls: &Count{N: 20}, Used: &Count{N: 12}},
+				{Args: map[string]binding.Expr{"x": binding.MustParse("$result.items[0].product_id")}, Matched: Count{N: 6}},
+			},
+		}}}},
+	}
+	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{
+		{Site: "get_order", Lookup: "get_product", Binding: 0, Offers: Count{N: 40}, Hits: Count{N: 4}},
+	}}
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := s.Call("get_order", json.RawMessage(`{"x":"#W1"}`))
+	s.Result(i, `{"items":[{"name":"Lamp","product_id":"p1"}]}`, false)
+	var got []string
+	for _, o := range s.Run(i).Next().Offers {
+		got = append(got, o.Label())
+	}
+	if want := []string{`get_product {"x":"p1"}`}; !slices.Equal(got, want) {
+		t.Errorf("offers %v, want %v", got, want)
 	}
 }
 

@@ -616,9 +616,9 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 		}
 		// Of the bindings that bind and that the held-out gate lets
 		// through, the one that earned most in the fold's counts
-		// (Bound.Value), the first of equals. Below a binding the gate
-		// stopped, only one whose held-out rate is known and clears it: a
-		// binding the fit never offered has no rate. A fan-out that the
+		// (Bound.Value), the first of equals. Below a binding that binds
+		// and that the gate stopped, only one whose held-out rate is known
+		// and clears it: a binding the fit never offered has no rate. A fan-out that the
 		// conversation may narrow is gated once narrowed or not, below.
 		var best *Bound
 		bestAt, narrowedTo := -1, false
@@ -629,7 +629,10 @@ func (s *Session) offersAt(i int, out []Offer) []Offer {
 			b := &l.Bindings[bi]
 			if b.Narrow == nil && b.Support(s.fold) >= s.f.MinSupport && s.gated(site, l.Tool, bi, false, lift, gate) {
 				if v := b.Value(s.fold, s.opt.Rule.Threshold, scale); v > stoppedV {
-					stoppedV, stoppedAt = v, bi // the first of equals ranks first
+					// Only a binding that binds here stops those below it.
+					if o, ok := binding.Bind(s.argNames(b), b.Args, &s.scope, s.opt.Caps.PerCall); ok && len(o) > 0 {
+						stoppedV, stoppedAt = v, bi // the first of equals ranks first
+					}
 				}
 			}
 		}
