@@ -52,6 +52,10 @@ type shardOptions struct {
 	Rest           bool   `json:"rest,omitempty"`
 	Cues           bool   `json:"cues,omitempty"`
 	AgentWords     bool   `json:"agent_words,omitempty"`
+	// ListConditions says the shard counted conditions on lists that are
+	// not empty (Options.NoListConditions unset); a shard written before
+	// them reads as false, and is refused beside one that counted them.
+	ListConditions bool `json:"list_conditions,omitempty"`
 }
 
 type toolJSON struct {
@@ -102,7 +106,8 @@ type argJSON struct {
 
 func (l *Learner) options() shardOptions {
 	return shardOptions{Domain: l.opt.Domain, Folds: l.opt.Folds, MinSupport: l.opt.MinSupport, MaxBindings: l.opt.MaxBindings,
-		HabitOnly: l.opt.HabitOnly, KeepReferences: l.opt.KeepReferences, WordDates: l.opt.WordDates, Rest: l.opt.Rest, Cues: l.opt.Cues, AgentWords: l.opt.AgentWords}
+		HabitOnly: l.opt.HabitOnly, KeepReferences: l.opt.KeepReferences, WordDates: l.opt.WordDates, Rest: l.opt.Rest, Cues: l.opt.Cues, AgentWords: l.opt.AgentWords,
+		ListConditions: !l.opt.NoListConditions}
 }
 
 // Shard returns the Learner's partial counts as JSON, the "shard" member of
@@ -217,7 +222,7 @@ func FromShard(raw json.RawMessage) (*Learner, error) {
 	if o.Folds < 1 || o.Folds > 1000 || o.MinSupport < 1 || o.MaxBindings < 1 {
 		return nil, bad("options", "folds %d, min_support %d, max_bindings %d: want folds 1 to 1000 and the others at least 1", o.Folds, o.MinSupport, o.MaxBindings)
 	}
-	l := New(Options{Domain: o.Domain, Folds: o.Folds, MinSupport: o.MinSupport, MaxBindings: o.MaxBindings, HabitOnly: o.HabitOnly, KeepReferences: o.KeepReferences, WordDates: o.WordDates, Rest: o.Rest, Cues: o.Cues, AgentWords: o.AgentWords})
+	l := New(Options{Domain: o.Domain, Folds: o.Folds, MinSupport: o.MinSupport, MaxBindings: o.MaxBindings, HabitOnly: o.HabitOnly, KeepReferences: o.KeepReferences, WordDates: o.WordDates, Rest: o.Rest, Cues: o.Cues, AgentWords: o.AgentWords, NoListConditions: !o.ListConditions})
 	l.episodes = s.Episodes
 	for _, t := range s.Tasks {
 		l.tasks[t] = true
@@ -393,6 +398,8 @@ func optionsDiffer(got, want shardOptions) error {
 		field, g, w = "cues", got.Cues, want.Cues
 	case got.AgentWords != want.AgentWords:
 		field, g, w = "agent_words", got.AgentWords, want.AgentWords
+	case got.ListConditions != want.ListConditions:
+		field, g, w = "list_conditions", got.ListConditions, want.ListConditions
 	default:
 		field, g, w = "keep_references", got.KeepReferences, want.KeepReferences
 	}

@@ -260,6 +260,7 @@ func TestMergeShardsErrors(t *testing.T) {
 	}{
 		{"another min support", []*flow.Flow{a, shard(Options{Domain: "shop", MinSupport: 2}, eps[15:])}, 1, "shard.counts.options.min_support", "2, the first flow has 3"},
 		{"another domain", []*flow.Flow{a, shard(Options{Domain: "other"}, eps[15:])}, 1, "shard.counts.options.domain", `"other", the first flow has "shop"`},
+		{"without list conditions", []*flow.Flow{a, shard(Options{Domain: "shop", MinSupport: 3, NoListConditions: true}, eps[15:])}, 1, "shard.counts.options.list_conditions", "false, the first flow has true"},
 		{"no shard", []*flow.Flow{a, plain}, 1, "shard", "not learned with hoist learn --shard"},
 		{"counts after a table", []*flow.Flow{&table, a}, 1, "shard.counts", "merge the counts first"},
 		{"a table after counts", []*flow.Flow{a, &table}, 1, "shard.table", "merge the counts first"},
