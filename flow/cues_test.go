@@ -148,9 +148,14 @@ func TestMergeCues(t *testing.T) {
 func TestServeAgentCues(t *testing.T) {
 	f := cueFlow(t, 20)
 	f.Learned.Cues, f.Learned.AgentWords = false, true
-	l := &f.Sites[len(f.Sites)-1].Lookups[0]
-	for l.Tool != "get_item" {
-		l = &f.Sites[len(f.Sites)-1].Lookups[1]
+	var l *Lookup
+	for i := range f.Sites[len(f.Sites)-1].Lookups {
+		if x := &f.Sites[len(f.Sites)-1].Lookups[i]; x.Tool == "get_item" {
+			l = x
+		}
+	}
+	if l == nil {
+		t.Fatal("no get_item lookup at the last site")
 	}
 	l.Cues[0].Word, l.Cues[0].By = "details", CueByAgent
 	if err := f.Validate(); err != nil {
@@ -181,12 +186,13 @@ func TestServeAgentCues(t *testing.T) {
 	if offered(f, "assistant", "Which details?", "user", "My order.", "assistant", "Let me look.") {
 		t.Error("the agent said details before the customer's last message: get_item offered")
 	}
-	// A flow not learned with the agent's words does not hear the agent:
-	// learned with cues, its agent cue is never said.
+	// A flow not learned with the agent's words does not hear the agent,
+	// so a cue the agent said is refused there, naming the field.
 	f.Learned.AgentWords, f.Learned.Cues = false, true
-	if offered(f, "user", "My order, please.", "assistant", "Let me pull up the details.") {
-		t.Error("a flow learned without the agent's words heard the agent")
+	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "cues[0].by") || !strings.Contains(err.Error(), "learned.agent_words") {
+		t.Errorf("Validate: %v, want an error naming cues[0].by and learned.agent_words", err)
 	}
+	f.Learned.AgentWords = true
 	// A cue by anyone else is refused, naming the field.
 	l.Cues[0].By = "customer"
 	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "cues[0].by") {
@@ -197,8 +203,8 @@ func TestServeAgentCues(t *testing.T) {
 // An agent said predicate is served from what the agent said since the
 // customer's last message, in a flow learned with the agent's words: the
 // offer's P(reach | when) is the held side's where the agent said the
-// word, the other's where only the customer did, or where the flow was
-// learned without the agent's words.
+// word, the other's where only the customer did; a flow learned without
+// the agent's words is refused.
 func TestServeAgentPredicate(t *testing.T) {
 	f := cueFlow(t, 20)
 	f.Learned.Cues, f.Learned.AgentWords = false, true
@@ -239,9 +245,11 @@ func TestServeAgentPredicate(t *testing.T) {
 	if got := pWhen(f, "user", "The details of my order, please.", "assistant", "Let me look."); math.Abs(got-not) > 1e-9 {
 		t.Errorf("only the customer said details: P(when) %.3f, want %.3f", got, not)
 	}
+	// A flow not learned with the agent's words, which does not hear the
+	// agent, is refused, naming the predicate.
 	f.Learned.AgentWords = false
-	if got := pWhen(f, "user", "My order, please.", "assistant", "Let me pull up the details."); math.Abs(got-not) > 1e-9 {
-		t.Errorf("learned without the agent's words: P(when) %.3f, want %.3f", got, not)
+	if err := f.Validate(); err == nil || !strings.Contains(err.Error(), "predicate.when") || !strings.Contains(err.Error(), "learned.agent_words") {
+		t.Errorf("Validate: %v, want an error naming the predicate and learned.agent_words", err)
 	}
 }
 

@@ -747,6 +747,9 @@ func (f *Flow) Validate() error {
 				if c.By != "" && c.By != CueByAgent {
 					return bad(cf+".by", "%q: want %q or none (the customer's)", c.By, CueByAgent)
 				}
+				if c.By == CueByAgent && !f.Learned.AgentWords {
+					return bad(cf+".by", "a word the agent said, in a flow not learned with the agent's words (learned.agent_words), which serving does not hear")
+				}
 				if err := checkCount(cf+".said", c.Said, s.Count.N); err != nil {
 					return err
 				}
@@ -761,6 +764,9 @@ func (f *Flow) Validate() error {
 				pf := lf + ".predicate"
 				if p.When.String() == "" {
 					return bad(pf+".when", "missing")
+				}
+				if _, agent := p.When.Word(); agent && !f.Learned.AgentWords {
+					return bad(pf+".when", "%s, in a flow not learned with the agent's words (learned.agent_words), which serving does not hear", p.When)
 				}
 				if err := checkCount(pf+".held", p.Held, s.Count.N); err != nil {
 					return err

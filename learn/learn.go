@@ -103,9 +103,10 @@ type Options struct {
 	// "word", for predicates and, with Cues, for cues, named as the
 	// agent's (flow.Cue.By); the flow is marked so (learned.agent_words)
 	// and served so. Of the first maxSaidConds words the agent said in that
-	// window. Off: on the τ²-bench training tasks it saved airline 2 turns
-	// and retail none, whose agents never speak before a call
-	// (docs/flow.md, "What each lever earned"; flowbench -with agentwords).
+	// window. Off: on the τ²-bench training tasks it moves retail not at
+	// all, whose agents never speak before a call, and airline by a
+	// turn or two either way (docs/flow.md, "What each lever earned";
+	// flowbench -with agentwords).
 	AgentWords bool
 	// NoListConditions learns no condition on whether a list of the
 	// site's result is empty ($result, $result.orders: a list that is
