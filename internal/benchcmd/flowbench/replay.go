@@ -145,8 +145,13 @@ func heldOut(eps []*episode.Episode, domain string, folds int, rule flow.Rule, c
 		return replay{}
 	}
 	if writeFlows != "" {
-		if b, err := f.Marshal(); err == nil {
-			os.WriteFile(filepath.Join(writeFlows, domain+"-"+string(rule.Decider)+".flow.json"), b, 0o644)
+		b, err := f.Marshal()
+		if err == nil {
+			err = os.WriteFile(filepath.Join(writeFlows, domain+"-"+string(rule.Decider)+".flow.json"), b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "flowbench: -write-flows: %v\n", err)
+			os.Exit(1)
 		}
 	}
 	var r replay
