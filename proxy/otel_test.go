@@ -68,7 +68,9 @@ type jaeger struct {
 }
 
 // startJaeger starts Jaeger for the test and waits until both its ports
-// answer.
+// answer. Its ports are chosen free just before it starts, so another
+// test's server may take one first: Jaeger then exits saying the address
+// is in use, and it is started again on other ports.
 func startJaeger(t *testing.T) *jaeger {
 	t.Helper()
 	bin := testbin.Jaeger(t)
@@ -77,6 +79,21 @@ func startJaeger(t *testing.T) *jaeger {
 	if err := os.WriteFile(cfg, []byte(jaegerConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	for attempt := 1; ; attempt++ {
+		j, logs := tryJaeger(t, bin, cfg)
+		if j != nil {
+			return j
+		}
+		if attempt == 5 || !strings.Contains(logs, "address already in use") {
+			t.Fatalf("jaeger exited:\n%s", logs)
+		}
+	}
+}
+
+// tryJaeger starts Jaeger on ports free a moment before, and returns it
+// once both its ports answer, or nil and its output if it exited first.
+func tryJaeger(t *testing.T, bin, cfg string) (*jaeger, string) {
+	t.Helper()
 	otlp, query, grpc := freePort(t), freePort(t), freePort(t)
 	cmd := exec.Command(bin, "--config", "file:"+cfg)
 	cmd.Env = testbin.Env("HOIST_JAEGER_OTLP="+otlp, "HOIST_JAEGER_QUERY="+query, "HOIST_JAEGER_QUERY_GRPC="+grpc)
@@ -101,7 +118,7 @@ func startJaeger(t *testing.T) *jaeger {
 	for i := 0; ; i++ {
 		select {
 		case <-exited:
-			t.Fatalf("jaeger exited:\n%s", logs)
+			return nil, logs.String()
 		default:
 		}
 		resp, err := http.Get(j.query + "/api/services")
@@ -109,7 +126,7 @@ func startJaeger(t *testing.T) *jaeger {
 			resp.Body.Close()
 			if c, err := net.Dial("tcp", "127.0.0.1:"+otlp); err == nil {
 				c.Close()
-				return j
+				return j, ""
 			}
 		}
 		if i == 600 {
