@@ -54,21 +54,8 @@ func benchCalls(b *testing.B, p *Provider) {
 // BenchmarkNote is what of a tools/call's cost is on the forwarding path:
 // its request and its answer read and noted in the queue.
 func BenchmarkNote(b *testing.B) {
-	p := manual(b)
-	defer p.Shutdown(0)
-	s := p.Session("s", Pipe)
-	defer s.Close()
 	call, answer := echoCall("7")
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		s.FromHost(call)
-		s.FromServer(answer, true)
-		if i%2048 == 2047 {
-			b.StopTimer()
-			p.build()
-			b.StartTimer()
-		}
-	}
+	benchNote(b, call, answer)
 }
 
 // BenchmarkCallDown is BenchmarkCall while the collector is down and the
@@ -85,14 +72,20 @@ func BenchmarkCallDown(b *testing.B) {
 // BenchmarkNoteLarge is BenchmarkNote with a 64 KiB argument and result,
 // skipped at the speed of memchr.
 func BenchmarkNoteLarge(b *testing.B) {
-	p := manual(b)
-	defer p.Shutdown(0)
-	s := p.Session("s", Pipe)
-	defer s.Close()
 	text := strings.Repeat("0123456789abcdef", 4096)
 	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + text + `"}}}`)
 	answer := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"Echo: ` + text + `"}]}}`)
 	b.SetBytes(int64(len(call) + len(answer)))
+	benchNote(b, call, answer)
+}
+
+// benchNote notes call and answer on one session per iteration, building
+// the queued records' spans every 2048 calls outside the timer.
+func benchNote(b *testing.B, call, answer []byte) {
+	p := manual(b)
+	defer p.Shutdown(0)
+	s := p.Session("s", Pipe)
+	defer s.Close()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		s.FromHost(call)
