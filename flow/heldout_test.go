@@ -181,6 +181,19 @@ func TestServeHeldOutByPredicate(t *testing.T) {
 // first item's product, the fit's offers of it unknown, is offered as
 // before the gate.
 func TestServeStoppedBindingMustBind(t *testing.T) {
+	f := productFlow(t, []Bound{
+		{Args: map[string]binding.Expr{"x": binding.MustParse("$result.gifts[*].product_id")}, Matched: Count{N: 4}, Calls: &Count{N: 20}, Used: &Count{N: 12}},
+		{Args: map[string]binding.Expr{"x": binding.MustParse("$result.items[0].product_id")}, Matched: Count{N: 6}},
+	}, HeldOut{Site: "get_order", Lookup: "get_product", Binding: 0, Offers: Count{N: 40}, Hits: Count{N: 4}})
+	if got, want := productOffers(t, f, ""), []string{`get_product {"x":"p1"}`}; !slices.Equal(got, want) {
+		t.Errorf("offers %v, want %v", got, want)
+	}
+}
+
+// productFlow is a shop's flow with one lookup, get_product after
+// get_order, of these bindings, and these held-out counts.
+func productFlow(t *testing.T, bindings []Bound, held ...HeldOut) *Flow {
+	t.Helper()
 	contract := Contract{"x": {Type: "string", Required: true}}
 	f := &Flow{
 		Version: Version, Domain: "shop", Servers: []string{"shop"}, MinSupport: 2,
@@ -189,32 +202,34 @@ func TestServeStoppedBindingMustBind(t *testing.T) {
 			"get_product": {Server: "shop", Kind: episode.Read, Input: contract},
 		},
 		Sites: []Site{{Tool: "get_order", Count: Count{N: 20}, Lookups: []Lookup{{
-			Tool: "get_product", Reach: Count{N: 15}, Habit: Count{N: 15},
-			Bindings: []Bound{
-				{Args: map[string]binding.Expr{"x": binding.MustParse("$result.gifts[*].product_id")}, Matched: Count{N: 4}, Calls: &Count{N: 20}, Used: &Count{N: 12}},
-				{Args: map[string]binding.Expr{"x": binding.MustParse("$result.items[0].product_id")}, Matched: Count{N: 6}},
-			},
+			Tool: "get_product", Reach: Count{N: 15}, Habit: Count{N: 15}, Bindings: bindings,
 		}}}},
 	}
-	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{
-		{Site: "get_order", Lookup: "get_product", Binding: 0, Offers: Count{N: 40}, Hits: Count{N: 4}},
-	}}
+	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: held}
 	if err := f.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	return f
+}
+
+// productOffers returns the labels of what f offers after an order of a
+// lamp and a chair, the customer having said said (nothing if "").
+func productOffers(t *testing.T, f *Flow, said string) []string {
+	t.Helper()
 	s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if said != "" {
+		s.Message("user", said)
+	}
 	i := s.Call("get_order", json.RawMessage(`{"x":"#W1"}`))
-	s.Result(i, `{"items":[{"name":"Lamp","product_id":"p1"}]}`, false)
+	s.Result(i, `{"items":[{"name":"Lamp","product_id":"p1"},{"name":"Chair","product_id":"p2"}]}`, false)
 	var got []string
 	for _, o := range s.Run(i).Next().Offers {
 		got = append(got, o.Label())
 	}
-	if want := []string{`get_product {"x":"p1"}`}; !slices.Equal(got, want) {
-		t.Errorf("offers %v, want %v", got, want)
-	}
+	return got
 }
 
 // A lookup whose binding of most value is gated by its held-out hit rate
@@ -224,45 +239,16 @@ func TestServeStoppedBindingMustBind(t *testing.T) {
 // one, whose offers hit 12 of 20, is offered. Without a held-out rate of
 // its own (the fit never offered it), it is not.
 func TestServeHeldOutNextBinding(t *testing.T) {
-	contract := Contract{"x": {Type: "string", Required: true}}
-	f := &Flow{
-		Version: Version, Domain: "shop", Servers: []string{"shop"}, MinSupport: 2,
-		Tools: map[string]Tool{
-			"get_order":   {Server: "shop", Kind: episode.Read, Input: contract},
-			"get_product": {Server: "shop", Kind: episode.Read, Input: contract},
-		},
-		Sites: []Site{{Tool: "get_order", Count: Count{N: 20}, Lookups: []Lookup{{
-			Tool: "get_product", Reach: Count{N: 15}, Habit: Count{N: 15},
-			Bindings: []Bound{
-				{Args: map[string]binding.Expr{"x": binding.MustParse("$result.items[*].product_id")}, Matched: Count{N: 4}, Calls: &Count{N: 20}, Used: &Count{N: 12}},
-				{Args: map[string]binding.Expr{"x": binding.MustParse("$result.items[said.name].product_id")}, Matched: Count{N: 8}, Calls: &Count{N: 10}, Used: &Count{N: 9}},
-			},
-		}}}},
-	}
-	f.Arbiter = &Arbiter{Features: []string{FeatureBias}, Weights: []float64{0}, HeldOut: []HeldOut{
-		{Site: "get_order", Lookup: "get_product", Binding: 0, Offers: Count{N: 40}, Hits: Count{N: 4}},
-		{Site: "get_order", Lookup: "get_product", Binding: 1, Offers: Count{N: 20}, Hits: Count{N: 12}},
-	}}
-	if err := f.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	f := productFlow(t, []Bound{
+		{Args: map[string]binding.Expr{"x": binding.MustParse("$result.items[*].product_id")}, Matched: Count{N: 4}, Calls: &Count{N: 20}, Used: &Count{N: 12}},
+		{Args: map[string]binding.Expr{"x": binding.MustParse("$result.items[said.name].product_id")}, Matched: Count{N: 8}, Calls: &Count{N: 10}, Used: &Count{N: 9}},
+	},
+		HeldOut{Site: "get_order", Lookup: "get_product", Binding: 0, Offers: Count{N: 40}, Hits: Count{N: 4}},
+		HeldOut{Site: "get_order", Lookup: "get_product", Binding: 1, Offers: Count{N: 20}, Hits: Count{N: 12}})
 	if v0, v1 := f.Sites[0].Lookups[0].Bindings[0].Value(-1, DefaultThreshold, 1), f.Sites[0].Lookups[0].Bindings[1].Value(-1, DefaultThreshold, 1); v0 <= v1 {
 		t.Fatalf("values %v and %v: want every product's first", v0, v1)
 	}
-	offers := func() []string {
-		s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Message("user", "The lamp I ordered is broken.")
-		i := s.Call("get_order", json.RawMessage(`{"x":"#W1"}`))
-		s.Result(i, `{"items":[{"name":"Lamp","product_id":"p1"},{"name":"Chair","product_id":"p2"}]}`, false)
-		var got []string
-		for _, o := range s.Run(i).Next().Offers {
-			got = append(got, o.Label())
-		}
-		return got
-	}
+	offers := func() []string { return productOffers(t, f, "The lamp I ordered is broken.") }
 	if got, want := offers(), []string{`get_product {"x":"p1"}`}; !slices.Equal(got, want) {
 		t.Errorf("offers %v, want %v", got, want)
 	}
