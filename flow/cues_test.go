@@ -161,22 +161,7 @@ func TestServeAgentCues(t *testing.T) {
 	if err := f.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	offered := func(f *Flow, lines ...string) (item bool) {
-		s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i+1 < len(lines); i += 2 {
-			s.Message(lines[i], lines[i+1])
-		}
-		ds, _ := serve(t, s, answerShop)
-		for _, d := range ds {
-			for _, o := range d.Offers {
-				item = item || o.Tool == "get_item"
-			}
-		}
-		return item
-	}
+	offered := func(f *Flow, lines ...string) bool { return itemOffer(t, f, lines...) != nil }
 	if !offered(f, "user", "My order, please.", "assistant", "Let me pull up the details.") {
 		t.Error("the agent said details: get_item not offered")
 	}
@@ -219,23 +204,11 @@ func TestServeAgentPredicate(t *testing.T) {
 		t.Fatal(err)
 	}
 	pWhen := func(f *Flow, lines ...string) float64 {
-		sess, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
-		if err != nil {
-			t.Fatal(err)
+		o := itemOffer(t, f, lines...)
+		if o == nil {
+			t.Fatal("get_item not offered")
 		}
-		for i := 0; i+1 < len(lines); i += 2 {
-			sess.Message(lines[i], lines[i+1])
-		}
-		ds, _ := serve(t, sess, answerShop)
-		for _, d := range ds {
-			for _, o := range d.Offers {
-				if o.Tool == "get_item" {
-					return o.PWhen
-				}
-			}
-		}
-		t.Fatal("get_item not offered")
-		return 0
+		return o.PWhen
 	}
 	held, not := (12+0.5)/(20+1.0), (0+0.5)/(20+1.0) // the lookup's 12 reaches were all where it held
 	said := pWhen(f, "user", "My order, please.", "assistant", "Let me pull up the details.")
@@ -265,4 +238,27 @@ func TestMergeCuesByWhom(t *testing.T) {
 	if len(got) != 1 || got[0].Name() != "agent: account" || got[0].Said.N != 13 {
 		t.Errorf("merged %+v, want the agent's account said 13 times", got)
 	}
+}
+
+// itemOffer serves f to the shop's session after the conversation lines
+// (role, text, role, text, …) and returns its first offer of get_item,
+// nil if none.
+func itemOffer(t *testing.T, f *Flow, lines ...string) *Offer {
+	t.Helper()
+	s, err := NewSession(f, Options{Rule: Rule{Decider: Reach, Threshold: DefaultThreshold}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(lines); i += 2 {
+		s.Message(lines[i], lines[i+1])
+	}
+	ds, _ := serve(t, s, answerShop)
+	for _, d := range ds {
+		for _, o := range d.Offers {
+			if o.Tool == "get_item" {
+				return &o
+			}
+		}
+	}
+	return nil
 }
